@@ -1,0 +1,5 @@
+"""`python -m sotopia_are` runs the command line."""
+
+from sotopia_are.cli import main
+
+main()
