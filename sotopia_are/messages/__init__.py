@@ -1,0 +1,35 @@
+"""Sotopia's message classes and the conversation-script parser.
+
+What Sotopia users import from `sotopia.messages` lives here. This layer imports nothing
+else of sotopia_are.
+"""
+
+from .action import ActionType, AgentAction, validate_recipients
+from .background import ScriptBackground
+from .message import Message, SimpleMessage
+from .observation import Observation
+from .parser import ScriptAction, ScriptParseError, parse_dialogue, parse_script, split_turns
+from .render import render_action, render_script
+from .response import Rate, ScriptEnvironmentResponse
+from .script import ScriptInteraction, ScriptInteractionReturnType
+
+__all__ = [
+    "ActionType",
+    "AgentAction",
+    "Message",
+    "Observation",
+    "Rate",
+    "ScriptAction",
+    "ScriptBackground",
+    "ScriptEnvironmentResponse",
+    "ScriptInteraction",
+    "ScriptInteractionReturnType",
+    "ScriptParseError",
+    "SimpleMessage",
+    "parse_dialogue",
+    "parse_script",
+    "render_action",
+    "render_script",
+    "split_turns",
+    "validate_recipients",
+]

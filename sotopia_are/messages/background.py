@@ -1,0 +1,131 @@
+"""`ScriptBackground`: the scenario, and each participant's name, background and goal."""
+
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from .message import Message
+
+__all__ = ["ScriptBackground", "join_names"]
+
+_TWO_PARTICIPANT_FIELDS = {
+    "agent_names": ("p1_name", "p2_name"),
+    "agent_backgrounds": ("p1_background", "p2_background"),
+    "agent_goals": ("p1_goal", "p2_goal"),
+}
+
+
+def join_names(names: list[str]) -> str:
+    """Join names as prose: ``A``, ``A and B``, ``A, B and C``."""
+    if len(names) <= 2:
+        return " and ".join(names)
+    return ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+class ScriptBackground(Message):
+    """The context of an episode for any number (≥ 2) of participants.
+
+    Sotopia's two-participant form (``p1_name=…, p2_goal=…``) is accepted as constructor
+    arguments and read back through the ``p1_*``/``p2_*`` properties.
+    """
+
+    scenario: str = Field(description="scenario of the episode")
+    agent_names: list[str] = Field(description="names of all participants", min_length=2)
+    agent_backgrounds: list[str] = Field(description="backgrounds of all participants")
+    agent_goals: list[str] = Field(description="goals of all participants")
+
+    # An explicit signature so type checkers accept both spellings; the before-validator
+    # does the conversion, so `model_validate` of a Sotopia dict works the same way.
+    def __init__(
+        self,
+        *,
+        scenario: str,
+        agent_names: list[str] | None = None,
+        agent_backgrounds: list[str] | None = None,
+        agent_goals: list[str] | None = None,
+        p1_name: str | None = None,
+        p2_name: str | None = None,
+        p1_background: str | None = None,
+        p2_background: str | None = None,
+        p1_goal: str | None = None,
+        p2_goal: str | None = None,
+    ) -> None:
+        given = {
+            "scenario": scenario,
+            "agent_names": agent_names,
+            "agent_backgrounds": agent_backgrounds,
+            "agent_goals": agent_goals,
+            "p1_name": p1_name,
+            "p2_name": p2_name,
+            "p1_background": p1_background,
+            "p2_background": p2_background,
+            "p1_goal": p1_goal,
+            "p2_goal": p2_goal,
+        }
+        super().__init__(**{key: value for key, value in given.items() if value is not None})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_two_participant_fields(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        legacy = [key for pair in _TWO_PARTICIPANT_FIELDS.values() for key in pair]
+        if not any(key in data for key in legacy):
+            return data
+        if any(key in data for key in _TWO_PARTICIPANT_FIELDS):
+            raise ValueError("give either the p1_*/p2_* fields or the agent_* lists, not both")
+        missing = [key for key in legacy if key not in data]
+        if missing:
+            raise ValueError(f"missing two-participant fields: {', '.join(missing)}")
+        converted = {key: value for key, value in data.items() if key not in legacy}
+        for field, (first, second) in _TWO_PARTICIPANT_FIELDS.items():
+            converted[field] = [data[first], data[second]]
+        return converted
+
+    @model_validator(mode="after")
+    def _same_number_of_each(self) -> "ScriptBackground":
+        count = len(self.agent_names)
+        if len(self.agent_backgrounds) != count or len(self.agent_goals) != count:
+            raise ValueError(
+                f"{count} agent_names need as many agent_backgrounds and agent_goals, got "
+                f"{len(self.agent_backgrounds)} and {len(self.agent_goals)}"
+            )
+        if len(set(self.agent_names)) != count:
+            raise ValueError(f"agent_names must be distinct: {self.agent_names}")
+        return self
+
+    @property
+    def p1_name(self) -> str:
+        return self.agent_names[0]
+
+    @property
+    def p2_name(self) -> str:
+        return self.agent_names[1]
+
+    @property
+    def p1_background(self) -> str:
+        return self.agent_backgrounds[0]
+
+    @property
+    def p2_background(self) -> str:
+        return self.agent_backgrounds[1]
+
+    @property
+    def p1_goal(self) -> str:
+        return self.agent_goals[0]
+
+    @property
+    def p2_goal(self) -> str:
+        return self.agent_goals[1]
+
+    def to_natural_language(self) -> str:
+        names = self.agent_names
+        lines = [
+            "Here is the context of this interaction:",
+            f"Scenario: {self.scenario}",
+            f"Participants: {join_names(names)}",
+            *(f"{n}'s background: {b}" for n, b in zip(names, self.agent_backgrounds, strict=True)),
+            *(f"{n}'s goal: {g}" for n, g in zip(names, self.agent_goals, strict=True)),
+        ]
+        # Sotopia strips the rendered block, so an empty last goal leaves no trailing space.
+        return "\n".join(lines).strip()

@@ -1,0 +1,380 @@
+"""Parse human-written conversation scripts into `(speaker, AgentAction)` pairs.
+
+A line-oriented state machine that knows the participants' names. It reads a context
+preamble, `Turn #N` headers (alone or followed by the action), headerless screenplays,
+all five action kinds in Sotopia's rendered form and their colon forms, private actions,
+and quoted speech that runs over several lines — even speech that itself contains
+`Turn #N:` lines. Anything else is a `ScriptParseError` naming the line. It never guesses
+a speaker.
+"""
+
+import ast
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from .action import ActionType, AgentAction, validate_recipients
+
+__all__ = [
+    "ScriptAction",
+    "ScriptParseError",
+    "infer_speakers",
+    "parse_dialogue",
+    "parse_script",
+    "split_turns",
+]
+
+_HEADER = re.compile(r"turn\s*#?\s*(\d+)\s*(?:[:.,-]\s*|\s+|$)", re.IGNORECASE)
+_PRIVATE = re.compile(r"\[\s*private\s+to\s*(\[[^\]]*\]|[^\]]*)\]\s*", re.IGNORECASE)
+_SAID = re.compile(r"(?:\[speak\]\s*)?said\s*:\s*", re.IGNORECASE)
+_BRACKETED = re.compile(r"\[(action|non-verbal communication)\]\s*", re.IGNORECASE)
+_NOTHING = re.compile(r"did nothing\.?", re.IGNORECASE)
+_LEAVE = re.compile(r"left the conversation\.?", re.IGNORECASE)
+# What a speaker's name looks like when we do not know it: one to five words without
+# the characters that separate a name from its action.
+_NAME_LIKE = r"[^\s:\[\]\"#]+(?: [^\s:\[\]\"]+){0,4}?"
+_ACTION_LIKE = re.compile(
+    rf"(?P<name>{_NAME_LIKE})\s*:?\s*(?:\[\s*private\s+to[^\n]*?\]\]?\s*:?\s*)?"
+    r"(?:(?:\[speak\]\s*)?said\s*:|\[(?:action|non-verbal communication)\]"
+    r"|(?:did nothing|left the conversation)\W*$)",
+    re.IGNORECASE,
+)
+_SCREENPLAY_LIKE = re.compile(rf"(?P<name>{_NAME_LIKE})\s*:")
+
+Layout = Literal["block", "inline"]
+
+
+class ScriptParseError(ValueError):
+    """A script line that cannot be read; the message gives the 1-based line and quotes it."""
+
+    def __init__(self, reason: str, line_number: int | None = None, line: str = "") -> None:
+        self.reason = reason
+        self.line_number = line_number
+        self.line = line
+        where = "" if line_number is None else f"line {line_number}: "
+        quoted = "" if line_number is None else f"\n    {line}"
+        super().__init__(f"{where}{reason}{quoted}")
+
+
+@dataclass(frozen=True)
+class ScriptAction:
+    """One parsed action: who did it, what, under which turn header, from which line."""
+
+    speaker: str
+    action: AgentAction
+    turn: int | None
+    """The number of the `Turn` header above the action, or None in a headerless script."""
+    line: int
+    """The 1-based line where the action starts."""
+
+
+@dataclass(frozen=True)
+class _Start:
+    """The start of an action on one line; quoted speech may continue on later lines."""
+
+    speaker: str
+    kind: ActionType
+    argument: str
+    to: list[str] | None
+    quote_at: int | None
+    """Index just after the opening quote of speech, when the speech is quoted."""
+
+
+def _strip_markers(raw: str) -> str:
+    # Leading whitespace and markdown quote markers (`> Name said: …`) carry no meaning.
+    return raw.lstrip().lstrip(">").lstrip()
+
+
+def infer_speakers(text: str) -> list[str]:
+    """The names that start action lines of `text` (`Name said: …`, `Name [action] …`, …).
+
+    For the Sotopia methods that take no participant list; parsing proper needs the names.
+    """
+    found: dict[str, None] = {}
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        line = _strip_markers(raw)
+        if header := _HEADER.match(line):
+            line = line[header.end() :]
+        if match := _ACTION_LIKE.match(line):
+            found.setdefault(match["name"].strip(), None)
+    return list(found)
+
+
+class _Parser:
+    """One pass over a script's lines; `run` returns the actions and the turn spans."""
+
+    def __init__(self, text: str, agent_names: Sequence[str], check_recipients: bool) -> None:
+        self.names = list(agent_names)
+        self.by_length = sorted(self.names, key=len, reverse=True)
+        self.check_recipients = check_recipients
+        text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+        self.lines = text.split("\n")
+        self._drop_trailing_comma()
+        self.layout: Layout | None = None
+        self.turn: int | None = None
+        self.started = False
+        self.actions: list[ScriptAction] = []
+        self.spans: list[list[int]] = []  # [first, last] line index of each turn's text
+
+    def _drop_trailing_comma(self) -> None:
+        # Transcripts exported from JSON lists end with a stray comma (`…conversation,`).
+        for index in range(len(self.lines) - 1, -1, -1):
+            stripped = self.lines[index].rstrip()
+            if stripped:
+                self.lines[index] = stripped.removesuffix(",")
+                return
+
+    def error(self, reason: str, index: int) -> ScriptParseError:
+        return ScriptParseError(reason, index + 1, self.lines[index].strip())
+
+    # -- line classification -------------------------------------------------------------
+
+    def match_action(self, line: str, index: int) -> _Start | None:
+        """The action starting `line` by a participant (longest name first), if any."""
+        for name in self.by_length:
+            if not line.startswith(name):
+                continue
+            rest = line[len(name) :]
+            if rest and not (rest[0].isspace() or rest[0] in ":["):
+                continue
+            start = self._match_tail(name, line, len(name), index)
+            if start is not None:
+                return start
+        return None
+
+    def _match_tail(self, name: str, line: str, pos: int, index: int) -> _Start | None:
+        colon = False
+        if match := re.compile(r"\s*:\s*").match(line, pos):
+            colon, pos = True, match.end()
+        pos = len(line) - len(line[pos:].lstrip())
+        to: list[str] | None = None
+        if match := _PRIVATE.match(line, pos):
+            to = self._recipients(match[1], name, index)
+            pos = match.end()
+            if match := re.compile(r":\s*").match(line, pos):
+                colon, pos = True, match.end()
+        if match := _SAID.match(line, pos):
+            return self._speech(name, line, match.end(), to)
+        if match := _BRACKETED.match(line, pos):
+            kind: ActionType = (
+                "action" if match[1].lower() == "action" else "non-verbal communication"
+            )
+            return _Start(name, kind, line[match.end() :].strip(), to, None)
+        rest = line[pos:].rstrip()
+        if _NOTHING.fullmatch(rest):
+            return _Start(name, "none", "", to, None)
+        if _LEAVE.fullmatch(rest):
+            return _Start(name, "leave", "", to, None)
+        if colon:  # screenplay form `Name: text`
+            return self._speech(name, line, pos, to)
+        return None
+
+    @staticmethod
+    def _speech(name: str, line: str, pos: int, to: list[str] | None) -> _Start | None:
+        text = line[pos:]
+        if text.startswith('"'):
+            return _Start(name, "speak", "", to, pos + 1)
+        if not text.strip():
+            return None
+        return _Start(name, "speak", text.strip(), to, None)
+
+    def _recipients(self, raw: str, sender: str, index: int) -> list[str]:
+        raw = raw.strip()
+        names: object
+        if raw.startswith("["):
+            try:
+                names = ast.literal_eval(raw)
+            except (ValueError, SyntaxError):
+                raise self.error(f"cannot read the private recipients {raw}", index) from None
+        else:
+            names = [part.strip().strip("'\"") for part in raw.split(",")]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise self.error(f"cannot read the private recipients {raw}", index)
+        if not self.check_recipients:
+            return names
+        try:
+            return validate_recipients(names, self.names, sender)
+        except ValueError as exc:
+            raise self.error(str(exc), index) from None
+
+    @staticmethod
+    def header(line: str) -> tuple[int, str] | None:
+        """`(number, the text after the header)` when `line` is a turn header."""
+        match = _HEADER.match(line)
+        if match is None:
+            return None
+        return int(match[1]), line[match.end() :].rstrip()
+
+    # -- the main loop ---------------------------------------------------------------------
+
+    def run(self) -> list[ScriptAction]:
+        index = 0
+        while index < len(self.lines):
+            line = _strip_markers(self.lines[index]).rstrip()
+            if not line:
+                index += 1
+                continue
+            if header := self.header(line):
+                number, rest = header
+                self.started = True
+                self.turn = number
+                if self.layout is None:
+                    self.layout = "inline" if rest else "block"
+                self.spans.append([index, index])
+                if not rest:
+                    index += 1
+                    continue
+                start = self.match_action(rest, index)
+                if start is None:
+                    raise self._not_understood(rest, index)
+                index = self._take(start, rest, index)
+                continue
+            start = self.match_action(line, index)
+            if start is not None:
+                self.started = True
+                index = self._take(start, line, index)
+                continue
+            if self.started or _ACTION_LIKE.match(line):
+                raise self._not_understood(line, index)
+            index += 1  # context preamble before the conversation starts
+        if not self.actions:
+            raise ScriptParseError(
+                "no actions found; expected lines like 'Name said: \"…\"' by one of "
+                + ", ".join(self.names)
+            )
+        return self.actions
+
+    def _not_understood(self, line: str, index: int) -> ScriptParseError:
+        match = _ACTION_LIKE.match(line) or (self.started and _SCREENPLAY_LIKE.match(line))
+        if match:
+            speaker = match["name"].strip()
+            if speaker not in self.names:
+                return self.error(
+                    f"speaker {speaker!r} is not a participant (participants: "
+                    f"{', '.join(self.names)})",
+                    index,
+                )
+        return self.error(
+            "cannot understand this line; expected a turn header ('Turn #N') or an action "
+            "('Name said: \"…\"', 'Name [action] …', 'Name [non-verbal communication] …', "
+            "'Name did nothing', 'Name left the conversation')",
+            index,
+        )
+
+    def _take(self, start: _Start, line: str, index: int) -> int:
+        """Record the action starting on line `index`; return the index after it."""
+        last, argument = index, start.argument
+        if start.quote_at is not None:
+            last, argument = self._quoted(line[start.quote_at :], index)
+        action = AgentAction(action_type=start.kind, argument=argument, to=start.to)
+        self.actions.append(ScriptAction(start.speaker, action, self.turn, index + 1))
+        if self.turn is None:  # headerless so far: each action is a turn of its own
+            self.spans.append([index, last])
+        else:
+            self.spans[-1][1] = last
+        return last + 1
+
+    # -- quoted speech ---------------------------------------------------------------------
+
+    def _quoted(self, first: str, index: int) -> tuple[int, str]:
+        """Find where speech opened on line `index` closes: `(last line, the speech)`.
+
+        The speech closes at a line ending in `"` that is followed by the end of the
+        script, a participant's action or a turn header that fits the script (same
+        layout, a higher number); failing that, by any header. The search stops at the
+        first line that would start the next turn, so a missing quote is reported.
+        """
+        weak: int | None = None
+        for end in range(index, len(self.lines)):
+            if end > index and self._starts_next_turn(end):
+                break
+            text = first if end == index else self.lines[end]
+            if not text.rstrip().endswith('"'):
+                continue
+            strength = self._boundary_after(end)
+            if strength == "strong":
+                return end, self._speech_text(first, index, end)
+            if strength == "weak" and weak is None:
+                weak = end
+        if weak is not None:
+            return weak, self._speech_text(first, index, weak)
+        raise self.error("this quoted speech is never closed with a '\"'", index)
+
+    def _speech_text(self, first: str, index: int, end: int) -> str:
+        parts = [first, *self.lines[index + 1 : end + 1]]
+        parts[-1] = parts[-1].rstrip()[:-1]
+        return "\n".join(parts)
+
+    def _starts_next_turn(self, index: int) -> bool:
+        line = _strip_markers(self.lines[index]).rstrip()
+        header = self.header(line)
+        if self.layout is None:  # headerless so far: the next action starts the next turn
+            return header is not None or self._quiet_match(line, index)
+        # In a `Turn #N` (block) script, quoted `Turn #N: …` lines are part of the speech.
+        return header is not None and not (self.layout == "block" and header[1])
+
+    def _boundary_after(self, end: int) -> Literal["strong", "weak", "none"]:
+        following = next(
+            (i for i in range(end + 1, len(self.lines)) if self.lines[i].strip()),
+            None,
+        )
+        if following is None:
+            return "strong"
+        line = _strip_markers(self.lines[following]).rstrip()
+        if header := self.header(line):
+            number, rest = header
+            fits_layout = not rest or self.layout in (None, "inline")
+            later = self.turn is None or number > self.turn
+            valid = not rest or self._quiet_match(rest, following)
+            return "strong" if fits_layout and later and valid else "weak"
+        return "strong" if self._quiet_match(line, following) else "none"
+
+    def _quiet_match(self, line: str, index: int) -> bool:
+        try:
+            return self.match_action(line, index) is not None
+        except ScriptParseError:
+            return False
+
+
+def _check_names(agent_names: Sequence[str]) -> None:
+    if len(agent_names) < 2:
+        raise ValueError(f"a script needs at least two participants, got {list(agent_names)}")
+    for name in agent_names:
+        if not name or name != name.strip() or "\n" in name:
+            raise ValueError(f"participant names must be non-blank single lines: {name!r}")
+    if len(set(agent_names)) != len(agent_names):
+        raise ValueError(f"participant names must be distinct: {list(agent_names)}")
+
+
+def parse_script(text: str, agent_names: Sequence[str]) -> list[ScriptAction]:
+    """Parse a script by the participants `agent_names` (at least two) into its actions.
+
+    Raises `ScriptParseError` (a `ValueError`) at the first line it cannot read.
+    """
+    _check_names(agent_names)
+    return _Parser(text, agent_names, check_recipients=True).run()
+
+
+def split_turns(text: str, agent_names: Sequence[str] | None = None) -> list[str]:
+    """The text of each turn: a header with its actions, or one action when headerless.
+
+    Speech is never split, even when it contains `Turn #N` lines. Without `agent_names`
+    the speakers are inferred from the script's action lines.
+    """
+    names = list(agent_names) if agent_names is not None else infer_speakers(text)
+    parser = _Parser(text, names, check_recipients=agent_names is not None)
+    parser.run()
+    return ["\n".join(parser.lines[first : last + 1]).strip() for first, last in parser.spans]
+
+
+def parse_dialogue(dialogue: str, agent_names: Sequence[str] | None = None) -> ScriptAction:
+    """Parse one action, its `Turn` header optional; raises unless there is exactly one.
+
+    Without `agent_names` the speaker is read from the line (and recipients are unchecked).
+    """
+    names = list(agent_names) if agent_names is not None else infer_speakers(dialogue)
+    actions = _Parser(dialogue, names, check_recipients=agent_names is not None).run()
+    if len(actions) != 1:
+        raise ScriptParseError(f"expected a single action, found {len(actions)}")
+    return actions[0]
