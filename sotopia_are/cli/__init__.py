@@ -2,6 +2,8 @@
 
 import typer
 
+from sotopia_are.cli.parse import parse
+
 __all__ = ["app", "main"]
 
 app = typer.Typer(
@@ -11,6 +13,13 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.command("parse")(parse)
+
+
+@app.callback()
+def _root() -> None:
+    # A callback keeps Typer in command-group mode while only one command is registered.
+    """Multi-agent social simulation: run episodes, parse scripts, evaluate social goals."""
 
 
 def main() -> None:

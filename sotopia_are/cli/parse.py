@@ -1,0 +1,80 @@
+"""`sotopia-are parse`: read a human-written conversation script and print its actions."""
+
+import json
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from sotopia_are.messages import ScriptAction, parse_script
+
+__all__ = ["parse"]
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(message, err=True)
+    raise typer.Exit(code=1)
+
+
+def _as_json(actions: list[ScriptAction]) -> str:
+    return json.dumps(
+        [
+            {
+                "turn": item.turn,
+                "line": item.line,
+                "speaker": item.speaker,
+                "action_type": item.action.action_type,
+                "argument": item.action.argument,
+                "to": item.action.to,
+            }
+            for item in actions
+        ],
+        ensure_ascii=False,
+        indent=2,
+    )
+
+
+def _as_table(actions: list[ScriptAction], title: str) -> Table:
+    table = Table(title=title, show_lines=True)
+    for column in ("#", "turn", "line", "speaker", "action", "argument", "to"):
+        table.add_column(column, overflow="fold")
+    for number, item in enumerate(actions, start=1):
+        # Text(), not str: speech like "[action]" must not be read as rich markup.
+        table.add_row(
+            str(number),
+            "" if item.turn is None else str(item.turn),
+            str(item.line),
+            Text(item.speaker),
+            item.action.action_type,
+            Text(item.action.argument),
+            Text(", ".join(item.action.to or [])),
+        )
+    return table
+
+
+def parse(
+    file: Annotated[Path, typer.Argument(help="The script file (UTF-8 text).")],
+    agents: Annotated[
+        str, typer.Option("--agents", "-a", help='The participants, comma-separated: "A,B".')
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the actions as JSON.")] = False,
+) -> None:
+    """Parse a conversation script (`Turn #1` / `Name said: "…"`) and print its actions."""
+    names = [name.strip() for name in agents.split(",") if name.strip()]
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        _fail(f"error: cannot read {file}: {exc.strerror or exc}")
+    except UnicodeDecodeError as exc:
+        _fail(f"error: {file} is not UTF-8 text: {exc.reason} at byte {exc.start}")
+    try:
+        actions = parse_script(text, names)
+    except ValueError as exc:  # ScriptParseError, or an unusable --agents list
+        _fail(f"error: {file}: {exc}")
+    if as_json:
+        typer.echo(_as_json(actions))
+    else:
+        Console().print(_as_table(actions, f"{file.name}: {len(actions)} actions"))
