@@ -1,0 +1,59 @@
+"""The LLM layer: the only place in sotopia_are that talks to litellm.
+
+Call a model with :meth:`LLMSession.generate` (or :func:`generate`): a Jinja2 prompt
+template from ``prompts/`` is rendered into chat messages, sent through litellm with
+bounded per-endpoint concurrency and retries of transient failures, optionally parsed into
+a pydantic model (re-asking with the validation error when it does not validate), and
+recorded as an :class:`LLMCall`. Importing this package does not import litellm.
+"""
+
+from sotopia_are.llm.accounting import Attempt, LLMCall, Usage
+from sotopia_are.llm.cache import ResponseCache
+from sotopia_are.llm.concurrency import CONCURRENCY, ConcurrencyRegistry
+from sotopia_are.llm.config import API_BASE_ENV, API_KEY_ENV, Endpoint, LLMConfig, RetryPolicy
+from sotopia_are.llm.errors import (
+    GenerationError,
+    LLMError,
+    PermanentLLMError,
+    ReplayMissError,
+    TemplateError,
+    TransientLLMError,
+)
+from sotopia_are.llm.replay import RecordedExchange, Recorder, Replayer
+from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
+from sotopia_are.llm.session import Generation, LLMSession, generate
+from sotopia_are.llm.structured import OutputMode, extract_json
+from sotopia_are.llm.templates import PromptLibrary, packaged_prompts_dir
+
+__all__ = [
+    "API_BASE_ENV",
+    "API_KEY_ENV",
+    "CONCURRENCY",
+    "Attempt",
+    "ConcurrencyRegistry",
+    "Endpoint",
+    "Generation",
+    "GenerationError",
+    "LLMCall",
+    "LLMConfig",
+    "LLMError",
+    "LLMRequest",
+    "LLMResponse",
+    "LLMSession",
+    "Message",
+    "OutputMode",
+    "PermanentLLMError",
+    "PromptLibrary",
+    "RecordedExchange",
+    "Recorder",
+    "ReplayMissError",
+    "Replayer",
+    "ResponseCache",
+    "RetryPolicy",
+    "TemplateError",
+    "TransientLLMError",
+    "Usage",
+    "extract_json",
+    "generate",
+    "packaged_prompts_dir",
+]

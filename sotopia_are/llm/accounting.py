@@ -1,0 +1,167 @@
+"""Accounting: the record of every LLM call, and sums of records.
+
+An :class:`LLMCall` says what was sent, what came back, what it cost and how it went,
+attempt by attempt. :class:`Usage` sums calls, per episode or per batch. Both are
+pydantic models, so they round-trip through JSON and can be attached to episodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from sotopia_are.llm.request import Message
+
+__all__ = ["Attempt", "AttemptError", "LLMCall", "ResponseSource", "Usage"]
+
+ResponseSource = Literal["network", "cache", "replay"]
+AttemptError = Literal["transient", "permanent", "invalid_output", "unexpected"]
+
+
+class Attempt(BaseModel):
+    """One request sent for a call, and what happened to it.
+
+    ``raw_text`` is the model's answer (``None`` if the request failed). ``error`` is the
+    transport error or the output validation error; ``error_kind`` classifies it.
+    ``cost_usd`` is ``None`` when unknown; answers from the cache or a replay cost 0.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    number: int
+    source: ResponseSource = "network"
+    latency_s: float
+    raw_text: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    error: str | None = None
+    error_kind: AttemptError | None = None
+
+
+class LLMCall(BaseModel):
+    """The record of one ``generate`` call (rule 5 of the design: every call is accounted).
+
+    ``messages`` are those of the first request (later attempts add the model's rejected
+    answer and the validation error). ``parsed`` is the validated value as JSON (the text
+    itself for text output), ``None`` when the call failed. Token counts sum every attempt
+    that reported usage; ``cost_usd`` sums every answered attempt and is ``None`` when
+    litellm does not know the price of one of them.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    api_base: str | None = None
+    scope: str | None = None
+    template: str
+    output_type: str | None = None
+    output_mode: str | None = None
+    messages: list[Message]
+    params: dict[str, JsonValue] = {}
+    raw_text: str | None = None
+    parsed: JsonValue = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float
+    attempts: list[Attempt] = []
+    error: str | None = None
+    error_type: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call produced a value."""
+        return self.error is None
+
+    @classmethod
+    def from_attempts(cls, attempts: list[Attempt], **fields: object) -> LLMCall:
+        """Build the record, deriving tokens and cost from ``attempts``."""
+        answered = [a for a in attempts if a.raw_text is not None]
+        costs = [a.cost_usd for a in answered]
+        return cls.model_validate(
+            {
+                **fields,
+                "attempts": attempts,
+                "prompt_tokens": _sum_known(a.prompt_tokens for a in attempts),
+                "completion_tokens": _sum_known(a.completion_tokens for a in attempts),
+                "cost_usd": (
+                    sum(c for c in costs if c is not None)
+                    if answered and None not in costs
+                    else None
+                ),
+            }
+        )
+
+
+class Usage(BaseModel):
+    """Totals over many calls: add them with ``+`` or build with :meth:`of`.
+
+    ``cost_usd`` sums the calls whose price is known and is ``None`` when none is;
+    ``unpriced_calls`` counts the answered calls whose price litellm does not know, so a
+    partial sum never passes for a total.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = 0
+    failed_calls: int = 0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    unpriced_calls: int = 0
+    latency_s: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    @classmethod
+    def of(cls, calls: Iterable[LLMCall]) -> Usage:
+        """The totals of ``calls``."""
+        return cls.total(cls.of_call(call) for call in calls)
+
+    @classmethod
+    def of_call(cls, call: LLMCall) -> Usage:
+        """The usage of one call."""
+        answered = any(a.raw_text is not None for a in call.attempts)
+        return cls(
+            calls=1,
+            failed_calls=0 if call.ok else 1,
+            requests=len(call.attempts),
+            prompt_tokens=call.prompt_tokens or 0,
+            completion_tokens=call.completion_tokens or 0,
+            cost_usd=call.cost_usd,
+            unpriced_calls=1 if answered and call.cost_usd is None else 0,
+            latency_s=call.latency_s,
+        )
+
+    @classmethod
+    def total(cls, usages: Iterable[Usage]) -> Usage:
+        """The sum of ``usages`` (an empty sum is all zeros with unknown cost)."""
+        result = cls()
+        for usage in usages:
+            result = result + usage
+        return result
+
+    def __add__(self, other: Usage) -> Usage:
+        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
+        return Usage(
+            calls=self.calls + other.calls,
+            failed_calls=self.failed_calls + other.failed_calls,
+            requests=self.requests + other.requests,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=sum(costs) if costs else None,
+            unpriced_calls=self.unpriced_calls + other.unpriced_calls,
+            latency_s=self.latency_s + other.latency_s,
+        )
+
+
+def _sum_known(values: Iterable[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None

@@ -1,0 +1,61 @@
+"""The typed errors of the LLM layer.
+
+Every error a caller can see from :mod:`sotopia_are.llm` derives from :class:`LLMError`.
+Errors raised by a call carry that call's :class:`~sotopia_are.llm.accounting.LLMCall`
+record in ``.call`` (set when the record exists), so a failure is never unaccounted for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sotopia_are.llm.accounting import Attempt, LLMCall
+
+__all__ = [
+    "GenerationError",
+    "LLMError",
+    "PermanentLLMError",
+    "ReplayMissError",
+    "TemplateError",
+    "TransientLLMError",
+]
+
+
+class LLMError(Exception):
+    """Base class of the LLM layer's errors; ``call`` is the failed call's record, if any."""
+
+    call: LLMCall | None = None
+
+
+class TemplateError(LLMError):
+    """A prompt template is missing, malformed, or needs a variable that was not given."""
+
+
+class PermanentLLMError(LLMError):
+    """The provider refused the request for a reason retrying cannot fix.
+
+    Bad credentials, unknown model, bad request: the message names the model and the
+    environment variable or option that fixes it.
+    """
+
+
+class TransientLLMError(LLMError):
+    """Transient failures (rate limits, timeouts, 5xx, dropped connections) outlasted
+    every retry the :class:`~sotopia_are.llm.retry.RetryPolicy` allows."""
+
+
+class GenerationError(LLMError):
+    """The model never produced output that validates, after every allowed attempt.
+
+    ``attempts`` holds each attempt's raw output and the validation error it got.
+    """
+
+    def __init__(self, message: str, attempts: list[Attempt]) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+class ReplayMissError(LLMError):
+    """In replay mode, a request arrived that the recording does not contain (or whose
+    recorded answers were all used up)."""

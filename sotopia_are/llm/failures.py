@@ -1,0 +1,118 @@
+"""Which provider failures are worth retrying, and what to tell the user about the rest.
+
+Transient: rate limits (429), timeouts, dropped connections, 5xx — retrying may succeed.
+Permanent: bad credentials (401/403), unknown model (404), bad request (400/422) — they
+fail at once with a message naming the model and the variable or option that fixes it.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+
+from sotopia_are.llm._litellm import load_litellm
+from sotopia_are.llm.config import API_BASE_ENV, API_KEY_ENV
+from sotopia_are.llm.errors import PermanentLLMError
+
+__all__ = ["describe", "is_transient", "permanent_error", "retry_after_seconds"]
+
+_TRANSIENT_STATUS = frozenset({408, 409, 429})
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether retrying the request that raised ``exc`` may succeed."""
+    lt = load_litellm()
+    if isinstance(exc, lt.Timeout | lt.APIConnectionError | lt.RateLimitError):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status in _TRANSIENT_STATUS or status >= 500)
+
+
+def is_provider_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is an error litellm raised for the provider (vs. a bug of ours)."""
+    return isinstance(exc, tuple(load_litellm().LITELLM_EXCEPTION_TYPES))
+
+
+def describe(exc: BaseException) -> str:
+    """``ErrorType: message`` in one line, for records."""
+    message = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {message}"
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The wait the server asked for on ``exc`` (``retry-after-ms`` or ``Retry-After``,
+    in seconds or as an HTTP date), or None."""
+    headers = _headers_of(exc)
+    if headers is None:
+        return None
+    lowered = {str(k).lower(): str(v) for k, v in headers.items()}
+    if "retry-after-ms" in lowered:
+        try:
+            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def permanent_error(exc: BaseException, model: str, api_base: str | None) -> PermanentLLMError:
+    """A :class:`PermanentLLMError` for ``exc`` whose message says how to fix it."""
+    lt = load_litellm()
+    where = f"at {api_base}" if api_base else "at the provider's default endpoint"
+    detail = describe(exc)
+    if isinstance(exc, lt.AuthenticationError | lt.PermissionDeniedError):
+        keys = _key_env_vars(model)
+        fix = (
+            f"set {keys} or pass api_key (LLMConfig.api_key, or {API_KEY_ENV})"
+            if keys
+            else f"pass api_key (LLMConfig.api_key, or {API_KEY_ENV})"
+        )
+        message = f"model {model!r} {where}: the credentials were rejected; {fix}."
+    elif isinstance(exc, lt.NotFoundError):
+        message = (
+            f"model {model!r} was not found {where}; check the model name (litellm form "
+            f"'<provider>/<name>', e.g. 'openai/<name>' for an OpenAI-compatible server) "
+            f"and api_base (LLMConfig.api_base, or {API_BASE_ENV})."
+        )
+    elif "LLM Provider NOT provided" in str(exc):
+        message = (
+            f"litellm does not know which provider serves model {model!r}; prefix it with "
+            f"one (e.g. 'openai/{model}' with api_base set to an OpenAI-compatible server, "
+            f"'ollama/{model}', 'anthropic/{model}')."
+        )
+    else:
+        message = (
+            f"model {model!r} {where} rejected the request; check the request parameters "
+            f"(LLMConfig.params, or params=) and LLMConfig.output_mode ('prompt' if the "
+            f"server does not support response_format)."
+        )
+    return PermanentLLMError(f"{message} [{detail}]")
+
+
+def _key_env_vars(model: str) -> str:
+    try:
+        missing = load_litellm().validate_environment(model=model).get("missing_keys", [])
+    except Exception:  # litellm cannot tell for this model: say nothing rather than guess
+        return ""
+    return " or ".join(str(k) for k in missing)
+
+
+def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
+    # litellm copies the provider's response headers onto `litellm_response_headers`;
+    # the response object is a fallback for exceptions raised outside its mapping.
+    headers = getattr(exc, "litellm_response_headers", None)
+    if not headers:
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+    return headers or None

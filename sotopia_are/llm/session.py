@@ -1,0 +1,409 @@
+"""The entry point: :class:`LLMSession` and its :meth:`~LLMSession.generate`.
+
+A session holds everything a run needs to call models — configuration, prompt templates,
+an optional cache, an optional recorder or replayer — and the records of every call it
+made. Passing one session object to an episode runner or a judge switches the whole run
+into record or replay mode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar, overload
+
+from pydantic import BaseModel, JsonValue
+
+from sotopia_are.llm.accounting import Attempt, AttemptError, LLMCall, ResponseSource, Usage
+from sotopia_are.llm.cache import ResponseCache
+from sotopia_are.llm.concurrency import CONCURRENCY, ConcurrencyRegistry
+from sotopia_are.llm.config import Endpoint, LLMConfig
+from sotopia_are.llm.errors import (
+    GenerationError,
+    LLMError,
+    TransientLLMError,
+)
+from sotopia_are.llm.failures import describe, is_provider_error, is_transient, permanent_error
+from sotopia_are.llm.replay import Recorder, Replayer
+from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
+from sotopia_are.llm.retry import retrying
+from sotopia_are.llm.structured import (
+    OutputMode,
+    OutputValidationError,
+    parse_output,
+    resolve_output_mode,
+    response_format_for,
+    schema_text,
+)
+from sotopia_are.llm.templates import PromptLibrary
+from sotopia_are.llm.transport import send
+
+__all__ = ["Generation", "LLMSession", "generate"]
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+_FORMAT_TEMPLATE = "llm/format_instructions.j2"
+_REPAIR_TEMPLATE = "llm/repair.j2"
+
+
+@dataclass(frozen=True)
+class Generation(Generic[T]):
+    """A call's result: the parsed ``value`` and the ``call`` record."""
+
+    value: T
+    call: LLMCall
+
+
+class LLMSession:
+    """Configuration, prompts, cache, record/replay, and the records of every call.
+
+    ``replayer`` answers every request from a recording (no network); ``recorder``
+    writes every answered request to a recording; ``cache`` answers repeated requests
+    without the network. :meth:`scoped` makes a child session for one episode that shares
+    all of that, keeps its own records and also reports them to its parent.
+    """
+
+    def __init__(
+        self,
+        config: LLMConfig | None = None,
+        *,
+        prompts: PromptLibrary | None = None,
+        cache: ResponseCache | None = None,
+        recorder: Recorder | None = None,
+        replayer: Replayer | None = None,
+        scope: str | None = None,
+        concurrency: ConcurrencyRegistry = CONCURRENCY,
+    ) -> None:
+        self.config = config or LLMConfig()
+        self.prompts = prompts or PromptLibrary()
+        self.cache = cache
+        self.recorder = recorder
+        self.replayer = replayer
+        self.scope = scope
+        self.concurrency = concurrency
+        self._calls: list[LLMCall] = []
+        self._parent: LLMSession | None = None
+
+    @classmethod
+    def recording(cls, path: Path | str, config: LLMConfig | None = None) -> LLMSession:
+        """A session that records every answered request to ``path`` (JSONL)."""
+        return cls(config, recorder=Recorder(path))
+
+    @classmethod
+    def replaying(cls, path: Path | str, config: LLMConfig | None = None) -> LLMSession:
+        """A session that answers only from the recording at ``path``."""
+        return cls(config, replayer=Replayer(path))
+
+    def scoped(self, scope: str) -> LLMSession:
+        """A child session labelled ``scope`` (e.g. an episode id) sharing this one's
+        config, prompts, cache and recorder/replayer."""
+        child = LLMSession(
+            self.config,
+            prompts=self.prompts,
+            cache=self.cache,
+            recorder=self.recorder,
+            replayer=self.replayer,
+            scope=scope,
+            concurrency=self.concurrency,
+        )
+        child._parent = self
+        return child
+
+    @property
+    def calls(self) -> list[LLMCall]:
+        """Every call made through this session (and its scoped children), in order."""
+        return list(self._calls)
+
+    def usage(self) -> Usage:
+        """The totals of :attr:`calls`."""
+        return Usage.of(self._calls)
+
+    def close(self) -> None:
+        """Close the recorder, if any."""
+        if self.recorder is not None:
+            self.recorder.close()
+
+    @overload
+    async def generate(
+        self,
+        model: str,
+        template: str,
+        variables: Mapping[str, Any] | None = None,
+        output_type: None = None,
+        *,
+        params: Mapping[str, JsonValue] | None = None,
+        api_base: str | None = None,
+        api_key: str | None = None,
+    ) -> Generation[str]: ...
+
+    @overload
+    async def generate(
+        self,
+        model: str,
+        template: str,
+        variables: Mapping[str, Any] | None,
+        output_type: type[M],
+        *,
+        params: Mapping[str, JsonValue] | None = None,
+        api_base: str | None = None,
+        api_key: str | None = None,
+    ) -> Generation[M]: ...
+
+    @overload
+    async def generate(
+        self,
+        model: str,
+        template: str,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        output_type: type[M],
+        params: Mapping[str, JsonValue] | None = None,
+        api_base: str | None = None,
+        api_key: str | None = None,
+    ) -> Generation[M]: ...
+
+    async def generate(
+        self,
+        model: str,
+        template: str,
+        variables: Mapping[str, Any] | None = None,
+        output_type: type[BaseModel] | None = None,
+        *,
+        params: Mapping[str, JsonValue] | None = None,
+        api_base: str | None = None,
+        api_key: str | None = None,
+    ) -> Generation[Any]:
+        """Render ``template`` with ``variables``, call ``model``, return the result.
+
+        With ``output_type`` (a pydantic model) the answer is parsed and validated; an
+        invalid answer is sent back with the error, up to ``config.output_attempts``
+        answers, then :class:`GenerationError`. Without it the value is the raw text.
+        ``params`` add to ``config.params``; ``api_base``/``api_key`` override the config.
+        Every call, failed or not, is appended to :attr:`calls`; raised
+        :class:`LLMError`\\ s carry it as ``.call``.
+        """
+        started = time.perf_counter()
+        endpoint = self.config.endpoint(model, api_base=api_base, api_key=api_key)
+        messages = self.prompts.render(template, variables)
+        request_params: dict[str, JsonValue] = {**self.config.params, **(params or {})}
+        mode: OutputMode | None = None
+        if output_type is not None:
+            mode = resolve_output_mode(self.config.output_mode, model)
+            response_format = response_format_for(mode, output_type)
+            if response_format is not None:
+                request_params["response_format"] = response_format
+            if mode != "json_schema":
+                messages = self._with_format_instructions(messages, output_type)
+        attempts: list[Attempt] = []
+
+        def record(**outcome: Any) -> LLMCall:
+            call = LLMCall.from_attempts(
+                attempts,
+                model=model,
+                api_base=endpoint.api_base,
+                scope=self.scope,
+                template=template,
+                output_type=output_type.__name__ if output_type is not None else None,
+                output_mode=mode,
+                messages=messages,
+                params=request_params,
+                latency_s=time.perf_counter() - started,
+                **outcome,
+            )
+            self._record(call)
+            return call
+
+        conversation = list(messages)
+        for _ in range(self.config.output_attempts):
+            request = LLMRequest(model=model, messages=tuple(conversation), params=request_params)
+            try:
+                response, source, latency = await self._answer(request, endpoint, attempts)
+            except Exception as exc:
+                error = self._as_llm_error(exc, endpoint, len(attempts))
+                failure = error if error is not None else exc
+                call = record(error=describe(failure), error_type=type(failure).__name__)
+                if error is None:
+                    raise
+                error.call = call
+                raise error from (exc if error is not exc else None)
+            attempt = Attempt(
+                number=len(attempts) + 1,
+                source=source,
+                latency_s=latency,
+                raw_text=response.text,
+                prompt_tokens=response.prompt_tokens,
+                completion_tokens=response.completion_tokens,
+                cost_usd=response.cost_usd if source == "network" else 0.0,
+            )
+            if output_type is None:
+                attempts.append(attempt)
+                return Generation(
+                    response.text, record(raw_text=response.text, parsed=response.text)
+                )
+            try:
+                value = parse_output(response.text, output_type)
+            except OutputValidationError as invalid:
+                attempts.append(
+                    attempt.model_copy(
+                        update={"error": str(invalid), "error_kind": "invalid_output"}
+                    )
+                )
+                conversation += [
+                    Message(role="assistant", content=response.text),
+                    *self.prompts.render(
+                        _REPAIR_TEMPLATE,
+                        {"error": str(invalid), "schema": schema_text(output_type)},
+                    ),
+                ]
+                continue
+            attempts.append(attempt)
+            return Generation(
+                value,
+                record(raw_text=response.text, parsed=value.model_dump(mode="json")),
+            )
+        assert output_type is not None  # text output returns on its first answer
+        last_error = attempts[-1].error
+        generation_error = GenerationError(
+            f"model {model!r} gave no valid {output_type.__name__} in "
+            f"{self.config.output_attempts} answers (template {template!r}); "
+            f"last error: {last_error}",
+            attempts,
+        )
+        generation_error.call = record(
+            raw_text=attempts[-1].raw_text,
+            error=str(generation_error),
+            error_type="GenerationError",
+        )
+        raise generation_error
+
+    def _with_format_instructions(
+        self, messages: list[Message], output_type: type[BaseModel]
+    ) -> list[Message]:
+        """Add the schema instructions to the last user message (or as a new one), keeping
+        user/assistant alternation that some local servers' chat templates require."""
+        instructions = self.prompts.render(_FORMAT_TEMPLATE, {"schema": schema_text(output_type)})
+        if messages and messages[-1].role == "user":
+            last = messages[-1]
+            joined = "\n\n".join([last.content, *(m.content for m in instructions)])
+            return [*messages[:-1], Message(role="user", content=joined)]
+        return [*messages, *instructions]
+
+    async def _answer(
+        self, request: LLMRequest, endpoint: Endpoint, attempts: list[Attempt]
+    ) -> tuple[LLMResponse, ResponseSource, float]:
+        """Answer ``request`` from the replay, the cache, or the network (with retries);
+        failed network requests are appended to ``attempts``."""
+        started = time.perf_counter()
+        source: ResponseSource
+        if self.replayer is not None:
+            response, source = self.replayer.answer(request), "replay"
+        elif self.cache is not None and (hit := self.cache.get(request)) is not None:
+            response, source = hit, "cache"
+        else:
+            response, started = await self._from_network(request, endpoint, attempts)
+            source = "network"
+            if self.cache is not None:
+                self.cache.put(request, response)
+        if self.recorder is not None:
+            self.recorder.record(request, response, self.scope)
+        return response, source, time.perf_counter() - started
+
+    async def _from_network(
+        self, request: LLMRequest, endpoint: Endpoint, attempts: list[Attempt]
+    ) -> tuple[LLMResponse, float]:
+        """Send with retries; return the response and when its successful request began."""
+        semaphore = self.concurrency.semaphore(endpoint.key, self.config.max_concurrency)
+        began = [0.0]
+
+        async def once() -> LLMResponse:
+            async with semaphore:  # backoff sleeps happen outside: they hold no slot
+                began[0] = time.perf_counter()
+                try:
+                    return await send(request, endpoint, self.config.timeout_s)
+                except Exception as exc:
+                    attempts.append(
+                        Attempt(
+                            number=len(attempts) + 1,
+                            latency_s=time.perf_counter() - began[0],
+                            error=describe(exc),
+                            error_kind=_error_kind(exc),
+                        )
+                    )
+                    raise
+
+        response = await retrying(self.config.retry, once)
+        return response, began[0]
+
+    def _as_llm_error(self, exc: Exception, endpoint: Endpoint, requests: int) -> LLMError | None:
+        """The typed error to raise for ``exc`` (None: an unexpected error, re-raised)."""
+        if isinstance(exc, LLMError):
+            return exc
+        if is_transient(exc):
+            where = f"at {endpoint.api_base}" if endpoint.api_base else ""
+            return TransientLLMError(
+                f"model {endpoint.model!r} {where} still failing after {requests} requests: "
+                f"{describe(exc)}; check that the server is up (api_base), lower "
+                f"LLMConfig.max_concurrency, or raise LLMConfig.retry.max_attempts."
+            )
+        if is_provider_error(exc):
+            return permanent_error(exc, endpoint.model, endpoint.api_base)
+        return None
+
+    def _record(self, call: LLMCall) -> None:
+        self._calls.append(call)
+        if self._parent is not None:
+            self._parent._record(call)
+
+
+def _error_kind(exc: BaseException) -> AttemptError:
+    if is_transient(exc):
+        return "transient"
+    return "permanent" if is_provider_error(exc) else "unexpected"
+
+
+@overload
+async def generate(
+    model: str,
+    template: str,
+    variables: Mapping[str, Any] | None = None,
+    output_type: None = None,
+    *,
+    session: LLMSession | None = None,
+) -> Generation[str]: ...
+
+
+@overload
+async def generate(
+    model: str,
+    template: str,
+    variables: Mapping[str, Any] | None,
+    output_type: type[M],
+    *,
+    session: LLMSession | None = None,
+) -> Generation[M]: ...
+
+
+@overload
+async def generate(
+    model: str,
+    template: str,
+    variables: Mapping[str, Any] | None = None,
+    *,
+    output_type: type[M],
+    session: LLMSession | None = None,
+) -> Generation[M]: ...
+
+
+async def generate(
+    model: str,
+    template: str,
+    variables: Mapping[str, Any] | None = None,
+    output_type: type[BaseModel] | None = None,
+    *,
+    session: LLMSession | None = None,
+) -> Generation[Any]:
+    """:meth:`LLMSession.generate` on ``session`` (a default session if None)."""
+    return await (session or LLMSession()).generate(model, template, variables, output_type)

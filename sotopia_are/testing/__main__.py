@@ -1,0 +1,37 @@
+"""Run the local OpenAI-compatible test server standalone.
+
+``python -m sotopia_are.testing [--port 8000] [--latency 0.05] [--reply TEXT]`` serves
+until interrupted; by default it echoes the last message of each request.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from sotopia_are.testing.replies import Rule, echo_rule
+from sotopia_are.testing.server import LocalLLMServer
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse arguments and serve until Ctrl-C."""
+    parser = argparse.ArgumentParser(prog="python -m sotopia_are.testing", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--reply", default=None, help="answer every request with this text")
+    args = parser.parse_args(argv)
+    fixed: str | None = args.reply
+    rule: Rule = echo_rule if fixed is None else (lambda _request: fixed)
+    server = LocalLLMServer(rule, host=args.host, port=args.port, latency=args.latency)
+    server.start()
+    print(f"OpenAI-compatible test server at {server.url} (model: openai/<any name>)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""Scripted replies of the local OpenAI-compatible test server.
+
+A :class:`Reply` says what the server answers to one request: a normal completion, an
+HTTP error (429 with ``Retry-After``, 500, 401…), a raw malformed body, a delay, or a hang.
+A *rule* is any callable that maps the request's JSON body to a ``Reply`` (or to a plain
+string, shorthand for a normal completion with that text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+__all__ = ["Reply", "ReplyLike", "Rule", "echo_rule"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer.
+
+    ``content`` is the assistant text of a 200 completion. ``status`` other than 200 sends an
+    OpenAI-style error body with ``error_message``. ``body`` replaces the whole response body
+    verbatim (for malformed JSON). ``delay`` waits that many seconds before answering;
+    ``hang`` never answers (the client must time out). ``prompt_tokens`` and
+    ``completion_tokens`` default to whitespace word counts of the prompt and the reply.
+    """
+
+    content: str = ""
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    hang: bool = False
+    body: bytes | None = None
+    error_message: str = "scripted error"
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    @classmethod
+    def text(cls, content: str, *, delay: float = 0.0) -> Reply:
+        """A normal completion whose assistant message is ``content``."""
+        return cls(content=content, delay=delay)
+
+    @classmethod
+    def rate_limited(cls, retry_after: float, *, header: str = "Retry-After") -> Reply:
+        """A 429 asking the client to wait ``retry_after`` seconds (in ``header``)."""
+        value = (
+            str(int(retry_after * 1000))
+            if header.lower() == "retry-after-ms"
+            else f"{retry_after:g}"
+        )
+        return cls(status=429, headers={header: value}, error_message="rate limited (scripted)")
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> Reply:
+        """A 5xx error."""
+        return cls(status=status, error_message="internal error (scripted)")
+
+    @classmethod
+    def error(cls, status: int, message: str) -> Reply:
+        """Any HTTP error status with an OpenAI-style error body."""
+        return cls(status=status, error_message=message)
+
+    @classmethod
+    def malformed(cls, body: bytes = b'{"choices": [ this is not json') -> Reply:
+        """A 200 whose body is not valid JSON."""
+        return cls(body=body)
+
+    @classmethod
+    def hanging(cls) -> Reply:
+        """Accept the request and never answer."""
+        return cls(hang=True)
+
+
+ReplyLike: TypeAlias = Reply | str
+Rule: TypeAlias = Callable[[Mapping[str, Any]], ReplyLike]
+
+
+def echo_rule(request: Mapping[str, Any]) -> ReplyLike:
+    """The default rule: answer with the content of the last message of the request."""
+    messages = request.get("messages") or [{}]
+    content = messages[-1].get("content", "")
+    return content if isinstance(content, str) else str(content)

@@ -1,0 +1,150 @@
+"""generate() through litellm's real HTTP path against the local server."""
+
+import json
+from collections.abc import Callable
+
+import pytest
+from pydantic import BaseModel
+
+from sotopia_are.llm import GenerationError, LLMSession, generate
+from sotopia_are.testing import LocalLLMServer, Reply
+
+MODEL = "openai/test-model"
+
+
+class Verdict(BaseModel):
+    score: int
+    reason: str
+
+
+async def test_text_output_sends_rendered_messages(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue("Hello there")
+    session = make_session()
+    result = await session.generate(MODEL, "test/ask.j2", {"persona": "Mara", "question": "Hi?"})
+    assert result.value == "Hello there"
+    [request] = llm_server.chat_requests
+    assert request.messages == [
+        {"role": "system", "content": "You are Mara."},
+        {"role": "user", "content": "Hi?"},
+    ]
+    assert request.body["model"] == "test-model"
+    assert request.headers["authorization"] == "Bearer sk-test"
+    assert result.call.raw_text == "Hello there" and result.call.parsed == "Hello there"
+    assert session.calls == [result.call]
+
+
+async def test_schema_output_is_sent_and_parsed(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue('{"score": 7, "reason": "kept the deal"}')
+    session = make_session(output_mode="json_schema")
+    result = await session.generate(
+        MODEL, "test/ask.j2", {"persona": "a judge", "question": "Rate it."}, Verdict
+    )
+    assert result.value == Verdict(score=7, reason="kept the deal")
+    assert result.call.parsed == {"score": 7, "reason": "kept the deal"}
+    sent = llm_server.chat_requests[0].body["response_format"]
+    assert sent["type"] == "json_schema"
+    assert sent["json_schema"]["schema"] == Verdict.model_json_schema()
+    # The provider enforces the schema, so the prompt carries no format instructions.
+    assert llm_server.chat_requests[0].messages[-1]["content"] == "Rate it."
+
+
+async def test_prompt_mode_puts_the_schema_in_the_last_user_message(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue('Sure! ```json\n{"score": 3, "reason": "meh"}\n``` Hope that helps.')
+    session = make_session()  # auto: litellm does not know test-model supports schemas
+    result = await session.generate(
+        MODEL, "test/ask.j2", {"persona": "a judge", "question": "Rate it."}, Verdict
+    )
+    assert result.value.score == 3
+    assert result.call.output_mode == "prompt"
+    [request] = llm_server.chat_requests
+    assert "response_format" not in request.body
+    last = request.messages[-1]
+    assert last["role"] == "user" and last["content"].startswith("Rate it.\n\n")
+    assert json.dumps(Verdict.model_json_schema(), indent=2) in last["content"]
+    assert len(request.messages) == 2
+
+
+async def test_json_object_mode(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue('{"score": 1, "reason": "r"}')
+    session = make_session(output_mode="json_object")
+    result = await session.generate(MODEL, "test/plain.j2", {"word": "x"}, output_type=Verdict)
+    assert result.value.score == 1
+    assert llm_server.chat_requests[0].body["response_format"] == {"type": "json_object"}
+    assert "JSON Schema" in llm_server.chat_requests[0].messages[-1]["content"]
+
+
+async def test_malformed_output_is_repaired_with_the_error_shown(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue('{"score": "high"}', '{"score": 9, "reason": "fixed"}')
+    session = make_session(output_attempts=3)
+    result = await session.generate(MODEL, "test/plain.j2", {"word": "x"}, Verdict)
+    assert result.value == Verdict(score=9, reason="fixed")
+    first, second = llm_server.chat_requests
+    assert second.messages[: len(first.messages)] == first.messages
+    assert second.messages[-2] == {"role": "assistant", "content": '{"score": "high"}'}
+    repair = second.messages[-1]["content"]
+    assert repair.startswith("Your previous answer could not be used")
+    assert "score" in repair and "reason: Field required" in repair
+    call = result.call
+    assert [a.error_kind for a in call.attempts] == ["invalid_output", None]
+    assert call.attempts[0].raw_text == '{"score": "high"}'
+    assert call.messages == [*(m for m in call.messages)]  # messages of the first request
+    assert len(call.messages) == len(first.messages)
+
+
+async def test_output_that_never_validates_raises_with_every_attempt(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue("no json here", "[1, 2]", '{"score": 1}')
+    session = make_session(output_attempts=3)
+    with pytest.raises(GenerationError) as info:
+        await session.generate(MODEL, "test/plain.j2", {"word": "x"}, Verdict)
+    error = info.value
+    assert [a.raw_text for a in error.attempts] == ["no json here", "[1, 2]", '{"score": 1}']
+    assert all(a.error_kind == "invalid_output" and a.error for a in error.attempts)
+    assert "no JSON object" in (error.attempts[0].error or "")
+    assert "test-model" in str(error) and "Verdict" in str(error)
+    assert error.call is not None and not error.call.ok
+    assert error.call.parsed is None and error.call.error_type == "GenerationError"
+    assert session.calls == [error.call]
+    assert len(llm_server.chat_requests) == 3
+
+
+async def test_module_level_generate_uses_the_given_session(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    session = make_session()
+    result = await generate(MODEL, "test/plain.j2", {"word": "cheese"}, session=session)
+    assert result.value == "Say cheese."  # the server echoes
+    assert session.calls == [result.call]
+
+
+async def test_env_vars_point_at_an_openai_compatible_server(
+    llm_server: LocalLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOTOPIA_ARE_API_BASE", llm_server.url)
+    monkeypatch.setenv("SOTOPIA_ARE_API_KEY", "sk-from-env")
+    result = await generate("openai/my-local-model", "llm/repair.j2", {"error": "e", "schema": "{}"})
+    assert result.value.startswith("Your previous answer")
+    assert result.call.api_base == llm_server.url
+    assert llm_server.chat_requests[0].headers["authorization"] == "Bearer sk-from-env"
+    assert llm_server.chat_requests[0].body["model"] == "my-local-model"
+
+
+async def test_params_are_sent(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    session = make_session(params={"temperature": 0.0, "max_tokens": 50})
+    result = await session.generate(MODEL, "test/plain.j2", {"word": "x"}, params={"seed": 3})
+    body = llm_server.chat_requests[0].body
+    assert (body["temperature"], body["max_tokens"], body["seed"]) == (0.0, 50, 3)
+    assert result.call.params == {"temperature": 0.0, "max_tokens": 50, "seed": 3}
