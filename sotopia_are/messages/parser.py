@@ -86,6 +86,15 @@ def _strip_markers(raw: str) -> str:
     return raw.lstrip().lstrip(">").lstrip()
 
 
+def _closing(text: str) -> str:
+    """`text` up to and including a closing quote at its end (a stray `,` after it is
+    an export artifact), or "" when it does not end in a quote."""
+    text = text.rstrip()
+    if text.endswith('",'):
+        text = text[:-1]
+    return text if text.endswith('"') else ""
+
+
 def infer_speakers(text: str) -> list[str]:
     """The names that start action lines of `text` (`Name said: …`, `Name [action] …`, …).
 
@@ -282,28 +291,31 @@ class _Parser:
 
         The speech closes at a line ending in `"` that is followed by the end of the
         script, a participant's action or a turn header that fits the script (same
-        layout, a higher number); failing that, by any header. The search stops at the
-        first line that would start the next turn, so a missing quote is reported.
+        layout, a higher number); failing that, by any header; failing that, by anything.
+        The search stops at the first line that would start the next turn, so a missing
+        quote is reported.
         """
-        weak: int | None = None
+        # The earliest closing line of each strength: strong, weak, and one followed by a
+        # line that is neither (which then gets its own error).
+        earliest: dict[str, int] = {}
         for end in range(index, len(self.lines)):
             if end > index and self._starts_next_turn(end):
                 break
             text = first if end == index else self.lines[end]
-            if not text.rstrip().endswith('"'):
+            if not _closing(text):
                 continue
             strength = self._boundary_after(end)
             if strength == "strong":
                 return end, self._speech_text(first, index, end)
-            if strength == "weak" and weak is None:
-                weak = end
-        if weak is not None:
-            return weak, self._speech_text(first, index, weak)
+            earliest.setdefault(strength, end)
+        for strength in ("weak", "none"):
+            if strength in earliest:
+                return earliest[strength], self._speech_text(first, index, earliest[strength])
         raise self.error("this quoted speech is never closed with a '\"'", index)
 
     def _speech_text(self, first: str, index: int, end: int) -> str:
         parts = [first, *self.lines[index + 1 : end + 1]]
-        parts[-1] = parts[-1].rstrip()[:-1]
+        parts[-1] = _closing(parts[-1])[:-1]
         return "\n".join(parts)
 
     def _starts_next_turn(self, index: int) -> bool:
