@@ -8,11 +8,11 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from collections.abc import Iterator  # noqa: E402
+from collections.abc import Iterator
 
-import pytest  # noqa: E402
+import pytest
 
-from sotopia_are.testing import LocalLLMServer  # noqa: E402
+from sotopia_are.testing import LocalLLMServer
 
 
 @pytest.fixture

@@ -71,7 +71,8 @@ def permanent_error(exc: BaseException, model: str, api_base: str | None) -> Per
     lt = load_litellm()
     where = f"at {api_base}" if api_base else "at the provider's default endpoint"
     detail = describe(exc)
-    if isinstance(exc, lt.AuthenticationError | lt.PermissionDeniedError):
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, lt.AuthenticationError | lt.PermissionDeniedError) or status in (401, 403):
         keys = _key_env_vars(model)
         fix = (
             f"set {keys} or pass api_key (LLMConfig.api_key, or {API_KEY_ENV})"
@@ -79,7 +80,7 @@ def permanent_error(exc: BaseException, model: str, api_base: str | None) -> Per
             else f"pass api_key (LLMConfig.api_key, or {API_KEY_ENV})"
         )
         message = f"model {model!r} {where}: the credentials were rejected; {fix}."
-    elif isinstance(exc, lt.NotFoundError):
+    elif isinstance(exc, lt.NotFoundError) or status == 404:
         message = (
             f"model {model!r} was not found {where}; check the model name (litellm form "
             f"'<provider>/<name>', e.g. 'openai/<name>' for an OpenAI-compatible server) "

@@ -7,6 +7,7 @@ until interrupted; by default it echoes the last message of each request.
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 from sotopia_are.testing.replies import Rule, echo_rule
 from sotopia_are.testing.server import LocalLLMServer
@@ -27,10 +28,8 @@ def main(argv: list[str] | None = None) -> None:
     server = LocalLLMServer(rule, host=args.host, port=args.port, latency=args.latency)
     server.start()
     print(f"OpenAI-compatible test server at {server.url} (model: openai/<any name>)", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

@@ -20,9 +20,7 @@ def prompts() -> PromptLibrary:
 
 
 @pytest.fixture
-def make_session(
-    llm_server: LocalLLMServer, prompts: PromptLibrary
-) -> Callable[..., LLMSession]:
+def make_session(llm_server: LocalLLMServer, prompts: PromptLibrary) -> Callable[..., LLMSession]:
     """Build a session aimed at ``llm_server`` with fast retries; kwargs go to LLMConfig
     (``session_kwargs`` to LLMSession)."""
 

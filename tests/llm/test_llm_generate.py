@@ -7,7 +7,7 @@ import pytest
 from pydantic import BaseModel
 
 from sotopia_are.llm import GenerationError, LLMSession, generate
-from sotopia_are.testing import LocalLLMServer, Reply
+from sotopia_are.testing import LocalLLMServer
 
 MODEL = "openai/test-model"
 
@@ -133,7 +133,9 @@ async def test_env_vars_point_at_an_openai_compatible_server(
 ) -> None:
     monkeypatch.setenv("SOTOPIA_ARE_API_BASE", llm_server.url)
     monkeypatch.setenv("SOTOPIA_ARE_API_KEY", "sk-from-env")
-    result = await generate("openai/my-local-model", "llm/repair.j2", {"error": "e", "schema": "{}"})
+    result = await generate(
+        "openai/my-local-model", "llm/repair.j2", {"error": "e", "schema": "{}"}
+    )
     assert result.value.startswith("Your previous answer")
     assert result.call.api_base == llm_server.url
     assert llm_server.chat_requests[0].headers["authorization"] == "Bearer sk-from-env"

@@ -1,0 +1,68 @@
+"""Every call yields an LLMCall record; records sum into Usage; both round-trip JSON."""
+
+from collections.abc import Callable
+
+import pytest
+from pydantic import BaseModel
+
+from sotopia_are.llm import LLMCall, LLMSession, TransientLLMError, Usage
+from sotopia_are.testing import LocalLLMServer, Reply
+
+
+class Move(BaseModel):
+    action: str
+
+
+async def test_records_carry_tokens_cost_latency_and_attempts(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue(
+        Reply(content="fine thanks", prompt_tokens=100, completion_tokens=20),
+        Reply.server_error(),
+        Reply(content='{"action": "wave"}', prompt_tokens=50, completion_tokens=5),
+    )
+    session = make_session()
+    text = await session.generate("openai/test-model", "test/plain.j2", {"word": "hi"})
+    move = await session.generate("openai/gpt-4o-mini", "test/plain.j2", {"word": "go"}, Move)
+    call = text.call
+    assert (call.prompt_tokens, call.completion_tokens) == (100, 20)
+    assert call.cost_usd is None  # litellm has no price for test-model: unknown, not 0
+    assert call.latency_s > 0 and call.messages[0].content == "Say hi."
+    priced = move.call
+    assert priced.cost_usd is not None and priced.cost_usd > 0  # litellm knows gpt-4o-mini
+    assert [a.error_kind for a in priced.attempts] == ["transient", None]
+    assert priced.attempts[0].raw_text is None and priced.attempts[0].cost_usd is None
+
+    usage = session.usage()
+    assert usage == Usage.of([call, priced])
+    assert (usage.calls, usage.failed_calls, usage.requests) == (2, 0, 3)
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (150, 25, 175)
+    assert usage.cost_usd == priced.cost_usd and usage.unpriced_calls == 1
+
+    for record in (call, priced):
+        assert LLMCall.model_validate_json(record.model_dump_json()) == record
+    assert Usage.model_validate_json(usage.model_dump_json()) == usage
+
+
+async def test_failed_calls_are_recorded_and_counted(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.rule = lambda _request: Reply.server_error()
+    session = make_session()
+    with pytest.raises(TransientLLMError):
+        await session.generate("openai/test-model", "test/plain.j2", {"word": "x"})
+    [call] = session.calls
+    assert not call.ok and call.error and call.raw_text is None and call.parsed is None
+    assert call.cost_usd is None and call.prompt_tokens is None
+    assert Usage.of(session.calls).failed_calls == 1
+    assert Usage.of(session.calls).unpriced_calls == 0
+
+
+def test_usage_sums_per_episode_and_per_batch() -> None:
+    episode_a = Usage(calls=2, requests=3, prompt_tokens=10, completion_tokens=5, cost_usd=0.5)
+    episode_b = Usage(calls=1, requests=1, prompt_tokens=7, completion_tokens=1, unpriced_calls=1)
+    batch = Usage.total([episode_a, episode_b])
+    assert batch == episode_a + episode_b
+    assert (batch.calls, batch.requests, batch.total_tokens) == (3, 4, 23)
+    assert batch.cost_usd == 0.5 and batch.unpriced_calls == 1
+    assert Usage.total([]) == Usage() and Usage().cost_usd is None

@@ -1,0 +1,123 @@
+"""Record/replay reproduces a run exactly; the cache answers repeated requests."""
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from sotopia_are.llm import (
+    LLMConfig,
+    LLMSession,
+    RecordedExchange,
+    Recorder,
+    Replayer,
+    ReplayMissError,
+    ResponseCache,
+)
+from sotopia_are.testing import LocalLLMServer
+
+MODEL = "openai/test-model"
+
+
+class Move(BaseModel):
+    action: str
+
+
+async def _run(session: LLMSession) -> list[object]:
+    """A small 'episode': text calls, a structured call that needs a repair, in order."""
+    values: list[object] = []
+    for turn in range(3):
+        result = await session.generate(MODEL, "test/plain.j2", {"word": f"turn {turn}"})
+        values.append(result.value)
+    move = await session.generate(MODEL, "test/plain.j2", {"word": "move"}, Move)
+    values.append(move.value)
+    return values
+
+
+async def test_replay_reproduces_a_recorded_run_without_the_network(
+    tmp_path: Path, llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    recording = tmp_path / "run.jsonl"
+    llm_server.enqueue("one", "two", "three", "not json", '{"action": "leave"}')
+    recorder = Recorder(recording)
+    recorded = make_session({"recorder": recorder})
+    original = await _run(recorded)
+    recorder.close()
+    lines = recording.read_text().splitlines()
+    assert len(lines) == 5
+    assert RecordedExchange.model_validate_json(lines[3]).response.text == "not json"
+
+    llm_server.stop()  # replay must never touch the network
+    replayed = LLMSession.replaying(recording, recorded.config)
+    replayed.prompts = recorded.prompts
+    assert await _run(replayed) == original == ["one", "two", "three", Move(action="leave")]
+    assert [c.raw_text for c in replayed.calls] == [c.raw_text for c in recorded.calls]
+    assert [len(c.attempts) for c in replayed.calls] == [1, 1, 1, 2]
+    assert {a.source for c in replayed.calls for a in c.attempts} == {"replay"}
+    assert replayed.replayer is not None and replayed.replayer.remaining == 0
+
+
+async def test_replay_refuses_an_unrecorded_request(
+    tmp_path: Path, llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    recording = tmp_path / "run.jsonl"
+    recorder = Recorder(recording)
+    await make_session({"recorder": recorder}).generate(MODEL, "test/plain.j2", {"word": "a"})
+    recorder.close()
+    session = make_session({"replayer": Replayer(recording)})
+    with pytest.raises(ReplayMissError, match="it was not recorded") as info:
+        await session.generate(MODEL, "test/plain.j2", {"word": "b"})
+    assert "Say b." in str(info.value) and str(recording) in str(info.value)
+    assert info.value.call is not None and info.value.call.error_type == "ReplayMissError"
+    await session.generate(MODEL, "test/plain.j2", {"word": "a"})
+    with pytest.raises(ReplayMissError, match="all its recorded answers were used"):
+        await session.generate(MODEL, "test/plain.j2", {"word": "a"})
+    assert len(llm_server.chat_requests) == 1  # only the recording run reached the server
+
+
+async def test_replay_keys_ignore_the_endpoint_but_not_the_params(
+    tmp_path: Path, llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    recording = tmp_path / "run.jsonl"
+    with Recorder(recording) as recorder:
+        await make_session({"recorder": recorder}).generate(MODEL, "test/plain.j2", {"word": "a"})
+    elsewhere = LLMConfig(api_base="http://127.0.0.1:9/v1")
+    session = LLMSession(elsewhere, prompts=make_session().prompts, replayer=Replayer(recording))
+    assert (await session.generate(MODEL, "test/plain.j2", {"word": "a"})).value == "Say a."
+    with pytest.raises(ReplayMissError):
+        await session.generate(MODEL, "test/plain.j2", {"word": "a"}, params={"temperature": 1})
+
+
+async def test_scoped_sessions_share_the_recorder_and_report_to_the_parent(
+    tmp_path: Path, make_session: Callable[..., LLMSession]
+) -> None:
+    recording = tmp_path / "batch.jsonl"
+    batch = make_session({"recorder": Recorder(recording)})
+    episodes = [batch.scoped(f"episode-{i}") for i in range(3)]
+    await asyncio.gather(*(e.generate(MODEL, "test/plain.j2", {"word": e.scope}) for e in episodes))
+    batch.close()
+    assert [len(e.calls) for e in episodes] == [1, 1, 1]
+    assert len(batch.calls) == 3 and batch.usage().calls == 3
+    assert {c.scope for c in batch.calls} == {"episode-0", "episode-1", "episode-2"}
+    scopes = {RecordedExchange.model_validate_json(x).scope for x in recording.open()}
+    assert scopes == {"episode-0", "episode-1", "episode-2"}
+
+
+async def test_cache_hits_do_not_reach_the_server(
+    tmp_path: Path, llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    cache = ResponseCache(tmp_path / "cache.jsonl")
+    session = make_session({"cache": cache})
+    first = await session.generate(MODEL, "test/plain.j2", {"word": "a"})
+    second = await session.generate(MODEL, "test/plain.j2", {"word": "a"})
+    other = await session.generate(MODEL, "test/plain.j2", {"word": "b"})
+    assert first.value == second.value == "Say a." and other.value == "Say b."
+    assert len(llm_server.chat_requests) == 2
+    assert (cache.hits, cache.misses) == (1, 2)
+    assert second.call.attempts[0].source == "cache" and second.call.cost_usd == 0.0
+    # The cache file is reloaded by a new cache: still no request.
+    reloaded = make_session({"cache": ResponseCache(tmp_path / "cache.jsonl")})
+    await reloaded.generate(MODEL, "test/plain.j2", {"word": "b"})
+    assert len(llm_server.chat_requests) == 2

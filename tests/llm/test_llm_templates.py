@@ -1,0 +1,66 @@
+"""Prompt templates: chat-message convention, strict variables, packaged location."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sotopia_are.llm import Message, PromptLibrary, TemplateError, packaged_prompts_dir
+
+
+def test_blocks_become_messages_in_order(prompts: PromptLibrary) -> None:
+    messages = prompts.render("test/fewshot.j2", {"question": "Grass?", "prefill": ""})
+    assert messages == [
+        Message(role="system", content="Answer in one word."),
+        Message(role="user", content="Colour of the sky?"),
+        Message(role="assistant", content="Blue"),
+        Message(role="user", content="Grass?"),
+    ]  # the empty prefill block is dropped
+
+
+def test_a_template_without_blocks_is_one_user_message(prompts: PromptLibrary) -> None:
+    assert prompts.render("test/plain.j2", {"word": "hi"}) == [
+        Message(role="user", content="Say hi.")
+    ]
+
+
+def test_a_missing_variable_is_an_error_naming_it(prompts: PromptLibrary) -> None:
+    with pytest.raises(TemplateError, match=r"'test/ask\.j2': 'question' is undefined"):
+        prompts.render("test/ask.j2", {"persona": "Mara"})
+
+
+def test_unknown_broken_and_misnamed_templates_are_errors(prompts: PromptLibrary) -> None:
+    with pytest.raises(TemplateError, match=r"'test/nope\.j2' not found"):
+        prompts.render("test/nope.j2", {})
+    with pytest.raises(TemplateError, match=r"'test/broken\.j2', line 1"):
+        prompts.render("test/broken.j2", {})
+    with pytest.raises(TemplateError, match="block 'narrator' is not a message"):
+        prompts.render("test/bad_block.j2", {})
+
+
+@given(st.text())
+def test_variable_content_cannot_forge_messages(text: str) -> None:
+    prompts = PromptLibrary(Path(__file__).parent / "prompts")
+    messages = prompts.render("test/ask.j2", {"persona": "Mara", "question": text})
+    assert [m.role for m in messages] == (["system", "user"] if text.strip() else ["system"])
+
+
+def test_templates_load_from_the_package_not_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "prompts" / "llm").mkdir(parents=True)
+    (tmp_path / "prompts" / "llm" / "repair.j2").write_text("HIJACKED")
+    monkeypatch.chdir(tmp_path)
+    library = PromptLibrary()
+    assert tmp_path not in packaged_prompts_dir().parents
+    assert "llm/repair.j2" in library.names() and "llm/format_instructions.j2" in library.names()
+    [message] = library.render("llm/repair.j2", {"error": "E", "schema": "{}"})
+    assert "HIJACKED" not in message.content and "E" in message.content
+
+
+def test_extra_directories_override_packaged_templates(tmp_path: Path) -> None:
+    (tmp_path / "llm").mkdir()
+    (tmp_path / "llm" / "repair.j2").write_text("custom {{ error }}")
+    [message] = PromptLibrary(tmp_path).render("llm/repair.j2", {"error": "E", "schema": "{}"})
+    assert message.content == "custom E"
