@@ -213,15 +213,16 @@ class _Parser:
         match = _HEADER.match(line)
         if match is None:
             return None
-        return int(match[1]), line[match.end() :].rstrip()
+        return int(match[1]), line[match.end() :]
 
     # -- the main loop ---------------------------------------------------------------------
 
     def run(self) -> list[ScriptAction]:
         index = 0
         while index < len(self.lines):
-            line = _strip_markers(self.lines[index]).rstrip()
-            if not line:
+            # Not right-stripped: quoted speech keeps its trailing spaces.
+            line = _strip_markers(self.lines[index])
+            if not line.strip():
                 index += 1
                 continue
             if header := self.header(line):
@@ -229,14 +230,14 @@ class _Parser:
                 self.started = True
                 self.turn = number
                 if self.layout is None:
-                    self.layout = "inline" if rest else "block"
+                    self.layout = "inline" if rest.strip() else "block"
                 self.spans.append([index, index])
-                if not rest:
+                if not rest.strip():
                     index += 1
                     continue
                 start = self.match_action(rest, index)
                 if start is None:
-                    raise self._not_understood(rest, index)
+                    raise self._not_understood(rest.rstrip(), index)
                 index = self._take(start, rest, index)
                 continue
             start = self.match_action(line, index)
@@ -244,8 +245,8 @@ class _Parser:
                 self.started = True
                 index = self._take(start, line, index)
                 continue
-            if self.started or _ACTION_LIKE.match(line):
-                raise self._not_understood(line, index)
+            if self.started or _ACTION_LIKE.match(line.rstrip()):
+                raise self._not_understood(line.rstrip(), index)
             index += 1  # context preamble before the conversation starts
         if not self.actions:
             raise ScriptParseError(
