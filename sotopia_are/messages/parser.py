@@ -27,6 +27,7 @@ __all__ = [
 
 _HEADER = re.compile(r"turn\s*#?\s*(\d+)\s*(?:[:.,-]\s*|\s+|$)", re.IGNORECASE)
 _PRIVATE = re.compile(r"\[\s*private\s+to\s*(\[[^\]]*\]|[^\]]*)\]\s*", re.IGNORECASE)
+_COLON = re.compile(r"\s*:\s*")
 _SAID = re.compile(r"(?:\[speak\]\s*)?said\s*:\s*", re.IGNORECASE)
 _BRACKETED = re.compile(r"\[(action|non-verbal communication)\]\s*", re.IGNORECASE)
 _NOTHING = re.compile(r"did nothing\.?", re.IGNORECASE)
@@ -154,14 +155,14 @@ class _Parser:
 
     def _match_tail(self, name: str, line: str, pos: int, index: int) -> _Start | None:
         colon = False
-        if match := re.compile(r"\s*:\s*").match(line, pos):
+        if match := _COLON.match(line, pos):
             colon, pos = True, match.end()
         pos = len(line) - len(line[pos:].lstrip())
         to: list[str] | None = None
         if match := _PRIVATE.match(line, pos):
             to = self._recipients(match[1], name, index)
             pos = match.end()
-            if match := re.compile(r":\s*").match(line, pos):
+            if match := _COLON.match(line, pos):
                 colon, pos = True, match.end()
         if match := _SAID.match(line, pos):
             return self._speech(name, line, match.end(), to)
