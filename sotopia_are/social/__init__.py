@@ -1,0 +1,1 @@
+"""Social episodes on the event kernel: conversation, visibility, turn-taking, the runner."""
