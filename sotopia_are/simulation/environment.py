@@ -72,7 +72,8 @@ class EnvironmentConfig:
       run once per tick, and the time-based loop advances one tick at a time.
     - oracle_mode: run OracleEvents (otherwise they and their dependants never run).
     - dump_dir: in oracle mode, where to write the final state (environment_state.json).
-    - exit_when_no_events: stop the loop once no event is left (use without an agent).
+    - exit_when_no_events: stop the loop once no event is left (use without an agent);
+      checks without a timeout do not count once each had a final evaluation.
     - queue_based_loop: jump time to the next event instead of ticking.
     - wait_for_user_input_timeout: seconds to wait for user input (for agent runners).
     - verbose: log each tick at INFO level.
@@ -141,6 +142,8 @@ class EnvironmentType(enum.Enum):
     CLI = "CLI"
     GUI = "GUI"
 
+
+_STEPS_PER_LOCK = 64
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([^}.\s]+)((?:\.[^}.\s]+)*)\s*\}\}")
 
@@ -315,16 +318,19 @@ class Environment(AbstractEnvironment):
         environment is paused, stopped or failed. Starts a SETUP environment.
         """
         with self._lock:
-            if self.state is EnvironmentState.SETUP:
-                self._begin()
             if self.state is not EnvironmentState.RUNNING:
-                return False
-            due = self.next_event_time()
+                if self.state is not EnvironmentState.SETUP:
+                    return False
+                self._begin()
+            due = self.event_queue.peek_time()
+            timeout = self.notification_system.next_timeout()
+            if timeout is not None and (due is None or timeout < due):
+                due = timeout
             if due is None or (self.end_time is not None and due > self.end_time):
                 return False
             now = self.time_manager.time()
             if due > now:
-                self.time_manager.set_time(due)
+                self.time_manager.add_offset(due - now)
                 now = due
             self._tick(now)
             return True
@@ -333,18 +339,25 @@ class Environment(AbstractEnvironment):
         """Step through every time <= ``until``; a virtual clock then stands at ``until``
         (capped at the end of the duration)."""
         with self._lock:
+            if self.state is EnvironmentState.SETUP:
+                self._begin()
             while (due := self.next_event_time()) is not None and due <= until and self.step():
                 pass
             if self.end_time is not None:
                 until = min(until, self.end_time)
-            if self.config.uses_virtual_clock and until > self.time_manager.time():
+            running = self.state is EnvironmentState.RUNNING
+            if running and self.config.uses_virtual_clock and until > self.time_manager.time():
                 self.time_manager.set_time(until)
 
     def run_until_idle(self) -> None:
-        """Step until no event that keeps the run alive is left (checks without a timeout
-        do not), the duration is reached, or the environment stops."""
+        """Step until the run is idle, the duration is reached, or the environment stops.
+
+        Idle: only polling checks (no timeout) are queued, and each of them has been
+        evaluated once more since, so a condition made true by the last event is seen.
+        """
+        swept: set[AbstractEvent] = set()
         with self._lock:
-            while self._has_live_work() and self.step():
+            while not self._idle(swept) and self.step():
                 pass
 
     # ------------------------------------------------------------- thread API
@@ -425,6 +438,19 @@ class Environment(AbstractEnvironment):
         if self.state is EnvironmentState.SETUP:
             return self.start_time
         return self.time_manager.time()
+
+    def _idle(self, swept: set[AbstractEvent]) -> bool:
+        """True once nothing but polling checks is queued and each of them was evaluated
+        once more since then (with nothing else acting, a check that fails then would
+        fail forever). ``swept`` carries the checks evaluated so far between calls."""
+        if self._has_live_work():
+            swept.clear()
+            return False
+        upcoming = self.event_queue.peek()
+        if upcoming is None or upcoming[1] in swept:
+            return True
+        swept.add(upcoming[1])
+        return False
 
     def _has_live_work(self) -> bool:
         return (
@@ -645,21 +671,28 @@ class Environment(AbstractEnvironment):
         return self.state is EnvironmentState.RUNNING and not self._stop_signal.is_set()
 
     def _queue_loop(self) -> None:
+        swept: set[AbstractEvent] = set()
         while True:
             with self._wakeup:
                 if not self._wait_if_paused():
                     return
-                if self.config.exit_when_no_events and not self._has_live_work():
+                if self.config.exit_when_no_events and self._idle(swept):
                     return
                 if self.next_event_time() is None:
                     self._wakeup.wait()  # until something is scheduled, or stop/pause
                     continue
                 if not self.step():
                     return  # the next event lies beyond the duration
+                # More steps under the same lock acquisition: cheaper, yet bounded so
+                # agent threads logging their calls get the lock regularly.
+                for _ in range(_STEPS_PER_LOCK):
+                    if self._stop_signal.is_set() or not (self._has_live_work() and self.step()):
+                        break
 
     def _time_loop(self) -> None:
         increment = self.config.time_increment_in_seconds
         virtual = self.config.uses_virtual_clock
+        swept: set[AbstractEvent] = set()
         while True:
             with self._wakeup:
                 if not self._wait_if_paused():
@@ -670,7 +703,7 @@ class Environment(AbstractEnvironment):
                 self._tick(now)
                 if self.end_time is not None and now >= self.end_time:
                     return
-                if self.config.exit_when_no_events and not self._has_live_work():
+                if self.config.exit_when_no_events and self._idle(swept):
                     return
                 if virtual:
                     self.time_manager.add_offset(increment)
@@ -680,7 +713,11 @@ class Environment(AbstractEnvironment):
 
 
 def _has_placeholder(args: dict[str, Any]) -> bool:
-    return any(type(value) is str and "{{" in value for value in args.values())
+    # A plain loop: this runs once per event, and a generator costs more than the check.
+    for value in args.values():  # noqa: SIM110
+        if type(value) is str and "{{" in value:
+            return True
+    return False
 
 
 def _failure(error: BaseException) -> EventMetadata:

@@ -46,6 +46,10 @@ class EventQueue:
         """When the next event is due (None if the queue is empty)."""
         return self._heap[0][0] if self._heap else None
 
+    def peek(self) -> tuple[float, AbstractEvent] | None:
+        """The next ``(due, event)`` without removing it (None if the queue is empty)."""
+        return (self._heap[0][0], self._heap[0][3]) if self._heap else None
+
     def pop(self) -> tuple[float, AbstractEvent]:
         """Remove and return the next ``(due, event)``; IndexError if empty."""
         due, _, _, event, keeps_alive = heapq.heappop(self._heap)

@@ -150,11 +150,15 @@ class BaseNotificationSystem:
 
     def is_notified(self, event: CompletedEvent) -> bool:
         """Whether ``event`` (an ENV or USER event) is one the config notifies."""
-        if event.event_type not in (EventType.ENV, EventType.USER):
+        if event.event_type is not EventType.ENV and event.event_type is not EventType.USER:
             return False
         if self.config.notify_all_env_events:
             return True
-        return event.function_name() in self.config.notified_tools.get(event.app_name(), ())
+        action = event.action
+        if action is None:
+            return False
+        tools = self.config.notified_tools.get(action.app_name)
+        return tools is not None and action.function_name in tools
 
     def convert_to_message(self, event: AbstractEvent) -> Message | None:
         """The message for ``event``, or None if it is not notified."""

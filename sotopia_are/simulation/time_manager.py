@@ -43,6 +43,8 @@ class TimeManager:
 
     def time(self) -> float:
         """The simulated time now."""
+        if self.virtual:
+            return self.start_time + self.offset
         return self.start_time + self._elapsed() + self.offset
 
     def time_passed(self) -> float:

@@ -119,7 +119,10 @@ class AbstractEnvironment(ABC):
 
 
 def _function_name(function: Callable[..., Any]) -> str:
-    return getattr(function, "__name__", type(function).__name__)
+    try:
+        return function.__name__
+    except AttributeError:
+        return type(function).__name__
 
 
 @dataclass(eq=False)
@@ -466,6 +469,7 @@ class OracleEvent(AbstractEvent):
                     function=action.function,
                     args=dict(action.args),
                     app=action.app,
+                    action_id=action.action_id,
                     operation_type=action.operation_type,
                     tool_metadata=action.tool_metadata,
                 ),

@@ -1,0 +1,736 @@
+"""Importing a scenario file into kernel objects: apps, events, hints and completed events.
+
+Everything is checked and built before anything is returned, so a bad file gives exactly
+one :class:`ScenarioFormatError` naming the JSON path of the problem and nothing is
+half-imported. Checked beyond the shape (see :mod:`.reader`): unique event ids,
+dependencies on known events, no dependency cycles, known event classes and types, app
+classes that resolve (see :mod:`sotopia_are.simulation.apps.registry`), functions the apps
+have, args the functions accept, and values that decode to their declared types.
+
+Apps can be left out with ``apps_to_skip`` / ``apps_to_keep`` (by app name) or, for files
+naming apps this installation does not have, ``skip_unknown_apps=True``. Events calling a
+left-out app, and events depending on those, are dropped. What was left out is logged as
+a warning and listed on ``scenario.import_report``.
+"""
+
+import inspect
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from sotopia_are.simulation.apps.app import App
+from sotopia_are.simulation.apps.registry import (
+    AppRegistry,
+    UnknownAppClassError,
+    default_app_registry,
+)
+from sotopia_are.simulation.ids import IdSource, id_namespace
+from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
+    BenchmarkScenarioImportedFromJson,
+    ImportReport,
+    ScenarioImportedFromJson,
+)
+from sotopia_are.simulation.types import (
+    AbstractEnvironment,
+    AbstractEvent,
+    Action,
+    ActionDescription,
+    CompletedEvent,
+    CompletedOracleEvent,
+    ConditionCheckAction,
+    ConditionCheckEvent,
+    Event,
+    EventMetadata,
+    EventTimeComparator,
+    EventType,
+    Hint,
+    HintType,
+    OperationType,
+    OracleEvent,
+    StopEvent,
+    ValidationEvent,
+)
+
+from .callables import resolve_callable_reference
+from .errors import JsonPath, ScenarioFormatError
+from .models import (
+    ExportedAction,
+    ExportedActionArg,
+    ExportedApp,
+    ExportedCompletedEvent,
+    ExportedEvent,
+    ExportedOracleEvent,
+    ExportedTrace,
+)
+from .reader import SUPPORTED_VERSIONS, read_trace
+from .return_values import decode_return_value
+from .values import decode_value
+
+__all__ = ["JsonScenarioImporter", "OracleCall"]
+
+logger = logging.getLogger(__name__)
+
+ScenarioT = TypeVar("ScenarioT", bound=ScenarioImportedFromJson)
+
+EVENT_CLASSES = ("Event", "OracleEvent", "ConditionCheckEvent", "ValidationEvent", "StopEvent")
+COMPLETED_EVENT_CLASSES = ("CompletedEvent", "CompletedOracleEvent")
+# ARE's documentation names hint types in lower case; the kernel's enum is upper case.
+_HINT_ALIASES = {"task": HintType.TASK_HINT, "environment": HintType.ENVIRONMENT_HINT}
+
+
+@dataclass(frozen=True)
+class OracleCall:
+    """The ``make_event`` of an imported oracle: the expected call on the running env's app.
+
+    Its action id is derived from the oracle's event id, so every run makes the same one.
+    """
+
+    event_id: str
+    event_type: EventType
+    app_name: str
+    function_name: str
+    args: dict[str, Any]
+
+    def __call__(self, env: AbstractEnvironment) -> AbstractEvent:
+        app = env.get_app(self.app_name)
+        function = getattr(app, self.function_name)
+        return Event(
+            event_type=self.event_type,
+            event_id=self.event_id,
+            action=Action(
+                function=function,
+                args=dict(self.args),
+                app=app,
+                action_id=f"{self.app_name}.{self.function_name}-"
+                + IdSource(f"oracle:{self.event_id}").next(),
+                operation_type=_default_operation_type(function),
+            ),
+        )
+
+
+class JsonScenarioImporter:
+    """Reads scenario files (ARE's ``ExportedTrace`` JSON) into runnable scenarios.
+
+    ``app_registry`` says which App class each ``class_name`` means (default:
+    :data:`~sotopia_are.simulation.apps.registry.default_app_registry`).
+    """
+
+    SUPPORTED_VERSIONS = SUPPORTED_VERSIONS
+
+    def __init__(self, app_registry: AppRegistry | None = None) -> None:
+        self.app_registry = default_app_registry if app_registry is None else app_registry
+
+    def import_from_json(
+        self,
+        json_str: str | bytes,
+        apps_to_skip: Sequence[str] | None = None,
+        apps_to_keep: Sequence[str] | None = None,
+        load_completed_events: bool = True,
+        *,
+        skip_unknown_apps: bool = False,
+    ) -> tuple[ScenarioImportedFromJson, list[CompletedEvent], list[str]]:
+        """Import a scenario file.
+
+        Returns the scenario (ready for ``Environment.run``), its completed events (empty
+        unless ``load_completed_events``) and its world logs (the serialised log lines, as
+        stored). Raises :class:`ScenarioFormatError` for any problem in the file.
+        """
+        return self._import(
+            ScenarioImportedFromJson,
+            json_str,
+            apps_to_skip,
+            apps_to_keep,
+            load_completed_events,
+            skip_unknown_apps,
+        )
+
+    def import_from_json_to_benchmark(
+        self,
+        json_str: str | bytes,
+        apps_to_skip: Sequence[str] | None = None,
+        apps_to_keep: Sequence[str] | None = None,
+        load_completed_events: bool = True,
+        *,
+        skip_unknown_apps: bool = False,
+    ) -> tuple[BenchmarkScenarioImportedFromJson, list[CompletedEvent], list[str]]:
+        """As :meth:`import_from_json`, as a benchmark scenario carrying ``hf_metadata``.
+
+        Apps missing from the file are not fetched from the Hugging Face Hub (the kernel
+        does no network I/O); such a file imports without apps.
+        """
+        scenario, completed, world_logs = self._import(
+            BenchmarkScenarioImportedFromJson,
+            json_str,
+            apps_to_skip,
+            apps_to_keep,
+            load_completed_events,
+            skip_unknown_apps,
+        )
+        assert scenario.metadata is not None  # always set by _import
+        scenario.hf_metadata = scenario.metadata.definition.hf_metadata
+        return scenario, completed, world_logs
+
+    def _import(
+        self,
+        scenario_class: type[ScenarioT],
+        json_str: str | bytes,
+        apps_to_skip: Sequence[str] | None,
+        apps_to_keep: Sequence[str] | None,
+        load_completed_events: bool,
+        skip_unknown_apps: bool,
+    ) -> tuple[ScenarioT, list[CompletedEvent], list[str]]:
+        trace, notes = read_trace(json_str)
+        definition = trace.metadata.definition
+        seed = 0 if definition.seed is None else definition.seed
+        builder = _Builder(trace, self.app_registry, ImportReport(normalisations=notes))
+        # Ids the file leaves empty are generated; the namespace makes them reproducible.
+        with id_namespace(f"import:{definition.scenario_id}:{seed}"):
+            builder.check_event_graph()
+            builder.build_apps(apps_to_skip, apps_to_keep, skip_unknown_apps)
+            events = builder.build_events(skip_unknown_apps)
+            completed = builder.build_completed_events(skip_unknown_apps)
+        hints = builder.build_hints()
+        report = builder.report
+        scenario = scenario_class(
+            scenario_id=definition.scenario_id,
+            seed=seed,
+            start_time=definition.start_time,
+            duration=definition.duration,
+            time_increment_in_seconds=definition.time_increment_in_seconds or 1,
+            tags=tuple(definition.tags or ()),
+            run_number=definition.run_number,
+            metadata=trace.metadata,
+            context=trace.context,
+            augmentation=trace.augmentation,
+            app_records=tuple(builder.kept_app_records),
+            import_report=report,
+        )
+        scenario.apps = list(builder.apps.values())
+        scenario.events = events
+        scenario.hints = hints
+        if report.skipped_apps or report.dropped_event_ids or report.dropped_completed_event_ids:
+            logger.warning(
+                "scenario %s imported without some of its content:\n%s",
+                definition.scenario_id,
+                report.summary(),
+            )
+        return scenario, completed if load_completed_events else [], list(trace.world_logs)
+
+
+class _Builder:
+    """The state of one import; each ``build_*`` raises ScenarioFormatError on a problem."""
+
+    def __init__(self, trace: ExportedTrace, registry: AppRegistry, report: ImportReport):
+        self.trace = trace
+        self.registry = registry
+        self.report = report
+        self.apps: dict[str, App] = {}
+        self.kept_app_records: list[ExportedApp] = []
+        self.skipped_apps: set[str] = set()
+        self.events_by_id: dict[str, AbstractEvent] = {}
+        self.dropped_ids: set[str] = set()
+        self.order: list[int] = []
+
+    # ----------------------------------------------------------------- graph
+
+    def check_event_graph(self) -> None:
+        """Unique ids, known dependencies, no cycles; sets ``order`` (topological)."""
+        events = self.trace.events
+        index_of: dict[str, int] = {}
+        for index, event in enumerate(events):
+            if event.event_id in index_of:
+                raise ScenarioFormatError(
+                    ["events", index, "event_id"],
+                    f"duplicate event id {event.event_id!r} "
+                    f"(also events[{index_of[event.event_id]}])",
+                )
+            index_of[event.event_id] = index
+        for index, event in enumerate(events):
+            for position, dependency in enumerate(event.dependencies):
+                if dependency not in index_of:
+                    raise ScenarioFormatError(
+                        ["events", index, "dependencies", position],
+                        f"unknown event id {dependency!r}",
+                    )
+        self.order = _topological_order(events, index_of)
+        known = set(index_of) | {event.event_id for event in self.trace.completed_events}
+        for position, hint in enumerate(self.trace.metadata.definition.hints):
+            associated = hint.associated_event_id
+            if associated is not None and associated not in known:
+                raise ScenarioFormatError(
+                    ["metadata", "definition", "hints", position, "associated_event_id"],
+                    f"unknown event id {associated!r}",
+                )
+
+    # ------------------------------------------------------------------ apps
+
+    def build_apps(
+        self,
+        apps_to_skip: Sequence[str] | None,
+        apps_to_keep: Sequence[str] | None,
+        skip_unknown_apps: bool,
+    ) -> None:
+        """Resolve, build and load every app not left out."""
+        records = self.trace.apps
+        classes: dict[int, type[App]] = {}
+        unknown: list[tuple[int, str, str]] = []
+        seen: dict[str, int] = {}
+        for index, record in enumerate(records):
+            if record.name in seen:
+                raise ScenarioFormatError(
+                    ["apps", index, "name"],
+                    f"duplicate app name {record.name!r} (also apps[{seen[record.name]}])",
+                )
+            seen[record.name] = index
+            if (apps_to_skip and record.name in apps_to_skip) or (
+                apps_to_keep is not None and record.name not in apps_to_keep
+            ):
+                self._skip_app(record.name)
+                continue
+            class_name = record.class_name or record.name
+            try:
+                classes[index] = self.registry.resolve(class_name)
+            except UnknownAppClassError as error:
+                unknown.append((index, class_name, str(error)))
+        if unknown and skip_unknown_apps:
+            for index, _, _ in unknown:
+                self._skip_app(records[index].name)
+        elif unknown:
+            first_index, _, first_reason = unknown[0]
+            names = ", ".join(f"{name} (apps[{index}])" for index, name, _ in unknown)
+            skip = ", ".join(repr(records[index].name) for index, _, _ in unknown)
+            raise ScenarioFormatError(
+                ["apps", first_index, "class_name"],
+                f"unknown app classes: {names}. Register them with register_app_class, "
+                f"or leave them out with apps_to_skip=[{skip}] ({first_reason})",
+            )
+        for index, app_class in classes.items():
+            record = records[index]
+            self.apps[record.name] = self._make_app(index, record, app_class)
+            self.kept_app_records.append(record)
+
+    def _skip_app(self, name: str) -> None:
+        self.skipped_apps.add(name)
+        self.report.skipped_apps.append(name)
+
+    @staticmethod
+    def _make_app(index: int, record: ExportedApp, app_class: type[App]) -> App:
+        try:
+            app = app_class() if record.name == app_class.__name__ else app_class(name=record.name)
+        except Exception as error:
+            raise ScenarioFormatError(
+                ["apps", index, "class_name"],
+                f"{app_class.__name__} cannot be built: {type(error).__name__}: {error}",
+            ) from None
+        if record.app_state is not None:
+            try:
+                app.load_state(record.app_state)
+            except Exception as error:
+                raise ScenarioFormatError(
+                    ["apps", index, "app_state"],
+                    f"{app_class.__name__} rejected this state: {type(error).__name__}: {error}",
+                ) from None
+        return app
+
+    # ---------------------------------------------------------------- events
+
+    def build_events(self, skip_unknown_apps: bool) -> list[AbstractEvent]:
+        """Build the scheduled events (file order), wired to their dependencies."""
+        events = self.trace.events
+        for index in self.order:
+            event = events[index]
+            path: list[str | int] = ["events", index]
+            reason = self._drop_reason(event, path, skip_unknown_apps)
+            if reason is not None:
+                self.dropped_ids.add(event.event_id)
+                self.report.dropped_event_ids.append(f"{event.event_id} ({reason})")
+                continue
+            self.events_by_id[event.event_id] = self._build_event(event, path)
+        built: list[AbstractEvent] = []
+        for event in events:
+            kernel_event = self.events_by_id.get(event.event_id)
+            if kernel_event is None:
+                continue
+            for dependency in event.dependencies:
+                parent = self.events_by_id[dependency]
+                kernel_event.dependencies.append(parent)
+                parent.successors.append(kernel_event)
+            built.append(kernel_event)
+        return built
+
+    def _drop_reason(
+        self, event: ExportedEvent, path: list[str | int], skip_unknown_apps: bool
+    ) -> str | None:
+        for dependency in event.dependencies:
+            if dependency in self.dropped_ids:
+                return f"depends on dropped {dependency}"
+        app = event.action.app if event.action is not None else None
+        if not app or app in self.apps:
+            return None
+        if app in self.skipped_apps:
+            return f"calls skipped app {app}"
+        if skip_unknown_apps:
+            self.skipped_apps.add(app)
+            self.report.skipped_apps.append(app)
+            return f"calls unknown app {app}"
+        raise ScenarioFormatError(
+            [*path, "action", "app"],
+            f"no app {app!r} in this scenario's apps ({', '.join(self.apps) or 'none'})",
+        )
+
+    def _build_event(self, event: ExportedEvent, path: list[str | int]) -> AbstractEvent:
+        if event.class_name not in EVENT_CLASSES:
+            raise ScenarioFormatError(
+                [*path, "class_name"],
+                f"unknown event class {event.class_name!r}; expected one of "
+                + ", ".join(EVENT_CLASSES),
+            )
+        common: dict[str, Any] = {
+            "event_type": _enum(EventType, event.event_type, [*path, "event_type"]),
+            "event_time": event.event_time,
+            "event_relative_time": event.event_relative_time,
+            "event_id": event.event_id,
+        }
+        if event.class_name == "Event":
+            action = self._require_action(event, path)
+            return Event(**common, action=self._action(action, [*path, "action"]))
+        if event.class_name == "OracleEvent":
+            return self._oracle(event, path, common)
+        if event.class_name == "StopEvent":
+            return StopEvent(**common)
+        return self._check_event(event, path, common)
+
+    @staticmethod
+    def _require_action(event: ExportedEvent, path: list[str | int]) -> ExportedAction:
+        if event.action is None or not event.action.function:
+            raise ScenarioFormatError(
+                [*path, "action"], f"{event.class_name} events need an action with a function"
+            )
+        return event.action
+
+    def _oracle(
+        self, event: ExportedEvent, path: list[str | int], common: dict[str, Any]
+    ) -> OracleEvent:
+        action = self._require_action(event, path)
+        action_path = [*path, "action"]
+        if not action.app:
+            raise ScenarioFormatError([*action_path, "app"], "an OracleEvent needs an app")
+        app = self.apps[action.app]
+        function = self._app_function(app, action, action_path)
+        args = self._args(action.args, function, action_path)
+        comparator_text = (
+            event.event_time_comparator if isinstance(event, ExportedOracleEvent) else None
+        )
+        comparator = (
+            None
+            if comparator_text is None
+            else _enum(EventTimeComparator, comparator_text, [*path, "event_time_comparator"])
+        )
+        assert action.function is not None  # checked by _require_action
+        return OracleEvent(
+            **common,
+            make_event=OracleCall(
+                event.event_id, common["event_type"], action.app, action.function, args
+            ),
+            action_desc=ActionDescription(
+                app=action.app,
+                function=action.function,
+                args=[
+                    {"name": arg.name, "value": args[arg.name], "value_type": arg.value_type}
+                    for arg in action.args or []
+                ],
+            ),
+            event_time_comparator=comparator,
+        )
+
+    def _check_event(
+        self, event: ExportedEvent, path: list[str | int], common: dict[str, Any]
+    ) -> AbstractEvent:
+        check = event.check
+        if check is None:
+            raise ScenarioFormatError(
+                [*path, "check"],
+                f"a {event.class_name} needs 'check' with its functions as "
+                "'package.module:function' references (ARE's exporter leaves them out)",
+            )
+        check_path = [*path, "check"]
+        every = 1 if check.schedule_every_ticks is None else check.schedule_every_ticks
+        if every < 1:
+            raise ScenarioFormatError(
+                [*check_path, "schedule_every_ticks"], f"must be >= 1, got {every}"
+            )
+        if event.class_name == "ConditionCheckEvent":
+            if check.condition is None:
+                raise ScenarioFormatError(
+                    [*check_path, "condition"], "a ConditionCheckEvent needs a condition"
+                )
+            condition = _reference(check.condition, [*check_path, "condition"])
+            action_id = event.action.action_id if event.action is not None else ""
+            return ConditionCheckEvent(
+                **common,
+                action=ConditionCheckAction(function=condition, action_id=action_id),
+                schedule_every_ticks=every,
+                timeout=check.timeout,
+            )
+        return ValidationEvent(
+            **common,
+            milestones=[
+                _reference(ref, [*check_path, "milestones", i])
+                for i, ref in enumerate(check.milestones)
+            ],
+            minefields=[
+                _reference(ref, [*check_path, "minefields", i])
+                for i, ref in enumerate(check.minefields)
+            ],
+            schedule_every_ticks=every,
+            timeout=check.timeout,
+        )
+
+    def _action(self, action: ExportedAction, path: list[str | int]) -> Action:
+        """An Action calling an app method, or a plain function when ``app`` is null."""
+        app: App | None = None
+        if action.app:
+            app = self.apps[action.app]
+            function = self._app_function(app, action, path)
+        else:
+            function = _reference(action.function or "", [*path, "function"])
+        return Action(
+            function=function,
+            args=self._args(action.args, function, path),
+            app=app,
+            action_id=action.action_id,
+            operation_type=_operation_type(action.operation_type, function, path),
+        )
+
+    @staticmethod
+    def _app_function(
+        app: App, action: ExportedAction, path: list[str | int]
+    ) -> Callable[..., Any]:
+        name = action.function or ""
+        function = getattr(app, name, None) if not name.startswith("_") else None
+        if not callable(function):
+            raise ScenarioFormatError(
+                [*path, "function"], f"app {app.name} ({type(app).__name__}) has no method {name!r}"
+            )
+        found: Callable[..., Any] = function
+        return found
+
+    @staticmethod
+    def _args(
+        args: list[ExportedActionArg] | None,
+        function: Callable[..., Any],
+        path: list[str | int],
+    ) -> dict[str, Any]:
+        decoded: dict[str, Any] = {}
+        for position, arg in enumerate(args or []):
+            arg_path = [*path, "args", position]
+            if arg.name in decoded:
+                raise ScenarioFormatError([*arg_path, "name"], f"duplicate arg {arg.name!r}")
+            try:
+                decoded[arg.name] = decode_value(arg.value, arg.value_type)
+            except ValueError as error:
+                raise ScenarioFormatError([*arg_path, "value"], str(error)) from None
+        try:
+            inspect.signature(function).bind(**decoded)
+        except TypeError as error:
+            raise ScenarioFormatError(
+                [*path, "args"], f"{_function_label(function)} cannot take these args: {error}"
+            ) from None
+        except ValueError:
+            pass  # no signature to check against (some builtins)
+        return decoded
+
+    # ------------------------------------------------------ completed events
+
+    def build_completed_events(self, skip_unknown_apps: bool) -> list[CompletedEvent]:
+        """Build the completed events, dropping those of left-out apps and events."""
+        built: list[CompletedEvent] = []
+        completed_by_id: dict[str, CompletedEvent] = {}
+        dropped: set[str] = set()
+        records = self.trace.completed_events
+        for index, record in enumerate(records):
+            path: list[str | int] = ["completed_events", index]
+            reason = self._completed_drop_reason(record, dropped, skip_unknown_apps, path)
+            if reason is not None:
+                dropped.add(record.event_id)
+                self.report.dropped_completed_event_ids.append(f"{record.event_id} ({reason})")
+                continue
+            event = self._completed_event(record, path, completed_by_id, dropped)
+            completed_by_id[record.event_id] = event
+            built.append(event)
+        return built
+
+    def _completed_drop_reason(
+        self,
+        record: ExportedCompletedEvent,
+        dropped: set[str],
+        skip_unknown_apps: bool,
+        path: list[str | int],
+    ) -> str | None:
+        if record.event_id in self.dropped_ids:
+            return "its event was dropped"
+        app = record.action.app if record.action is not None else None
+        if not app or app in self.apps:
+            return None
+        if app in self.skipped_apps:
+            return f"calls skipped app {app}"
+        if skip_unknown_apps:
+            self.skipped_apps.add(app)
+            self.report.skipped_apps.append(app)
+            return f"calls unknown app {app}"
+        raise ScenarioFormatError(
+            [*path, "action", "app"],
+            f"no app {app!r} in this scenario's apps ({', '.join(self.apps) or 'none'})",
+        )
+
+    def _completed_event(
+        self,
+        record: ExportedCompletedEvent,
+        path: list[str | int],
+        completed_by_id: dict[str, CompletedEvent],
+        dropped: set[str],
+    ) -> CompletedEvent:
+        if record.class_name not in COMPLETED_EVENT_CLASSES:
+            raise ScenarioFormatError(
+                [*path, "class_name"],
+                f"unknown completed event class {record.class_name!r}; expected one of "
+                + ", ".join(COMPLETED_EVENT_CLASSES),
+            )
+        event_type = _enum(EventType, record.event_type, [*path, "event_type"])
+        dependencies: list[AbstractEvent] = []
+        for position, dependency in enumerate(record.dependencies):
+            parent = self.events_by_id.get(dependency) or completed_by_id.get(dependency)
+            if parent is not None:
+                dependencies.append(parent)
+            elif dependency not in self.dropped_ids and dependency not in dropped:
+                raise ScenarioFormatError(
+                    [*path, "dependencies", position], f"unknown event id {dependency!r}"
+                )
+        action: Action | ConditionCheckAction | None = None
+        if event_type is EventType.CONDITION:
+            scheduled = self.events_by_id.get(record.event_id)
+            if not isinstance(scheduled, ConditionCheckEvent):
+                raise ScenarioFormatError(
+                    [*path, "event_id"],
+                    f"completed condition {record.event_id!r} has no ConditionCheckEvent "
+                    "with this id among the events (its function is defined there)",
+                )
+            action = scheduled.action
+        elif record.action is not None:
+            action = self._action(record.action, [*path, "action"])
+        common: dict[str, Any] = {
+            "event_type": event_type,
+            "event_time": record.event_time,
+            "event_relative_time": record.event_relative_time,
+            "event_id": record.event_id,
+            "dependencies": dependencies,
+            "action": action,
+            "metadata": self._metadata(record, path),
+        }
+        if record.class_name == "CompletedEvent":
+            return CompletedEvent(**common)
+        oracle = self.events_by_id.get(record.event_id)
+        return CompletedOracleEvent(
+            **common,
+            absolute_event_time=oracle.event_time if isinstance(oracle, OracleEvent) else None,
+            event_time_comparator=(
+                oracle.event_time_comparator if isinstance(oracle, OracleEvent) else None
+            ),
+        )
+
+    @staticmethod
+    def _metadata(record: ExportedCompletedEvent, path: list[str | int]) -> EventMetadata:
+        exported = record.metadata
+        if exported is None:
+            return EventMetadata()
+        try:
+            value = decode_return_value(exported.return_value, exported.return_value_type)
+        except ValueError as error:
+            raise ScenarioFormatError([*path, "metadata", "return_value"], str(error)) from None
+        return EventMetadata(
+            return_value=value,
+            exception=exported.exception,
+            exception_stack_trace=exported.exception_stack_trace,
+        )
+
+    # ----------------------------------------------------------------- hints
+
+    def build_hints(self) -> list[Hint]:
+        """The scenario's hints, with ARE's and the documentation's hint type names."""
+        hints: list[Hint] = []
+        for position, hint in enumerate(self.trace.metadata.definition.hints):
+            path: list[str | int] = ["metadata", "definition", "hints", position, "hint_type"]
+            hint_type = _HINT_ALIASES.get(hint.hint_type) or _enum(HintType, hint.hint_type, path)
+            hints.append(Hint(hint_type, hint.content, hint.associated_event_id))
+        return hints
+
+
+EnumT = TypeVar("EnumT", EventType, EventTimeComparator, HintType, OperationType)
+
+
+def _enum(enum_class: type[EnumT], text: str, path: JsonPath) -> EnumT:
+    """The member named (or valued) ``text``; ARE writes names, the kernel's values differ."""
+    for member in enum_class:
+        if text in (member.name, member.value):
+            return member
+    allowed = ", ".join(member.name for member in enum_class)
+    raise ScenarioFormatError(path, f"{text!r} is not one of {allowed}")
+
+
+def _operation_type(
+    text: str | None, function: Callable[..., Any], path: list[str | int]
+) -> OperationType:
+    if text is None:
+        return _default_operation_type(function)
+    return _enum(OperationType, text, [*path, "operation_type"])
+
+
+def _default_operation_type(function: Callable[..., Any]) -> OperationType:
+    declared = getattr(function, "__operation_type__", OperationType.READ)
+    return declared if isinstance(declared, OperationType) else OperationType.READ
+
+
+def _reference(reference: str, path: JsonPath) -> Callable[..., Any]:
+    try:
+        return resolve_callable_reference(reference)
+    except ValueError as error:
+        raise ScenarioFormatError(path, str(error)) from None
+
+
+def _function_label(function: Callable[..., Any]) -> str:
+    return getattr(function, "__qualname__", None) or repr(function)
+
+
+def _topological_order(events: Sequence[ExportedEvent], index_of: dict[str, int]) -> list[int]:
+    """Event indices, parents before children; a cycle is an error naming one of its edges."""
+    state = [0] * len(events)  # 0 unvisited, 1 on the current path, 2 done
+    order: list[int] = []
+    for root in range(len(events)):
+        if state[root]:
+            continue
+        # Iterative DFS: (index, next dependency position); the path is the stack.
+        stack: list[tuple[int, int]] = [(root, 0)]
+        state[root] = 1
+        while stack:
+            index, position = stack[-1]
+            dependencies = events[index].dependencies
+            if position == len(dependencies):
+                stack.pop()
+                state[index] = 2
+                order.append(index)
+                continue
+            stack[-1] = (index, position + 1)
+            parent = index_of[dependencies[position]]
+            if state[parent] == 1:
+                on_path = [i for i, _ in stack]
+                cycle = on_path[on_path.index(parent) :]
+                names = " -> ".join(events[i].event_id for i in [*cycle, parent])
+                raise ScenarioFormatError(
+                    ["events", index, "dependencies", position],
+                    f"dependency cycle: {names} (each depends on the next)",
+                )
+            if state[parent] == 0:
+                state[parent] = 1
+                stack.append((parent, 0))
+    return order
