@@ -122,8 +122,8 @@ class LLMSession:
         return Usage.of(self._calls)
 
     def close(self) -> None:
-        """Close the recorder, if any."""
-        if self.recorder is not None:
+        """Close the recorder, if any (a scoped child leaves that to its parent)."""
+        if self.recorder is not None and self._parent is None:
             self.recorder.close()
 
     @overload

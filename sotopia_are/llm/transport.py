@@ -44,6 +44,13 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
 
 
 def _cost(litellm: Any, response: Any) -> float | None:
+    """The USD cost of ``response``, or None when litellm has no price for the model."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:
+        # litellm already priced the response while logging it; pricing it again costs
+        # about a millisecond per call.
+        cost = hidden["response_cost"]
+        return None if cost is None else float(cost)
     try:
         return float(litellm.completion_cost(completion_response=response))
     except Exception:  # litellm raises plain Exception for unpriced models: cost unknown
