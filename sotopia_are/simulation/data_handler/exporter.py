@@ -1,0 +1,486 @@
+"""Exporting a scenario and its run as ARE's scenario JSON (``ExportedTrace``).
+
+Every event kind is written, including condition and validation events, whose functions
+become importable references (ARE leaves such events out); args and return values keep
+their types (see :mod:`.values`). Anything that cannot be written so that it imports
+again — a lambda condition, a tuple arg, an app class that cannot be found by name, an
+oracle without a description — raises :class:`ScenarioExportError` before anything is
+written. Exporting an imported scenario writes back the metadata, context and app states
+it was imported with, so export → import → export gives the same bytes.
+"""
+
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from sotopia_are.simulation.apps.app import App
+from sotopia_are.simulation.apps.registry import AppRegistry, default_app_registry
+from sotopia_are.simulation.environment import Environment
+from sotopia_are.simulation.scenarios.scenario import Scenario
+from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
+    BenchmarkScenarioImportedFromJson,
+    ScenarioImportedFromJson,
+)
+from sotopia_are.simulation.types import (
+    AbstractEvent,
+    Action,
+    CompletedEvent,
+    CompletedOracleEvent,
+    ConditionCheckAction,
+    ConditionCheckEvent,
+    Event,
+    OracleEvent,
+    StopEvent,
+    ValidationEvent,
+)
+
+from .callables import callable_reference
+from .errors import ScenarioExportError
+from .models import (
+    TRACE_V1_VERSION,
+    ExportedAction,
+    ExportedActionArg,
+    ExportedApp,
+    ExportedCompletedEvent,
+    ExportedEvent,
+    ExportedEventCheck,
+    ExportedEventMetadata,
+    ExportedHint,
+    ExportedOracleEvent,
+    ExportedTrace,
+    ExportedTraceAnnotationMetadata,
+    ExportedTraceDefinitionMetadata,
+    ExportedTraceMetadata,
+    ExportedTraceSimulationMetadata,
+)
+from .return_values import encode_return_value
+from .values import check_json_value, encode_value
+
+__all__ = ["JsonScenarioExporter", "SerializableLog"]
+
+logger = logging.getLogger(__name__)
+
+
+class SerializableLog(Protocol):
+    """A world log entry that can write itself as one JSON string (ARE's ``BaseAgentLog``)."""
+
+    def serialize(self) -> str: ...
+
+
+class JsonScenarioExporter:
+    """Writes a scenario, the completed events of its run and its metadata as JSON.
+
+    ``app_registry`` gives each app class the name written as its ``class_name``
+    (its registered name, else its import path).
+    """
+
+    def __init__(self, app_registry: AppRegistry | None = None) -> None:
+        self.app_registry = default_app_registry if app_registry is None else app_registry
+
+    def export_to_json(
+        self,
+        env: Environment,
+        scenario: Scenario,
+        scenario_id: str,
+        runner_config: dict[str, Any] | None = None,
+        model_id: str | None = None,
+        agent_id: str | None = None,
+        validation_decision: str | None = None,
+        annotation_id: str | None = None,
+        annotator_name: str | None = None,
+        context: str | None = None,
+        comment: str | None = None,
+        indent: int | None = None,
+        apps_state: dict[str, Any] | None = None,
+        world_logs: Sequence[str | SerializableLog] | None = None,
+        export_apps: bool = True,
+        scenario_exception: BaseException | None = None,
+        *,
+        completed_events: Sequence[CompletedEvent] | None = None,
+        annotation_date: float | None = None,
+    ) -> str:
+        """The trace as a JSON string; :class:`ScenarioExportError` if it cannot be written.
+
+        Parameters follow ARE. ``apps_state`` maps app names to
+        ``{"class_name": ..., "serialized_state": "<json>"}`` and replaces the scenario's
+        apps. ``completed_events`` defaults to ``env.event_log``; ``scenario_exception``
+        to ``env.exception``. Values not given are taken from an imported scenario's own
+        metadata; ``annotation_date`` otherwise defaults to now.
+        """
+        trace = self.to_trace(
+            env,
+            scenario,
+            scenario_id,
+            runner_config=runner_config,
+            model_id=model_id,
+            agent_id=agent_id,
+            validation_decision=validation_decision,
+            annotation_id=annotation_id,
+            annotator_name=annotator_name,
+            context=context,
+            comment=comment,
+            apps_state=apps_state,
+            world_logs=world_logs,
+            export_apps=export_apps,
+            scenario_exception=scenario_exception,
+            completed_events=completed_events,
+            annotation_date=annotation_date,
+        )
+        return trace.model_dump_json(indent=indent)
+
+    def export_to_json_file(
+        self,
+        env: Environment,
+        scenario: Scenario,
+        model_id: str | None = None,
+        agent_id: str | None = None,
+        validation_decision: str | None = None,
+        output_dir: str | None = None,
+        export_apps: bool = True,
+        scenario_exception: BaseException | None = None,
+        runner_config: dict[str, Any] | None = None,
+    ) -> tuple[bool, str | None]:
+        """Write the trace to ``<output_dir>/<scenario_id>[_run<n>].json``.
+
+        Returns ``(True, path)``, or ``(False, None)`` after logging why (the file is then
+        not written at all; it is written to a temporary file and renamed into place).
+        ``output_dir`` defaults to the system's temporary directory.
+        """
+        try:
+            text = self.export_to_json(
+                env,
+                scenario,
+                scenario.scenario_id,
+                runner_config=runner_config,
+                model_id=model_id,
+                agent_id=agent_id,
+                validation_decision=validation_decision,
+                export_apps=export_apps,
+                scenario_exception=scenario_exception,
+            )
+        except ScenarioExportError as error:
+            logger.error("cannot export scenario %s: %s", scenario.scenario_id, error)
+            return False, None
+        directory = tempfile.gettempdir() if output_dir is None else output_dir
+        run_number = getattr(scenario, "run_number", None)
+        suffix = "" if run_number is None else f"_run{run_number}"
+        path = os.path.join(directory, f"{scenario.scenario_id}{suffix}.json")
+        try:
+            os.makedirs(directory, exist_ok=True)
+            with tempfile.NamedTemporaryFile(
+                "w", encoding="utf-8", dir=directory, suffix=".tmp", delete=False
+            ) as handle:
+                handle.write(text)
+            os.replace(handle.name, path)
+        except OSError as error:
+            logger.error("cannot write %s: %s", path, error)
+            return False, None
+        return True, path
+
+    def to_trace(
+        self,
+        env: Environment,
+        scenario: Scenario,
+        scenario_id: str,
+        *,
+        runner_config: dict[str, Any] | None = None,
+        model_id: str | None = None,
+        agent_id: str | None = None,
+        validation_decision: str | None = None,
+        annotation_id: str | None = None,
+        annotator_name: str | None = None,
+        context: str | None = None,
+        comment: str | None = None,
+        apps_state: dict[str, Any] | None = None,
+        world_logs: Sequence[str | SerializableLog] | None = None,
+        export_apps: bool = True,
+        scenario_exception: BaseException | None = None,
+        completed_events: Sequence[CompletedEvent] | None = None,
+        annotation_date: float | None = None,
+    ) -> ExportedTrace:
+        """The trace as a model (what :meth:`export_to_json` serialises)."""
+        imported = scenario if isinstance(scenario, ScenarioImportedFromJson) else None
+        source = imported.metadata if imported is not None else None
+        exception = env.exception if scenario_exception is None else scenario_exception
+        source_definition = source.definition if source is not None else None
+        hf_metadata = (
+            scenario.hf_metadata
+            if isinstance(scenario, BenchmarkScenarioImportedFromJson)
+            else (source_definition.hf_metadata if source_definition is not None else None)
+        )
+        definition = ExportedTraceDefinitionMetadata(
+            scenario_id=scenario_id,
+            seed=scenario.seed,
+            duration=scenario.duration,
+            time_increment_in_seconds=scenario.time_increment_in_seconds,
+            start_time=scenario.start_time,
+            run_number=getattr(scenario, "run_number", None),
+            hints=[
+                ExportedHint(
+                    hint_type=hint.hint_type.value,
+                    content=hint.content,
+                    associated_event_id=hint.associated_event_id,
+                )
+                for hint in scenario.hints or []
+            ],
+            config=source_definition.config if source_definition else None,
+            has_a2a_augmentation=bool(source_definition and source_definition.has_a2a_augmentation),
+            has_tool_augmentation=bool(
+                source_definition and source_definition.has_tool_augmentation
+            ),
+            has_env_events_augmentation=bool(
+                source_definition and source_definition.has_env_events_augmentation
+            ),
+            has_exception=exception is not None,
+            exception_type=type(exception).__name__ if exception is not None else None,
+            exception_message=str(exception) if exception is not None else None,
+            tags=list(scenario.tags),
+            hf_metadata=hf_metadata,
+        )
+        simulation = (
+            source.simulation if source is not None and source.simulation is not None else None
+        )
+        if agent_id is not None or model_id is not None or simulation is None:
+            simulation = ExportedTraceSimulationMetadata(
+                agent_id=agent_id, model_id=model_id if agent_id else None
+            )
+        old = source.annotation if source is not None else None
+        annotation = ExportedTraceAnnotationMetadata(
+            annotation_id=annotation_id
+            if annotation_id is not None
+            else _get(old, "annotation_id"),
+            annotator=annotator_name if annotator_name is not None else _get(old, "annotator"),
+            validation_decision=(
+                validation_decision
+                if validation_decision is not None
+                else _get(old, "validation_decision")
+            ),
+            comment=comment if comment is not None else _get(old, "comment"),
+            date=(
+                annotation_date
+                if annotation_date is not None
+                else (old.date if old is not None else time.time())
+            ),
+        )
+        metadata = ExportedTraceMetadata(
+            definition=definition,
+            simulation=simulation,
+            annotation=annotation,
+            execution=source.execution if source is not None else None,
+            runner_config=(
+                runner_config
+                if runner_config is not None
+                else (source.runner_config if source is not None else None)
+            ),
+        )
+        if not export_apps and hf_metadata is None:
+            logger.warning(
+                "export_apps=False but the scenario has no Hugging Face metadata to recover "
+                "its apps from; exporting the apps anyway"
+            )
+            export_apps = True
+        log = env.event_log.list_view() if completed_events is None else completed_events
+        return ExportedTrace(
+            metadata=metadata,
+            world_logs=[
+                entry if isinstance(entry, str) else entry.serialize() for entry in world_logs or []
+            ],
+            apps=self._apps(scenario, apps_state) if export_apps else [],
+            events=[convert_event(event) for event in _all_events(scenario.events)],
+            completed_events=[convert_completed_event(event) for event in log],
+            version=TRACE_V1_VERSION,
+            context=context if context is not None else (imported.context if imported else None),
+            augmentation=imported.augmentation if imported is not None else None,
+        )
+
+    def _apps(self, scenario: Scenario, apps_state: dict[str, Any] | None) -> list[ExportedApp]:
+        if apps_state is not None:
+            return [_app_from_state(name, data) for name, data in apps_state.items()]
+        records = (
+            {record.name: record for record in scenario.app_records}
+            if isinstance(scenario, ScenarioImportedFromJson)
+            else {}
+        )
+        return [records.get(app.name) or self._live_app(app) for app in scenario.apps or []]
+
+    def _live_app(self, app: App) -> ExportedApp:
+        try:
+            class_name = self.app_registry.name_of(type(app))
+        except ValueError as error:
+            raise ScenarioExportError(f"app {app.name}: {error}") from None
+        state = app.get_state()
+        try:
+            check_json_value(state)
+        except ValueError as error:
+            raise ScenarioExportError(f"app {app.name}: state {error}") from None
+        if state is not None and not isinstance(state, dict):
+            raise ScenarioExportError(f"app {app.name}: get_state() must return a dict or None")
+        return ExportedApp(name=app.name, class_name=class_name, app_state=state)
+
+
+def convert_event(event: AbstractEvent) -> ExportedEvent:
+    """One scheduled event as the format writes it; ``ScenarioExportError`` if impossible."""
+    common: dict[str, Any] = {
+        "class_name": type(event).__name__,
+        "event_type": event.event_type.name,
+        "event_time": event.event_time,
+        "event_id": event.event_id,
+        "dependencies": [parent.event_id for parent in event.dependencies],
+        "event_relative_time": event.event_relative_time,
+    }
+    where = f"event {event.event_id}"
+    if type(event) is Event:
+        if event.action is None:
+            raise ScenarioExportError(f"{where} has no action")
+        return ExportedEvent(**common, action=convert_action(event.action, where))
+    if type(event) is OracleEvent:
+        description = event.action_desc
+        if description is None:
+            raise ScenarioExportError(
+                f"{where}: an oracle event needs an action_desc to be exported"
+            )
+        comparator = event.event_time_comparator
+        return ExportedOracleEvent(
+            **common,
+            action=ExportedAction(
+                action_id="",
+                app=description.app,
+                function=description.function,
+                operation_type=None,
+                args=[_arg(str(arg["name"]), arg["value"], where) for arg in description.args],
+            ),
+            event_time_comparator=comparator.value if comparator is not None else None,
+        )
+    if type(event) is ConditionCheckEvent:
+        if event.action is None:
+            raise ScenarioExportError(f"{where} has no condition")
+        return ExportedEvent(
+            **common,
+            action=_condition_action(event.action),
+            check=ExportedEventCheck(
+                condition=_reference(event.action.function, where),
+                schedule_every_ticks=event.schedule_every_ticks,
+                timeout=event.timeout,
+            ),
+        )
+    if type(event) is ValidationEvent:
+        return ExportedEvent(
+            **common,
+            check=ExportedEventCheck(
+                milestones=[_reference(f, where) for f in event.milestones],
+                minefields=[_reference(f, where) for f in event.minefields],
+                schedule_every_ticks=event.schedule_every_ticks,
+                timeout=event.timeout,
+            ),
+        )
+    if type(event) is StopEvent:
+        return ExportedEvent(**common)
+    raise ScenarioExportError(f"{where}: events of class {type(event).__name__} cannot be exported")
+
+
+def convert_completed_event(event: CompletedEvent) -> ExportedCompletedEvent:
+    """One completed event as the format writes it; ``ScenarioExportError`` if impossible."""
+    where = f"completed event {event.event_id}"
+    if type(event) not in (CompletedEvent, CompletedOracleEvent):
+        raise ScenarioExportError(f"{where}: class {type(event).__name__} cannot be exported")
+    if event.event_time is None:
+        raise ScenarioExportError(f"{where} has no event_time")
+    action: ExportedAction | None = None
+    if isinstance(event.action, Action):
+        action = convert_action(event.action, where)
+    elif isinstance(event.action, ConditionCheckAction):
+        action = _condition_action(event.action)
+    try:
+        value, value_type = encode_return_value(event.metadata.return_value)
+    except ValueError as error:
+        raise ScenarioExportError(f"{where}: return value {error}") from None
+    return ExportedCompletedEvent(
+        class_name=type(event).__name__,
+        event_type=event.event_type.name,
+        event_time=event.event_time,
+        event_id=event.event_id,
+        dependencies=[parent.event_id for parent in event.dependencies],
+        event_relative_time=event.event_relative_time,
+        action=action,
+        metadata=ExportedEventMetadata(
+            return_value=value,
+            return_value_type=value_type,
+            exception=event.metadata.exception,
+            exception_stack_trace=event.metadata.exception_stack_trace,
+        ),
+    )
+
+
+def convert_action(action: Action, where: str) -> ExportedAction:
+    """An app call (``app`` set) or a plain function call (``function`` as a reference)."""
+    args = action.resolved_args or action.args
+    return ExportedAction(
+        action_id=action.action_id,
+        app=action.app.name if action.app is not None else None,
+        function=(
+            action.function_name if action.app is not None else _reference(action.function, where)
+        ),
+        operation_type=action.operation_type.name,
+        args=[_arg(name, value, where) for name, value in args.items() if name != "self"],
+    )
+
+
+def _condition_action(action: ConditionCheckAction) -> ExportedAction:
+    return ExportedAction(action_id=action.action_id, function=action.function_name)
+
+
+def _arg(name: str, value: Any, where: str) -> ExportedActionArg:
+    try:
+        text, value_type = encode_value(value)
+    except ValueError as error:
+        raise ScenarioExportError(f"{where}: arg {name!r}: {error}") from None
+    return ExportedActionArg(name=name, value=text, value_type=value_type)
+
+
+def _reference(function: Any, where: str) -> str:
+    try:
+        return callable_reference(function)
+    except ValueError as error:
+        raise ScenarioExportError(f"{where}: {error}") from None
+
+
+def _app_from_state(name: str, data: Any) -> ExportedApp:
+    try:
+        class_name = data["class_name"]
+        state = json.loads(data["serialized_state"])
+    except (TypeError, KeyError, json.JSONDecodeError) as error:
+        raise ScenarioExportError(
+            f"apps_state[{name!r}] must be {{'class_name': str, 'serialized_state': JSON "
+            f"text}} ({type(error).__name__}: {error})"
+        ) from None
+    if not isinstance(class_name, str) or not (state is None or isinstance(state, dict)):
+        raise ScenarioExportError(
+            f"apps_state[{name!r}]: class_name must be a string and the state a JSON object"
+        )
+    return ExportedApp(name=name, class_name=class_name, app_state=state)
+
+
+def _all_events(roots: Iterable[AbstractEvent]) -> list[AbstractEvent]:
+    """The scenario's events and every event linked to them, listed events first.
+
+    The kernel schedules successors of completed events by itself, so a scenario may list
+    only its first events; the file must hold them all for dependencies to resolve.
+    """
+    ordered: list[AbstractEvent] = list(dict.fromkeys(roots))
+    seen = set(ordered)
+    position = 0
+    while position < len(ordered):
+        for linked in [*ordered[position].dependencies, *ordered[position].successors]:
+            if linked not in seen:
+                seen.add(linked)
+                ordered.append(linked)
+        position += 1
+    return ordered
+
+
+def _get(model: Any, field: str) -> Any:
+    return getattr(model, field) if model is not None else None
