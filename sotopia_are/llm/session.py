@@ -88,14 +88,26 @@ class LLMSession:
         self._parent: LLMSession | None = None
 
     @classmethod
-    def recording(cls, path: Path | str, config: LLMConfig | None = None) -> LLMSession:
+    def recording(
+        cls,
+        path: Path | str,
+        config: LLMConfig | None = None,
+        *,
+        prompts: PromptLibrary | None = None,
+    ) -> LLMSession:
         """A session that records every answered request to ``path`` (JSONL)."""
-        return cls(config, recorder=Recorder(path))
+        return cls(config, prompts=prompts, recorder=Recorder(path))
 
     @classmethod
-    def replaying(cls, path: Path | str, config: LLMConfig | None = None) -> LLMSession:
+    def replaying(
+        cls,
+        path: Path | str,
+        config: LLMConfig | None = None,
+        *,
+        prompts: PromptLibrary | None = None,
+    ) -> LLMSession:
         """A session that answers only from the recording at ``path``."""
-        return cls(config, replayer=Replayer(path))
+        return cls(config, prompts=prompts, replayer=Replayer(path))
 
     def scoped(self, scope: str) -> LLMSession:
         """A child session labelled ``scope`` (e.g. an episode id) sharing this one's

@@ -241,6 +241,8 @@ class LocalLLMServer:
                 pass
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass  # the client went away; nothing to answer
+        except ValueError:
+            pass  # not HTTP (bad request line or Content-Length): drop the connection
         except asyncio.CancelledError:
             # Cancelled only by stop(). Ending normally keeps asyncio's start_server callback
             # from logging the cancellation as an unhandled error.

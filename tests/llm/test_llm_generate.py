@@ -97,8 +97,7 @@ async def test_malformed_output_is_repaired_with_the_error_shown(
     call = result.call
     assert [a.error_kind for a in call.attempts] == ["invalid_output", None]
     assert call.attempts[0].raw_text == '{"score": "high"}'
-    assert call.messages == [*(m for m in call.messages)]  # messages of the first request
-    assert len(call.messages) == len(first.messages)
+    assert len(call.messages) == len(first.messages)  # the record keeps the first request's
 
 
 async def test_output_that_never_validates_raises_with_every_attempt(
@@ -150,3 +149,12 @@ async def test_params_are_sent(
     body = llm_server.chat_requests[0].body
     assert (body["temperature"], body["max_tokens"], body["seed"]) == (0.0, 50, 3)
     assert result.call.params == {"temperature": 0.0, "max_tokens": 50, "seed": 3}
+
+
+def test_the_server_serves_models_and_rejects_unknown_routes(llm_server: LocalLLMServer) -> None:
+    import httpx
+
+    models = httpx.get(f"{llm_server.url}/models").json()
+    assert models["data"][0]["id"] == "test-model"
+    assert httpx.get(f"{llm_server.base_url}/nowhere").status_code == 404
+    assert httpx.post(f"{llm_server.url}/chat/completions", content=b"{oops").status_code == 400

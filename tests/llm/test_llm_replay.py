@@ -50,8 +50,7 @@ async def test_replay_reproduces_a_recorded_run_without_the_network(
     assert RecordedExchange.model_validate_json(lines[3]).response.text == "not json"
 
     llm_server.stop()  # replay must never touch the network
-    replayed = LLMSession.replaying(recording, recorded.config)
-    replayed.prompts = recorded.prompts
+    replayed = LLMSession.replaying(recording, recorded.config, prompts=recorded.prompts)
     assert await _run(replayed) == original == ["one", "two", "three", Move(action="leave")]
     assert [c.raw_text for c in replayed.calls] == [c.raw_text for c in recorded.calls]
     assert [len(c.attempts) for c in replayed.calls] == [1, 1, 1, 2]
@@ -121,3 +120,16 @@ async def test_cache_hits_do_not_reach_the_server(
     reloaded = make_session({"cache": ResponseCache(tmp_path / "cache.jsonl")})
     await reloaded.generate(MODEL, "test/plain.j2", {"word": "b"})
     assert len(llm_server.chat_requests) == 2
+
+
+async def test_recording_classmethod_writes_the_file(
+    tmp_path: Path, make_session: Callable[..., LLMSession]
+) -> None:
+    template_session = make_session()
+    session = LLMSession.recording(
+        tmp_path / "r.jsonl", template_session.config, prompts=template_session.prompts
+    )
+    await session.generate(MODEL, "test/plain.j2", {"word": "a"})
+    session.close()
+    [line] = (tmp_path / "r.jsonl").read_text().splitlines()
+    assert RecordedExchange.model_validate_json(line).response.text == "Say a."
