@@ -17,8 +17,8 @@ __all__ = [
     "always_true",
     "are_registry",
     "echo_was_called",
+    "make_test_registry",
     "never_true",
-    "test_registry",
 ]
 
 
@@ -120,7 +120,7 @@ class Echo(_StatefulApp):
         return None
 
 
-def test_registry() -> AppRegistry:
+def make_test_registry() -> AppRegistry:
     """A registry knowing :class:`Echo` (and the ARE stand-ins)."""
     registry = are_registry()
     registry.register(Echo)

@@ -57,6 +57,7 @@ from .models import (
     ExportedTraceMetadata,
     ExportedTraceSimulationMetadata,
 )
+from .oracle_call import OracleCall
 from .return_values import encode_return_value
 from .values import check_json_value, encode_value
 
@@ -347,7 +348,10 @@ def convert_event(event: AbstractEvent) -> ExportedEvent:
         return ExportedOracleEvent(
             **common,
             action=ExportedAction(
-                action_id="",
+                # ARE writes ""; an imported oracle knows the id its runs use, so keep it.
+                action_id=(
+                    event.make_event.action_id if isinstance(event.make_event, OracleCall) else ""
+                ),
                 app=description.app,
                 function=description.function,
                 operation_type=None,

@@ -16,7 +16,6 @@ a warning and listed on ``scenario.import_report``.
 import inspect
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sotopia_are.simulation.apps.app import App
@@ -25,14 +24,13 @@ from sotopia_are.simulation.apps.registry import (
     UnknownAppClassError,
     default_app_registry,
 )
-from sotopia_are.simulation.ids import IdSource, id_namespace
+from sotopia_are.simulation.ids import id_namespace
 from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
     BenchmarkScenarioImportedFromJson,
     ImportReport,
     ScenarioImportedFromJson,
 )
 from sotopia_are.simulation.types import (
-    AbstractEnvironment,
     AbstractEvent,
     Action,
     ActionDescription,
@@ -63,11 +61,12 @@ from .models import (
     ExportedOracleEvent,
     ExportedTrace,
 )
+from .oracle_call import OracleCall, default_operation_type
 from .reader import SUPPORTED_VERSIONS, read_trace
 from .return_values import decode_return_value
 from .values import decode_value
 
-__all__ = ["JsonScenarioImporter", "OracleCall"]
+__all__ = ["JsonScenarioImporter"]
 
 logger = logging.getLogger(__name__)
 
@@ -77,36 +76,6 @@ EVENT_CLASSES = ("Event", "OracleEvent", "ConditionCheckEvent", "ValidationEvent
 COMPLETED_EVENT_CLASSES = ("CompletedEvent", "CompletedOracleEvent")
 # ARE's documentation names hint types in lower case; the kernel's enum is upper case.
 _HINT_ALIASES = {"task": HintType.TASK_HINT, "environment": HintType.ENVIRONMENT_HINT}
-
-
-@dataclass(frozen=True)
-class OracleCall:
-    """The ``make_event`` of an imported oracle: the expected call on the running env's app.
-
-    Its action id is derived from the oracle's event id, so every run makes the same one.
-    """
-
-    event_id: str
-    event_type: EventType
-    app_name: str
-    function_name: str
-    args: dict[str, Any]
-
-    def __call__(self, env: AbstractEnvironment) -> AbstractEvent:
-        app = env.get_app(self.app_name)
-        function = getattr(app, self.function_name)
-        return Event(
-            event_type=self.event_type,
-            event_id=self.event_id,
-            action=Action(
-                function=function,
-                args=dict(self.args),
-                app=app,
-                action_id=f"{self.app_name}.{self.function_name}-"
-                + IdSource(f"oracle:{self.event_id}").next(),
-                operation_type=_default_operation_type(function),
-            ),
-        )
 
 
 class JsonScenarioImporter:
@@ -431,7 +400,12 @@ class _Builder:
         return OracleEvent(
             **common,
             make_event=OracleCall(
-                event.event_id, common["event_type"], action.app, action.function, args
+                event_id=event.event_id,
+                event_type=common["event_type"],
+                app_name=action.app,
+                function_name=action.function,
+                args=args,
+                action_id=action.action_id,
             ),
             action_desc=ActionDescription(
                 app=action.app,
@@ -682,13 +656,8 @@ def _operation_type(
     text: str | None, function: Callable[..., Any], path: list[str | int]
 ) -> OperationType:
     if text is None:
-        return _default_operation_type(function)
+        return default_operation_type(function)
     return _enum(OperationType, text, [*path, "operation_type"])
-
-
-def _default_operation_type(function: Callable[..., Any]) -> OperationType:
-    declared = getattr(function, "__operation_type__", OperationType.READ)
-    return declared if isinstance(declared, OperationType) else OperationType.READ
 
 
 def _reference(reference: str, path: JsonPath) -> Callable[..., Any]:
