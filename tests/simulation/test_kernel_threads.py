@@ -1,0 +1,151 @@
+"""The thread driver: start/stop/join/pause/resume, run(), loops and failures."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from _kernel_apps import CounterApp
+
+from sotopia_are.simulation.environment import (
+    Environment,
+    EnvironmentConfig,
+    EnvironmentState,
+)
+from sotopia_are.simulation.scenarios.scenario import Scenario
+from sotopia_are.simulation.types import (
+    CompletedEvent,
+    ConditionCheckEvent,
+    Event,
+    EventType,
+)
+
+
+def counter_scenario(*delays: float) -> tuple[Scenario, CounterApp]:
+    app = CounterApp()
+    events = [Event.from_function(app.add, amount=1).delayed(d) for d in delays]
+    return Scenario(scenario_id="threads", apps=[app], events=list(events)), app
+
+
+def test_queue_loop_exits_when_no_events_are_left() -> None:
+    scenario, app = counter_scenario(10, 3600, 86400)
+    env = Environment(
+        EnvironmentConfig(queue_based_loop=True, exit_when_no_events=True, duration=None)
+    )
+    env.run(scenario)
+    assert app.total == 3 and env.state is EnvironmentState.STOPPED
+    assert [e.event_time for e in env.event_log] == [10, 3600, 86400]
+
+
+def test_queue_loop_waits_for_new_events_until_stopped() -> None:
+    app = CounterApp()
+    env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None))
+    env.register_apps([app])
+    env.start()
+    env.schedule(Event.from_function(app.add, amount=1).delayed(5))
+    deadline = time.monotonic() + 5
+    while len(env.event_log) < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert env.is_running() and env.event_log[0].event_time == 5
+    env.stop()
+    assert env.state is EnvironmentState.STOPPED and not env.is_running()
+
+
+def test_queue_loop_ends_at_the_duration() -> None:
+    scenario, app = counter_scenario(1, 2, 50)
+    env = Environment(EnvironmentConfig(queue_based_loop=True, duration=10))
+    env.run(scenario)
+    assert app.total == 2 and env.state is EnvironmentState.STOPPED
+
+
+def test_virtual_time_based_loop_ticks_without_sleeping() -> None:
+    scenario, _ = counter_scenario(2.5, 7)
+    config = EnvironmentConfig(duration=3600, virtual_clock=True, time_increment_in_seconds=2)
+    env = Environment(config)
+    started = time.monotonic()
+    env.run(scenario)
+    assert time.monotonic() - started < 2
+    # Ticks at 0, 2, 4, …: an event runs at the first tick at or after its time.
+    assert [e.event_time for e in env.event_log] == [4, 8]
+    assert env.current_time == 3600
+
+
+def test_agent_calls_from_another_thread_are_logged_while_the_loop_runs() -> None:
+    app = CounterApp()
+    env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None))
+    env.register_apps([app])
+    env.schedule([Event.from_function(app.read).delayed(d) for d in range(200)])
+    env.start()
+    workers = [threading.Thread(target=lambda: [app.add(1) for _ in range(50)]) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    env.stop()
+    agent = [e for e in env.event_log if e.event_type is EventType.AGENT]
+    assert len(agent) == 100 and app.total == 100
+
+
+def test_pause_blocks_processing_until_resume() -> None:
+    app = CounterApp()
+    env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None))
+    env.register_apps([app])
+    env.start()
+    env.pause()
+    env.schedule(Event.from_function(app.add, amount=1).delayed(1))
+    time.sleep(0.1)
+    assert len(env.event_log) == 0 and env.state is EnvironmentState.PAUSED
+    env.resume()
+    deadline = time.monotonic() + 5
+    while not len(env.event_log) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    env.stop()
+    assert app.total == 1
+
+
+def test_run_and_start_refuse_to_run_twice() -> None:
+    scenario, _ = counter_scenario(1)
+    env = Environment(EnvironmentConfig(queue_based_loop=True, exit_when_no_events=True))
+    env.run(scenario)
+    with pytest.raises(RuntimeError, match="fresh environment"):
+        env.run(scenario)
+    with pytest.raises(RuntimeError, match="already started"):
+        env.start()
+
+
+def test_a_failing_listener_fails_the_environment() -> None:
+    scenario, _ = counter_scenario(1, 2)
+    env = Environment(EnvironmentConfig(queue_based_loop=True, exit_when_no_events=True))
+
+    def broken(event: CompletedEvent) -> None:
+        raise OSError("sink is down")
+
+    env.add_completed_event_listener(broken)
+    env.run(scenario)
+    assert env.state is EnvironmentState.FAILED
+    assert isinstance(env.exception, OSError) and len(env.event_log) == 1
+
+
+def test_condition_made_true_by_the_last_event_is_seen_before_exiting() -> None:
+    app = CounterApp()
+    check = ConditionCheckEvent.from_condition(lambda env: app.total == 1)
+    after = Event.from_function(app.add, amount=10).depends_on(check, 1)
+    first = Event.from_function(app.add, amount=1).delayed(4)
+    scenario = Scenario(scenario_id="sweep", apps=[app], events=[check, after, first])
+    env = Environment(EnvironmentConfig(queue_based_loop=True, exit_when_no_events=True))
+    env.run(scenario)
+    assert app.total == 11 and [e.event_time for e in env.event_log] == [4, 4, 5]
+
+
+def test_config_validation_names_the_field() -> None:
+    with pytest.raises(ValueError, match="time_increment_in_seconds"):
+        EnvironmentConfig(time_increment_in_seconds=0)
+    with pytest.raises(ValueError, match="duration must be seconds >= 0"):
+        EnvironmentConfig(duration=-1)
+    with pytest.raises(ValueError, match="start_time"):
+        EnvironmentConfig(start_time="noon")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="wait_for_user_input_timeout"):
+        EnvironmentConfig(wait_for_user_input_timeout=-2)
+    assert EnvironmentConfig(queue_based_loop=True).uses_virtual_clock
+    assert not EnvironmentConfig().uses_virtual_clock
