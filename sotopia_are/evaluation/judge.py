@@ -1,0 +1,168 @@
+"""The LLM judge: rates every participant of an episode on a rubric's dimensions.
+
+It plays the role of Sotopia's ``ReachGoalLLMEvaluator``. The prompt is the Jinja2
+template ``prompts/judge_sotopia_eval.j2`` (any rubric fits it); the answer is parsed
+through the LLM layer into the model :meth:`Rubric.output_model` builds, so an
+out-of-range score, a missing dimension or malformed JSON is sent back to the model with
+the error and asked again, up to ``LLMConfig.output_attempts`` answers. A sample that
+still has no valid answer is recorded as a :class:`JudgeFailure` with every raw answer.
+
+The judge is omniscient by design (DESIGN.md, rule 4): it reads the whole log,
+including private actions, which the transcript marks as private.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, JsonValue
+
+from sotopia_are.llm import GenerationError, LLMCall, LLMSession, TransientLLMError
+from sotopia_are.messages import ScriptBackground
+
+from .result import AgentRating, DimensionScore, Evaluation, JudgeFailure
+from .rubric import SOTOPIA_EVAL, Rubric
+
+__all__ = ["JUDGE_TEMPLATE", "LLMJudge"]
+
+JUDGE_TEMPLATE = "judge_sotopia_eval.j2"
+"""The packaged judge prompt; its variables are listed at the top of the file."""
+
+# Failures of the model's answers (or of a provider that never answered) are part of an
+# evaluation's result; configuration errors (bad key, unknown model, broken template,
+# replay miss) are raised, since no rerun would fix them.
+_RECORDED_FAILURES = (GenerationError, TransientLLMError)
+
+
+class LLMJudge:
+    """Rates each participant on ``rubric`` with ``model``, ``samples`` times.
+
+    ``samples`` independent calls run concurrently; each dimension reports the mean and
+    the spread of the valid samples (see :class:`DimensionScore`). Repeated samples only
+    differ if the model samples (``params={"temperature": ...}`` above 0) and no response
+    cache answers the repeats. ``session`` defaults to a fresh :class:`LLMSession`;
+    ``params`` are sent with every call; ``template`` names another judge prompt taking
+    the same variables.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        rubric: Rubric = SOTOPIA_EVAL,
+        *,
+        samples: int = 1,
+        session: LLMSession | None = None,
+        params: Mapping[str, JsonValue] | None = None,
+        template: str = JUDGE_TEMPLATE,
+    ) -> None:
+        if samples < 1:
+            raise ValueError(f"samples must be at least 1, got {samples}")
+        self.model = model
+        self.rubric = rubric
+        self.samples = samples
+        self.session = session or LLMSession()
+        self.params = dict(params or {})
+        self.template = template
+
+    def __repr__(self) -> str:
+        return (
+            f"LLMJudge(model={self.model!r}, rubric={self.rubric.name!r}, samples={self.samples})"
+        )
+
+    def variables(self, background: ScriptBackground, transcript: str) -> dict[str, Any]:
+        """The template variables for an episode with ``background`` and ``transcript``."""
+        return {
+            "scenario": background.scenario,
+            "agents": [
+                {"name": name, "background": text, "goal": goal}
+                for name, text, goal in zip(
+                    background.agent_names,
+                    background.agent_backgrounds,
+                    background.agent_goals,
+                    strict=True,
+                )
+            ],
+            "transcript": transcript,
+            "rubric": self.rubric,
+            "dimensions": list(self.rubric.dimensions),
+        }
+
+    async def evaluate(
+        self,
+        background: ScriptBackground,
+        transcript: str,
+        *,
+        session: LLMSession | None = None,
+    ) -> Evaluation:
+        """Rate every participant of ``background`` from the omniscient ``transcript``.
+
+        ``session`` (e.g. an episode's scoped session) replaces the judge's own for this
+        call, so the judge's calls are accounted with the episode's.
+        """
+        names = list(background.agent_names)
+        output_type = self.rubric.output_model(names)
+        variables = self.variables(background, transcript)
+        use = session or self.session
+        outcomes = await asyncio.gather(
+            *(
+                self._sample(use, variables, output_type, number)
+                for number in range(1, self.samples + 1)
+            )
+        )
+        answers = [value for value, _call in outcomes if isinstance(value, BaseModel)]
+        return Evaluation(
+            rubric=self.rubric.name,
+            model=self.model,
+            agent_names=names,
+            samples=self.samples,
+            valid_samples=len(answers),
+            ratings=self._ratings(names, answers) if answers else [],
+            failures=[value for value, _call in outcomes if isinstance(value, JudgeFailure)],
+            calls=[call for _value, call in outcomes if call is not None],
+        )
+
+    async def _sample(
+        self,
+        session: LLMSession,
+        variables: Mapping[str, Any],
+        output_type: type[BaseModel],
+        number: int,
+    ) -> tuple[BaseModel | JudgeFailure, LLMCall | None]:
+        """One judge call: the validated answer or the failure, and the call's record."""
+        try:
+            generation = await session.generate(
+                self.model, self.template, variables, output_type, params=self.params
+            )
+        except _RECORDED_FAILURES as exc:
+            failure = JudgeFailure(
+                sample=number,
+                error_type=type(exc).__name__,
+                error=str(exc),
+                attempts=exc.call.attempts if exc.call is not None else [],
+            )
+            return failure, exc.call
+        return generation.value, generation.call
+
+    def _ratings(self, names: list[str], answers: list[BaseModel]) -> list[AgentRating]:
+        dumped = [answer.model_dump() for answer in answers]
+        ratings = []
+        for index, name in enumerate(names, start=1):
+            per_sample = [answer[f"agent_{index}"] for answer in dumped]
+            ratings.append(
+                AgentRating.of(
+                    name,
+                    [
+                        DimensionScore.of(
+                            d.name,
+                            d.low,
+                            d.high,
+                            [sample[d.name]["score"] for sample in per_sample],
+                            [sample[d.name]["reasoning"] for sample in per_sample],
+                        )
+                        for d in self.rubric.dimensions
+                    ],
+                )
+            )
+        return ratings

@@ -1,0 +1,184 @@
+"""Rubrics: the dimensions a judge rates every participant on, and the output model built
+from them.
+
+A :class:`Rubric` is data — a list of :class:`Dimension`\\ s (name, integer range,
+description) — defined in code or in a JSON file of the same shape as the built-in ones
+in ``prompts/rubrics/``. :meth:`Rubric.output_model` turns it into the pydantic model the
+judge's answer must validate against: one entry per participant, and in it one
+``{"reasoning": str, "score": int}`` per dimension with the score bounded by the range.
+An out-of-range score or a missing dimension is therefore a validation error, which the
+LLM layer sends back to the model (never clipped, never defaulted).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+
+from sotopia_are.llm import packaged_prompts_dir
+
+__all__ = ["GOAL_ONLY", "SOTOPIA_EVAL", "Dimension", "Rubric", "RubricError", "builtin_rubrics"]
+
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*\Z")
+_RUBRICS_DIR = "rubrics"
+
+
+class RubricError(ValueError):
+    """A rubric file or definition that cannot be used; the message names the fix."""
+
+
+class Dimension(BaseModel):
+    """One rated dimension: an integer score from ``low`` to ``high`` (both included).
+
+    ``name`` is a lower-case identifier (it becomes a JSON key); ``description`` tells
+    the judge what the dimension means and what the ends of the range stand for.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    low: int
+    high: int
+    description: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> Dimension:
+        if not _IDENTIFIER.match(self.name):
+            raise ValueError(
+                f"dimension name {self.name!r} must be a lower-case identifier "
+                "(letters, digits, underscores; starting with a letter)"
+            )
+        if self.low >= self.high:
+            raise ValueError(
+                f"dimension {self.name!r}: low ({self.low}) must be below high ({self.high})"
+            )
+        return self
+
+
+class Rubric(BaseModel):
+    """A named list of dimensions (at least one, distinct names), in rating order."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    dimensions: tuple[Dimension, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _distinct_names(self) -> Rubric:
+        names = self.dimension_names
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"dimension names must be distinct; repeated: {duplicates}")
+        return self
+
+    @property
+    def dimension_names(self) -> list[str]:
+        """The dimensions' names, in order."""
+        return [d.name for d in self.dimensions]
+
+    @classmethod
+    def from_file(cls, path: Path | str) -> Rubric:
+        """Read a rubric from a JSON file (``{"name", "description"?, "dimensions": [...]}``).
+
+        Raises :class:`RubricError` naming the file and every problem in it.
+        """
+        path = Path(path)
+        try:
+            data: Any = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise RubricError(f"cannot read rubric file {path}: {exc.strerror}") from exc
+        except json.JSONDecodeError as exc:
+            raise RubricError(
+                f"rubric file {path}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
+                f"{exc.msg}"
+            ) from exc
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise RubricError(f"rubric file {path}: {problems}") from exc
+
+    @classmethod
+    def load(cls, source: Path | str) -> Rubric:
+        """A built-in rubric by name (see :func:`builtin_rubrics`) or a rubric file's path."""
+        builtin = _builtin_path(str(source))
+        if isinstance(source, str) and builtin.is_file():
+            return cls.from_file(builtin)
+        path = Path(source)
+        if path.is_file():
+            return cls.from_file(path)
+        raise RubricError(
+            f"no rubric {str(source)!r}: give a rubric file's path or one of the built-in "
+            f"rubrics {builtin_rubrics()}"
+        )
+
+    def output_model(self, agent_names: Sequence[str]) -> type[BaseModel]:
+        """The model a judge's answer must validate against, for these participants.
+
+        Its JSON keys are the participants' names (in order); each holds one
+        ``{"reasoning", "score"}`` object per dimension, reasoning first so the model
+        thinks before it scores.
+        """
+        ratings: dict[str, Any] = {
+            d.name: (
+                _rating_model(d),
+                # The rubric text lives in the prompt; the schema only repeats the range.
+                Field(description=f"{d.name}: {d.low} to {d.high}, as the rubric defines it"),
+            )
+            for d in self.dimensions
+        }
+        per_agent: type[BaseModel] = create_model(f"{_camel(self.name)}Ratings", **ratings)
+        # Participant names are arbitrary text, so they are aliases of positional fields.
+        fields: dict[str, Any] = {
+            f"agent_{index}": (per_agent, Field(alias=name, description=f"the ratings of {name}"))
+            for index, name in enumerate(agent_names, start=1)
+        }
+        model: type[BaseModel] = create_model(f"{_camel(self.name)}Evaluation", **fields)
+        return model
+
+
+def _rating_model(dimension: Dimension) -> type[BaseModel]:
+    model: type[BaseModel] = create_model(
+        f"{_camel(dimension.name)}Rating",
+        reasoning=(str, Field(description="why this score: evidence from the interaction")),
+        score=(
+            int,
+            Field(
+                ge=dimension.low,
+                le=dimension.high,
+                description=f"an integer from {dimension.low} to {dimension.high}",
+            ),
+        ),
+    )
+    return model
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", name) if part)
+
+
+def _builtin_path(name: str) -> Path:
+    return packaged_prompts_dir() / _RUBRICS_DIR / f"{name}.json"
+
+
+def builtin_rubrics() -> list[str]:
+    """The names of the rubrics shipped in ``prompts/rubrics/``."""
+    return sorted(p.stem for p in (packaged_prompts_dir() / _RUBRICS_DIR).glob("*.json"))
+
+
+SOTOPIA_EVAL: Rubric = Rubric.from_file(_builtin_path("sotopia_eval"))
+"""The seven SOTOPIA-Eval dimensions: believability 0..10, relationship -5..5, knowledge
+0..10, secret -10..0, social_rules -10..0, financial_and_material_benefits -5..5, goal
+0..10."""
+
+GOAL_ONLY: Rubric = Rubric.from_file(_builtin_path("goal_only"))
+"""Goal completion alone, 0..10."""
