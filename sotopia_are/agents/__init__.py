@@ -1,0 +1,26 @@
+"""Episode participants: the objects the social runner asks for actions.
+
+Every agent here satisfies :class:`sotopia_are.social.protocol.SocialAgent` (a ``name``,
+``async act(turn) -> AgentAction`` and ``call_records()``). This layer imports
+``messages``, ``social`` and ``llm`` only.
+"""
+
+from sotopia_are.agents.llm_agent import ACTION_TEMPLATE, LLMAgent, action_output_type
+from sotopia_are.agents.scripted_agent import (
+    OnExhausted,
+    ScriptedAgent,
+    ScriptExhaustedError,
+    ScriptMismatchError,
+    script_turns,
+)
+
+__all__ = [
+    "ACTION_TEMPLATE",
+    "LLMAgent",
+    "OnExhausted",
+    "ScriptExhaustedError",
+    "ScriptMismatchError",
+    "ScriptedAgent",
+    "action_output_type",
+    "script_turns",
+]

@@ -1,0 +1,164 @@
+"""LLMAgent through litellm's real HTTP path against the local test server."""
+
+import json
+from collections.abc import Callable
+
+import pytest
+from agents_support import MODEL, make_turn
+
+from sotopia_are.agents import LLMAgent
+from sotopia_are.llm import GenerationError, LLMSession
+from sotopia_are.messages import AgentAction, ScriptBackground
+from sotopia_are.social.protocol import SocialAgent
+from sotopia_are.testing import LocalLLMServer
+
+NAMES = ["Alice Park", "Bob Stone", "Carol Diaz"]
+GOALS = [
+    "Sell the old bike for at least 80 dollars.",
+    "Buy a bike for under 50 dollars.",
+    "Persuade Alice to donate the bike to the school.",
+]
+
+
+def background(viewer: str | None) -> ScriptBackground:
+    """The context as ``viewer`` sees it (others' goals hidden); None: omniscient."""
+    return ScriptBackground(
+        scenario="A yard sale on a Saturday morning.",
+        agent_names=NAMES,
+        agent_backgrounds=[f"{name} lives on Elm Street." for name in NAMES],
+        agent_goals=[
+            goal if viewer in (None, name) else "Unknown"
+            for name, goal in zip(NAMES, GOALS, strict=True)
+        ],
+    )
+
+
+def prompt_text(server: LocalLLMServer, index: int = 0) -> str:
+    return "\n".join(m["content"] for m in server.chat_requests[index].messages)
+
+
+async def test_a_structured_reply_becomes_the_action(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue('{"action_type": "speak", "argument": "Nice bike, how much?"}')
+    agent = LLMAgent("Bob Stone", MODEL, make_session())
+    assert isinstance(agent, SocialAgent)
+    action = await agent.act(make_turn("Bob Stone", background("Bob Stone")))
+    assert action == AgentAction(action_type="speak", argument="Nice bike, how much?")
+    [call] = agent.call_records()
+    assert call.ok and call.template == "agent_action.j2" and call.output_type == "AgentAction"
+    assert call.parsed == {"action_type": "speak", "argument": "Nice bike, how much?", "to": None}
+
+
+async def test_a_private_action_keeps_its_recipients(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue(
+        json.dumps({"action_type": "speak", "argument": "Psst, bid low.", "to": ["Bob Stone"]})
+    )
+    agent = LLMAgent("Carol Diaz", MODEL, make_session())
+    action = await agent.act(make_turn("Carol Diaz", background("Carol Diaz")))
+    assert action.to == ["Bob Stone"] and action.argument == "Psst, bid low."
+    prompt = prompt_text(llm_server)
+    assert "chosen from: Alice Park, Bob Stone." in prompt
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [
+        (
+            {"action_type": "speak", "argument": "hi", "to": ["Zed"]},
+            "unknown recipient 'Zed' of a private message from 'Alice Park'; "
+            "allowed recipients: ['Bob Stone', 'Carol Diaz']",
+        ),
+        (
+            {"action_type": "speak", "argument": "hi", "to": ["Alice Park"]},
+            "'Alice Park' cannot send a private message to themselves",
+        ),
+        (
+            {"action_type": "leave", "argument": ""},
+            "'leave' is not available now; choose one of ['none', 'speak']",
+        ),
+    ],
+)
+async def test_an_invalid_action_is_sent_back_with_the_error(
+    llm_server: LocalLLMServer,
+    make_session: Callable[..., LLMSession],
+    bad: dict[str, object],
+    error: str,
+) -> None:
+    llm_server.enqueue(json.dumps(bad), '{"action_type": "speak", "argument": "Hello all."}')
+    agent = LLMAgent("Alice Park", MODEL, make_session())
+    turn = make_turn("Alice Park", background("Alice Park"), available_actions=("none", "speak"))
+    action = await agent.act(turn)
+    assert action == AgentAction(action_type="speak", argument="Hello all.")
+    retry = llm_server.chat_requests[1].messages
+    assert retry[-2] == {"role": "assistant", "content": json.dumps(bad)}
+    assert error in retry[-1]["content"]
+    [call] = agent.call_records()
+    assert [a.error_kind for a in call.attempts] == ["invalid_output", None]
+
+
+async def test_malformed_output_is_a_generation_error_never_did_nothing(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue("I'd rather not.", "{not json", '{"action_type": "dance"}')
+    agent = LLMAgent("Alice Park", MODEL, make_session(output_attempts=3))
+    with pytest.raises(GenerationError, match="no valid AgentAction in 3 answers") as caught:
+        await agent.act(make_turn("Alice Park", background("Alice Park")))
+    assert [a.raw_text for a in caught.value.attempts] == [
+        "I'd rather not.",
+        "{not json",
+        '{"action_type": "dance"}',
+    ]
+    [call] = agent.call_records()
+    assert call is caught.value.call and not call.ok and call.error_type == "GenerationError"
+
+
+async def test_the_prompt_shows_the_own_goal_and_hides_the_others(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    reply = '{"action_type": "none", "argument": ""}'
+    llm_server.enqueue(reply, reply)
+    session = make_session()
+    await LLMAgent("Bob Stone", MODEL, session).act(make_turn("Bob Stone", background("Bob Stone")))
+    await LLMAgent("Bob Stone", MODEL, session).act(make_turn("Bob Stone", background(None)))
+    masked, omniscient = prompt_text(llm_server, 0), prompt_text(llm_server, 1)
+    assert "Imagine you are Bob Stone" in masked
+    assert "Bob Stone's goal: Buy a bike for under 50 dollars." in masked
+    assert GOALS[0] not in masked and GOALS[2] not in masked
+    assert all(goal in omniscient for goal in GOALS)
+
+
+async def test_the_prompt_holds_only_what_the_turn_shows(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    """Agents keep no memory of their own: what another agent was told privately never
+    reaches this agent's prompt, even through a shared session."""
+    secret = "I found the receipt: it cost 30 dollars."
+    reply = '{"action_type": "speak", "argument": "ok"}'
+    llm_server.enqueue(reply, reply)
+    session = make_session()
+    alice_sees = (
+        'Turn #1: Bob Stone said: "Morning!"\n'
+        f"Turn #2: Carol Diaz [private to ['Alice Park']] said: \"{secret}\""
+    )
+    bob_sees = 'Turn #1: Bob Stone said: "Morning!"\nTurn #2: Carol Diaz did nothing'
+    alice = LLMAgent("Alice Park", MODEL, session)
+    bob = LLMAgent("Bob Stone", MODEL, session)
+    await alice.act(make_turn("Alice Park", background("Alice Park"), transcript=alice_sees))
+    await bob.act(make_turn("Bob Stone", background("Bob Stone"), transcript=bob_sees))
+    assert secret in prompt_text(llm_server, 0)
+    bob_prompt = prompt_text(llm_server, 1)
+    assert secret not in bob_prompt and "Turn #2: Carol Diaz did nothing" in bob_prompt
+    assert len(session.calls) == 2
+    assert alice.call_records() == [session.calls[0]] and bob.call_records() == [session.calls[1]]
+
+
+async def test_an_agent_refuses_another_agents_turn(
+    make_session: Callable[..., LLMSession],
+) -> None:
+    agent = LLMAgent("Alice Park", MODEL, make_session())
+    with pytest.raises(ValueError, match="was given the turn of 'Bob Stone'"):
+        await agent.act(make_turn("Bob Stone", background("Bob Stone")))
+    assert agent.call_records() == []
