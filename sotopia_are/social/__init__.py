@@ -1,1 +1,69 @@
-"""Social episodes on the event kernel: conversation, visibility, turn-taking, the runner."""
+"""Social episodes on the event kernel: conversation, visibility, turn-taking, the runner.
+
+Run an episode with :func:`run_episode` (or many with :func:`run_episodes`) from an
+:class:`EpisodeSpec` and agents satisfying :class:`SocialAgent`. Every agent action is one
+AGENT event of a :class:`ConversationApp`; every view an agent gets, and every transcript,
+is derived from the event log through :func:`is_visible`. This layer imports only
+``messages`` and ``simulation``.
+"""
+
+from .conversation_app import ENVIRONMENT_SENDER, NOTIFIED_TOOLS, ConversationApp
+from .entries import ConversationEntry, conversation_entries, entry_of, render_entries
+from .protocol import AgentTurn, CallRecord, SocialAgent
+from .result import EpisodeResult, EpisodeStatus
+from .runner import AgentFactory, run_episode, run_episodes
+from .scenario import EpisodeScenario
+from .sinks import EpisodeSink, EventCallback, Sink
+from .spec import ALL_ACTION_TYPES, HIDDEN_GOAL, EpisodeSpec, ScheduledEnvEvent, TurnPolicyName
+from .termination import EpisodeState, MaxTurnsAndStaleRule, TerminationRule
+from .turn_taking import (
+    FixedOrder,
+    RandomOrder,
+    RoundRobin,
+    Simultaneous,
+    TurnPolicy,
+    make_turn_policy,
+)
+from .usage import EpisodeUsage
+from .views import AgentView, EpisodeViews
+from .visibility import is_visible
+
+__all__ = [
+    "ALL_ACTION_TYPES",
+    "ENVIRONMENT_SENDER",
+    "HIDDEN_GOAL",
+    "NOTIFIED_TOOLS",
+    "AgentFactory",
+    "AgentTurn",
+    "AgentView",
+    "CallRecord",
+    "ConversationApp",
+    "ConversationEntry",
+    "EpisodeResult",
+    "EpisodeScenario",
+    "EpisodeSink",
+    "EpisodeSpec",
+    "EpisodeState",
+    "EpisodeStatus",
+    "EpisodeUsage",
+    "EpisodeViews",
+    "EventCallback",
+    "FixedOrder",
+    "MaxTurnsAndStaleRule",
+    "RandomOrder",
+    "RoundRobin",
+    "ScheduledEnvEvent",
+    "Simultaneous",
+    "Sink",
+    "SocialAgent",
+    "TerminationRule",
+    "TurnPolicy",
+    "TurnPolicyName",
+    "conversation_entries",
+    "entry_of",
+    "is_visible",
+    "make_turn_policy",
+    "render_entries",
+    "run_episode",
+    "run_episodes",
+]

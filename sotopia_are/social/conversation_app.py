@@ -1,0 +1,110 @@
+"""`ConversationApp`: the conversation as an ARE app, so every agent action is an event.
+
+Agents act through :meth:`ConversationApp.act` (one completed AGENT/WRITE event per call);
+scenario-scheduled ENV events call :meth:`ConversationApp.announce` (something happens
+that some or all participants perceive) and :meth:`ConversationApp.deliver_message` (a
+message from someone outside the conversation). The app's tool args are plain JSON
+values, so its events export to and import from ARE's scenario JSON unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sotopia_are.messages import AgentAction
+from sotopia_are.messages.action import ActionType
+from sotopia_are.simulation.apps.app import App
+from sotopia_are.simulation.apps.registry import register_app_class
+from sotopia_are.simulation.notification_system import NotificationSystemConfig
+from sotopia_are.simulation.types import EventType, OperationType, event_registered
+
+__all__ = ["ENVIRONMENT_SENDER", "NOTIFIED_TOOLS", "ConversationApp"]
+
+ENVIRONMENT_SENDER = "Environment"
+"""The sender of :meth:`ConversationApp.announce` events (never a participant's name)."""
+
+NOTIFIED_TOOLS = ("announce", "deliver_message")
+"""The ENV tools whose events reach the participants' observations as notifications."""
+
+
+@register_app_class
+class ConversationApp(App):
+    """A conversation among ``participants``; it remembers who has left.
+
+    Constructible without arguments (the scenario importer does that, then
+    :meth:`load_state`).
+    """
+
+    def __init__(self, participants: Sequence[str] = (), name: str | None = None) -> None:
+        super().__init__(name)
+        self._set_participants(participants)
+
+    def _set_participants(self, participants: Sequence[str]) -> None:
+        if len(set(participants)) != len(participants):
+            raise ValueError(f"participants must be distinct: {list(participants)}")
+        if ENVIRONMENT_SENDER in participants:
+            raise ValueError(f"{ENVIRONMENT_SENDER!r} is reserved and cannot be a participant")
+        self.participants: tuple[str, ...] = tuple(participants)
+        self.left: set[str] = set()
+
+    def notification_config(self) -> NotificationSystemConfig:
+        """A notification config under which this app's ENV tools notify the agents."""
+        return NotificationSystemConfig(notified_tools={self.name: list(NOTIFIED_TOOLS)})
+
+    def active_participants(self) -> tuple[str, ...]:
+        """The participants who have not left, in their original order."""
+        return tuple(name for name in self.participants if name not in self.left)
+
+    @event_registered(operation_type=OperationType.WRITE, event_type=EventType.AGENT)
+    def act(
+        self,
+        sender: str,
+        action_type: ActionType,
+        argument: str,
+        to: list[str] | None = None,
+    ) -> None:
+        """``sender`` takes one action, private to ``to`` if given.
+
+        ValueError if ``sender`` is not an active participant, ``to`` names someone who is
+        not another participant, or the action is not a valid :class:`AgentAction`.
+        """
+        if sender not in self.participants:
+            raise ValueError(f"{sender!r} is not a participant; participants: {self.participants}")
+        if sender in self.left:
+            raise ValueError(f"{sender!r} has left the conversation and cannot act")
+        action = AgentAction.model_validate(
+            {"action_type": action_type, "argument": argument, "to": to},
+            context={"agent_names": self.participants, "sender": sender},
+        )
+        if action.action_type == "leave":
+            self.left.add(sender)
+
+    @event_registered(operation_type=OperationType.WRITE, event_type=EventType.ENV)
+    def announce(self, content: str, perceivers: list[str] | None = None) -> None:
+        """Something happens; ``perceivers`` (default: everyone) notice ``content``."""
+        if perceivers:
+            self._check_audience(perceivers, "perceivers")
+
+    @event_registered(operation_type=OperationType.WRITE, event_type=EventType.ENV)
+    def deliver_message(self, sender: str, content: str, to: list[str]) -> None:
+        """``sender``, who is outside the conversation, sends ``content`` to ``to``."""
+        if sender in self.participants or sender == ENVIRONMENT_SENDER:
+            raise ValueError(
+                f"deliver_message is for senders outside the conversation; {sender!r} is not"
+            )
+        if not to:
+            raise ValueError("deliver_message needs at least one recipient")
+        self._check_audience(to, "to")
+
+    def _check_audience(self, names: Sequence[str], field: str) -> None:
+        unknown = [name for name in names if name not in self.participants]
+        if unknown:
+            raise ValueError(f"{field} {unknown} are not participants: {self.participants}")
+
+    def get_state(self) -> dict[str, Any]:
+        return {"participants": list(self.participants), "left": sorted(self.left)}
+
+    def load_state(self, state_dict: dict[str, Any]) -> None:
+        self._set_participants(list(state_dict.get("participants", [])))
+        self.left = set(state_dict.get("left", []))

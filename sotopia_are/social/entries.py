@@ -1,0 +1,130 @@
+"""The conversation as read from the event log: one :class:`ConversationEntry` per event.
+
+Agent actions are the completed ``act`` events of the :class:`ConversationApp`; things
+from outside the agents are its completed ENV events that the notification system
+notifies. Failed calls and events of other apps are not part of the conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from sotopia_are.messages import AgentAction, render_action
+from sotopia_are.simulation.notification_system import BaseNotificationSystem
+from sotopia_are.simulation.types import CompletedEvent, EventType
+
+from .conversation_app import ENVIRONMENT_SENDER
+from .visibility import is_visible
+
+__all__ = ["ConversationEntry", "conversation_entries", "entry_of", "render_entries"]
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationEntry:
+    """One thing that happened in the conversation, and who it was for.
+
+    ``action`` is set for agent actions; ``content`` is the notified text of an ENV event.
+    ``to`` is None for something everyone perceives.
+    """
+
+    turn: int
+    event_id: str
+    sender: str
+    to: tuple[str, ...] | None
+    action: AgentAction | None = None
+    content: str = ""
+
+    def visible_to(self, viewer: str) -> bool:
+        """Whether ``viewer`` may perceive this entry (see :func:`is_visible`)."""
+        return is_visible(viewer, self.sender, self.to)
+
+    @property
+    def is_nothing(self) -> bool:
+        """Whether this is an agent doing nothing (left out of transcripts, as in Sotopia)."""
+        return self.action is not None and self.action.action_type == "none"
+
+    def render(self) -> str:
+        """The line a reader sees; private entries are marked with their audience."""
+        if self.action is not None:
+            return render_action(self.sender, self.action)
+        audience = "" if self.to is None else f" to {list(self.to)!r}"
+        if self.sender == ENVIRONMENT_SENDER:
+            audience = "" if self.to is None else f", perceived by {list(self.to)!r}"
+            return f"[environment{audience}] {self.content}"
+        return f"[message from {self.sender}{audience}] {self.content}"
+
+
+def entry_of(
+    event: CompletedEvent,
+    *,
+    app_name: str,
+    turn_seconds: float,
+    notifications: BaseNotificationSystem,
+) -> ConversationEntry | None:
+    """The entry of ``event``, or None if it is not part of the conversation."""
+    action = event.action
+    if action is None or event.failed() or action.app_name != app_name:
+        return None
+    args = event.get_args()
+    turn = round((event.event_time or 0.0) / turn_seconds)
+    if event.event_type is EventType.AGENT:
+        if action.function_name != "act":
+            return None
+        to = args.get("to") or None
+        agent_action = AgentAction(
+            action_type=args["action_type"], argument=args["argument"], to=to
+        )
+        return ConversationEntry(
+            turn, event.event_id, args["sender"], _audience(to), action=agent_action
+        )
+    message = notifications.convert_to_message(event)
+    if message is None:
+        return None
+    if action.function_name == "deliver_message":
+        return ConversationEntry(
+            turn, event.event_id, args["sender"], _audience(args["to"]), content=message.message
+        )
+    return ConversationEntry(
+        turn,
+        event.event_id,
+        ENVIRONMENT_SENDER,
+        _audience(args.get("perceivers")),
+        content=message.message,
+    )
+
+
+def _audience(names: Sequence[str] | None) -> tuple[str, ...] | None:
+    return tuple(names) if names else None
+
+
+def conversation_entries(
+    events: Iterable[CompletedEvent],
+    *,
+    app_name: str,
+    turn_seconds: float,
+    notifications: BaseNotificationSystem,
+) -> Iterator[ConversationEntry]:
+    """The entries of ``events``, in log order."""
+    for event in events:
+        entry = entry_of(
+            event, app_name=app_name, turn_seconds=turn_seconds, notifications=notifications
+        )
+        if entry is not None:
+            yield entry
+
+
+def render_entries(entries: Iterable[ConversationEntry]) -> str:
+    """``Turn #n: line`` for the first line of each turn, further lines of that turn below;
+    doing nothing is left out, as Sotopia leaves it out of its history."""
+    lines: list[str] = []
+    current: int | None = None
+    for entry in entries:
+        if entry.is_nothing:
+            continue
+        text = entry.render()
+        if entry.turn != current:
+            current = entry.turn
+            text = f"Turn #{current}: {text}"
+        lines.append(text)
+    return "\n".join(lines)

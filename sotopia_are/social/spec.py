@@ -1,0 +1,134 @@
+"""`EpisodeSpec`: everything that defines an episode before it runs, as a pydantic model.
+
+A spec plus the agents' decisions determine the event log: the same spec, seed and
+recorded model responses give the same log, byte for byte (design rule 2).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from sotopia_are.messages import ScriptBackground
+from sotopia_are.messages.action import ActionType
+
+__all__ = ["ALL_ACTION_TYPES", "HIDDEN_GOAL", "EpisodeSpec", "ScheduledEnvEvent", "TurnPolicyName"]
+
+ALL_ACTION_TYPES: tuple[ActionType, ...] = get_args(ActionType)
+"""Every action type, in Sotopia's order."""
+
+HIDDEN_GOAL = "Unknown"
+"""What an agent sees instead of another participant's goal (as in Sotopia)."""
+
+TurnPolicyName = Literal["round-robin", "simultaneous", "random", "fixed"]
+
+
+class ScheduledEnvEvent(BaseModel):
+    """Something that happens from outside the agents, just before ``turn`` is played.
+
+    ``announce``: every participant (or only ``to``) perceives ``content``.
+    ``message``: ``sender``, who is not a participant, sends ``content`` to ``to``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    turn: int = Field(ge=0, description="the turn whose actors first perceive the event")
+    kind: Literal["announce", "message"] = "announce"
+    content: str
+    to: list[str] | None = Field(default=None, description="who perceives it; None: everyone")
+    sender: str | None = Field(default=None, description="the outside sender of a message")
+
+    @model_validator(mode="after")
+    def _message_fields(self) -> ScheduledEnvEvent:
+        if self.kind == "message" and (not self.sender or not self.to):
+            raise ValueError("a message event needs a sender and at least one recipient in to")
+        if self.kind == "announce" and self.sender is not None:
+            raise ValueError("an announce event has no sender; use kind='message'")
+        return self
+
+
+class EpisodeSpec(BaseModel):
+    """The scenario, the participants and the rules of play of one episode.
+
+    ``turn_policy``: ``round-robin`` (one agent per turn, in order), ``simultaneous``
+    (every active agent each turn; nobody sees a same-turn action before acting),
+    ``random`` (one agent per turn, drawn with ``seed``) or ``fixed`` (``turn_order``
+    names the actor of each turn, e.g. to replay a human-written script). The episode ends
+    after ``max_turns`` turns, when fewer than two agents remain, or after
+    ``max_stale_turns`` consecutive turns in which nobody did anything. Turn ``n`` is
+    played at simulated time ``n * turn_seconds``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    episode_id: str = "episode"
+    scenario: str
+    agent_names: list[str] = Field(min_length=2)
+    agent_backgrounds: list[str]
+    agent_goals: list[str]
+    relationship: str | None = Field(
+        default=None, description="how the participants know each other (informational)"
+    )
+    turn_policy: TurnPolicyName = "round-robin"
+    turn_order: list[str] | None = None
+    max_turns: int = Field(default=20, ge=1)
+    max_stale_turns: int = Field(default=2, ge=1)
+    seed: int = 0
+    omniscient: bool = Field(default=False, description="whether agents see each other's goals")
+    turn_seconds: float = Field(default=1.0, gt=0)
+    action_types: list[ActionType] = Field(default_factory=lambda: list(ALL_ACTION_TYPES))
+    env_events: list[ScheduledEnvEvent] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> EpisodeSpec:
+        # Building the background checks counts and distinct names in one place.
+        self.background()
+        names = self.agent_names
+        if (self.turn_policy == "fixed") != (self.turn_order is not None):
+            raise ValueError("turn_order is given exactly when turn_policy is 'fixed'")
+        if self.turn_order is not None and len(self.turn_order) < self.max_turns:
+            raise ValueError(
+                f"turn_order names {len(self.turn_order)} turns but max_turns is {self.max_turns}"
+            )
+        for actor in self.turn_order or []:
+            if actor not in names:
+                raise ValueError(f"turn_order names {actor!r}, who is not one of {names}")
+        for index, event in enumerate(self.env_events):
+            unknown = [name for name in event.to or [] if name not in names]
+            if unknown:
+                raise ValueError(f"env_events[{index}].to names non-participants {unknown}")
+            if event.sender in names:
+                raise ValueError(
+                    f"env_events[{index}].sender {event.sender!r} is a participant; "
+                    "participants act, they do not send env messages"
+                )
+        return self
+
+    def time_of_turn(self, turn_number: int) -> float:
+        """The simulated time at which ``turn_number`` is played."""
+        return turn_number * self.turn_seconds
+
+    def background(self) -> ScriptBackground:
+        """The full background: every participant's goal shown (the evaluator's view)."""
+        return ScriptBackground(
+            scenario=self.scenario,
+            agent_names=list(self.agent_names),
+            agent_backgrounds=list(self.agent_backgrounds),
+            agent_goals=list(self.agent_goals),
+        )
+
+    def background_for(self, viewer: str) -> ScriptBackground:
+        """``viewer``'s background: its own goal, the others' hidden unless omniscient."""
+        if viewer not in self.agent_names:
+            raise ValueError(f"{viewer!r} is not one of {self.agent_names}")
+        goals = [
+            goal if self.omniscient or name == viewer else HIDDEN_GOAL
+            for name, goal in zip(self.agent_names, self.agent_goals, strict=True)
+        ]
+        return ScriptBackground(
+            scenario=self.scenario,
+            agent_names=list(self.agent_names),
+            agent_backgrounds=list(self.agent_backgrounds),
+            agent_goals=goals,
+        )

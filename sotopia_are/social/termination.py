@@ -1,0 +1,69 @@
+"""When an episode ends: a small rule protocol, and Sotopia's default rule.
+
+A rule looks at the :class:`EpisodeState` before each turn and returns the reason to stop,
+or None. The runner stops at the first rule that gives a reason. Step 6's rule-based
+evaluator plugs in here by implementing :class:`TerminationRule`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from sotopia_are.messages import AgentAction
+
+__all__ = ["EpisodeState", "MaxTurnsAndStaleRule", "TerminationRule", "first_reason"]
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeState:
+    """The episode between two turns, as read from the log.
+
+    ``turn_number`` is the number of turns played; ``stale_turns`` the number of
+    consecutive turns, up to the last one, in which every actor did nothing;
+    ``last_turn`` the ``(actor, action)`` pairs of the last turn.
+    """
+
+    turn_number: int
+    participants: tuple[str, ...]
+    active: tuple[str, ...]
+    stale_turns: int
+    last_turn: tuple[tuple[str, AgentAction], ...]
+
+
+@runtime_checkable
+class TerminationRule(Protocol):
+    """Decides whether the episode ends before the next turn."""
+
+    def check(self, state: EpisodeState) -> str | None:
+        """The reason to stop now, or None to play on."""
+        ...
+
+
+@dataclass(frozen=True)
+class MaxTurnsAndStaleRule:
+    """Sotopia's rules: stop after ``max_turn_number`` turns, when fewer than two agents
+    remain, or after ``max_stale_turn`` consecutive turns in which nobody did anything."""
+
+    max_turn_number: int = 20
+    max_stale_turn: int = 2
+
+    def check(self, state: EpisodeState) -> str | None:
+        if len(state.active) < 2:
+            left = [name for name in state.participants if name not in state.active]
+            return f"fewer than two agents remain ({', '.join(left)} left)"
+        if state.turn_number >= self.max_turn_number:
+            return f"reached the maximum of {self.max_turn_number} turns"
+        if state.stale_turns >= self.max_stale_turn:
+            return f"nobody did anything for {state.stale_turns} consecutive turns"
+        return None
+
+
+def first_reason(rules: Sequence[TerminationRule], state: EpisodeState) -> str | None:
+    """The reason of the first rule that stops the episode, if any."""
+    for rule in rules:
+        reason = rule.check(state)
+        if reason is not None:
+            return reason
+    return None

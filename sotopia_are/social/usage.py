@@ -1,0 +1,43 @@
+"""`EpisodeUsage`: token and cost totals of an episode's model calls."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .protocol import CallRecord
+
+__all__ = ["EpisodeUsage"]
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeUsage:
+    """Totals over calls. ``cost_usd`` sums the known costs; ``calls_without_cost``
+    counts the calls whose cost is unknown, so a partial total is never mistaken for a
+    full one."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    calls_without_cost: int = 0
+
+    @classmethod
+    def of(cls, records: Iterable[CallRecord]) -> EpisodeUsage:
+        """The totals of ``records``."""
+        calls = prompt = completion = unknown = 0
+        cost = 0.0
+        for record in records:
+            calls += 1
+            prompt += record.prompt_tokens or 0
+            completion += record.completion_tokens or 0
+            if record.cost_usd is None:
+                unknown += 1
+            else:
+                cost += record.cost_usd
+        return cls(calls, prompt, completion, cost, unknown)
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
