@@ -5,6 +5,13 @@ Every agent here satisfies :class:`sotopia_are.social.protocol.SocialAgent` (a `
 ``messages``, ``social`` and ``llm`` only.
 """
 
+from sotopia_are.agents.human_agent import (
+    COMMANDS,
+    HUMAN_TEMPLATE,
+    HumanAgent,
+    HumanInputError,
+    parse_command,
+)
 from sotopia_are.agents.llm_agent import ACTION_TEMPLATE, LLMAgent, action_output_type
 from sotopia_are.agents.scripted_agent import (
     OnExhausted,
@@ -16,11 +23,16 @@ from sotopia_are.agents.scripted_agent import (
 
 __all__ = [
     "ACTION_TEMPLATE",
+    "COMMANDS",
+    "HUMAN_TEMPLATE",
+    "HumanAgent",
+    "HumanInputError",
     "LLMAgent",
     "OnExhausted",
     "ScriptExhaustedError",
     "ScriptMismatchError",
     "ScriptedAgent",
     "action_output_type",
+    "parse_command",
     "script_turns",
 ]
