@@ -9,7 +9,9 @@ is derived from the event log through :func:`is_visible`. This layer imports onl
 
 from .conversation_app import ENVIRONMENT_SENDER, NOTIFIED_TOOLS, ConversationApp
 from .entries import ConversationEntry, conversation_entries, entry_of, render_entries
+from .export import ImportedEpisode, export_episode, import_episode
 from .protocol import AgentTurn, CallRecord, SocialAgent
+from .replay import logged_actions, script_spec
 from .result import EpisodeResult, EpisodeStatus
 from .runner import AgentFactory, run_episode, run_episodes
 from .scenario import EpisodeScenario
@@ -49,6 +51,7 @@ __all__ = [
     "EpisodeViews",
     "EventCallback",
     "FixedOrder",
+    "ImportedEpisode",
     "MaxTurnsAndStaleRule",
     "RandomOrder",
     "RoundRobin",
@@ -61,9 +64,13 @@ __all__ = [
     "TurnPolicyName",
     "conversation_entries",
     "entry_of",
+    "export_episode",
+    "import_episode",
     "is_visible",
+    "logged_actions",
     "make_turn_policy",
     "render_entries",
     "run_episode",
     "run_episodes",
+    "script_spec",
 ]

@@ -86,11 +86,14 @@ async def run_episode(
     participants = tuple(spec.agent_names)
     turn = stale = 0
     last_turn: tuple[tuple[str, AgentAction], ...] = ()
+    history: list[tuple[str, AgentAction]] = []
     status: EpisodeStatus = "completed"
     failed_agent: str | None = None
     while True:
         active = app.active_participants()
-        reason = first_reason(rules, EpisodeState(turn, participants, active, stale, last_turn))
+        reason = first_reason(
+            rules, EpisodeState(turn, participants, active, stale, last_turn, history)
+        )
         if reason is not None:
             break
         env.run_until(spec.time_of_turn(turn))
@@ -110,6 +113,7 @@ async def run_episode(
             break
         stale = stale + 1 if all(a.action_type == "none" for _, a in chosen) else 0
         last_turn = tuple(chosen)
+        history.extend(chosen)
         turn += 1
     env.stop()
 

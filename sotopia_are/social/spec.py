@@ -56,7 +56,8 @@ class EpisodeSpec(BaseModel):
     ``random`` (one agent per turn, drawn with ``seed``) or ``fixed`` (``turn_order``
     names the actor of each turn, e.g. to replay a human-written script). The episode ends
     after ``max_turns`` turns, when fewer than two agents remain, or after
-    ``max_stale_turns`` consecutive turns in which nobody did anything. Turn ``n`` is
+    more than ``max_stale_turns`` consecutive turns in which nobody did anything
+    (Sotopia's rule). Turn ``n`` is
     played at simulated time ``n * turn_seconds``.
     """
 
@@ -73,7 +74,7 @@ class EpisodeSpec(BaseModel):
     turn_policy: TurnPolicyName = "round-robin"
     turn_order: list[str] | None = None
     max_turns: int = Field(default=20, ge=1)
-    max_stale_turns: int = Field(default=2, ge=1)
+    max_stale_turns: int = Field(default=2, ge=0)
     seed: int = 0
     omniscient: bool = Field(default=False, description="whether agents see each other's goals")
     turn_seconds: float = Field(default=1.0, gt=0)

@@ -22,7 +22,8 @@ class EpisodeState:
 
     ``turn_number`` is the number of turns played; ``stale_turns`` the number of
     consecutive turns, up to the last one, in which every actor did nothing;
-    ``last_turn`` the ``(actor, action)`` pairs of the last turn.
+    ``last_turn`` the ``(actor, action)`` pairs of the last turn and ``actions`` those of
+    the whole episode so far, oldest first (a read-only view; do not keep it).
     """
 
     turn_number: int
@@ -30,6 +31,7 @@ class EpisodeState:
     active: tuple[str, ...]
     stale_turns: int
     last_turn: tuple[tuple[str, AgentAction], ...]
+    actions: Sequence[tuple[str, AgentAction]] = ()
 
 
 @runtime_checkable
@@ -44,7 +46,8 @@ class TerminationRule(Protocol):
 @dataclass(frozen=True)
 class MaxTurnsAndStaleRule:
     """Sotopia's rules: stop after ``max_turn_number`` turns, when fewer than two agents
-    remain, or after ``max_stale_turn`` consecutive turns in which nobody did anything."""
+    remain, or once more than ``max_stale_turn`` consecutive turns passed in which nobody
+    did anything (Sotopia's ``stale > max_stale_turn``)."""
 
     max_turn_number: int = 20
     max_stale_turn: int = 2
@@ -55,7 +58,7 @@ class MaxTurnsAndStaleRule:
             return f"fewer than two agents remain ({', '.join(left)} left)"
         if state.turn_number >= self.max_turn_number:
             return f"reached the maximum of {self.max_turn_number} turns"
-        if state.stale_turns >= self.max_stale_turn:
+        if state.stale_turns > self.max_stale_turn:
             return f"nobody did anything for {state.stale_turns} consecutive turns"
         return None
 
