@@ -111,7 +111,7 @@ class LLMJudge:
                 for number in range(1, self.samples + 1)
             )
         )
-        answers = [value for value, _call in outcomes if isinstance(value, BaseModel)]
+        answers = [value for value, _call in outcomes if not isinstance(value, JudgeFailure)]
         return Evaluation(
             rubric=self.rubric.name,
             model=self.model,

@@ -66,7 +66,7 @@ class RuleBasedTerminatedEvaluator:
         """Apply the three rules to the ``(speaker, action)`` pairs so far, oldest first.
 
         ``participants`` are everyone in the episode; without them, the speakers seen in
-        ``actions`` are the participants (and an episode with no actions yet goes on).
+        ``actions`` stand in for them and the too-few rule needs someone to have left.
         """
         reasons: list[str] = []
         if turn_number >= self.max_turn_number:
@@ -78,13 +78,14 @@ class RuleBasedTerminatedEvaluator:
         for speaker, action in actions:
             latest[speaker] = action
         everyone = list(participants) if participants is not None else list(latest)
-        if everyone:
-            active = [name for name in everyone if _still_in(latest.get(name))]
-            if len(active) < 2:
-                reasons.append(
-                    f"too few active agents ({len(active)} of {len(everyone)} "
-                    "have not left the conversation)"
-                )
+        active = [name for name in everyone if _still_in(latest.get(name))]
+        # Without the participant list, someone who has not spoken yet is unknown, so
+        # only a departure can show that too few remain.
+        if len(active) < 2 and (participants is not None or len(active) < len(everyone)):
+            reasons.append(
+                f"too few active agents ({len(active)} of {len(everyone)} "
+                "have not left the conversation)"
+            )
         stale = 0
         for _speaker, action in reversed(actions):
             if action.action_type != "none":

@@ -1,0 +1,334 @@
+"""The LLM judge through litellm's real HTTP path against the local server."""
+
+import json
+from collections.abc import Callable
+
+import pytest
+from _evaluation_answers import follow_ups, judge_answer
+from conftest import DATA
+
+from sotopia_are.evaluation import (
+    GOAL_ONLY,
+    SOTOPIA_EVAL,
+    LLMJudge,
+    Rubric,
+    RuleBasedTerminatedEvaluator,
+    build_response,
+)
+from sotopia_are.llm import LLMSession, PermanentLLMError, Usage
+from sotopia_are.messages import ScriptBackground, ScriptEnvironmentResponse
+from sotopia_are.testing import LocalLLMServer, Reply
+
+MODEL = "openai/test-model"
+TRANSCRIPT = 'Turn #1\nMara Quinn said: "Evening, Teo."\nTurn #2\nTeo Alvarez said: "Evening!"'
+EPISODE = "he_01H7VM65KGGY7842XGE5A7PEK1"
+DIMENSIONS = SOTOPIA_EVAL.dimension_names
+
+
+def human_ratings(annotator: int) -> tuple[ScriptBackground, str, dict[str, dict[str, int]]]:
+    """A real episode's background and transcript, and one annotator's ratings of it."""
+    record = json.loads((DATA / f"{EPISODE}.json").read_text(encoding="utf-8"))
+    names = [record["agent_1_name"], record["agent_2_name"]]
+    annotation = record["human_annotations"][annotator]
+    scores = {
+        name: {d: annotation[f"{d}_{index}"] for d in DIMENSIONS}
+        for index, name in enumerate(names, start=1)
+    }
+    text = (DATA / f"{EPISODE}.txt").read_text(encoding="utf-8")
+    background = ScriptBackground(
+        scenario="Two people in a romantic relationship are on a vacation",
+        agent_names=names,
+        agent_backgrounds=["(see transcript)", "(see transcript)"],
+        agent_goals=["Share bed and sleep together", "Sleep in a separate bed"],
+    )
+    return background, text[text.index("Turn #1") :], scores
+
+
+async def test_a_well_formed_answer_becomes_the_response(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    background, transcript, scores = human_ratings(0)
+    llm_server.enqueue(judge_answer(scores))
+    session = make_session()
+    evaluation = await LLMJudge(MODEL, session=session).evaluate(background, transcript)
+
+    assert evaluation.ok and evaluation.valid_samples == 1
+    sasha = evaluation.rating("Sasha Ramirez")
+    assert sasha.scores() == {
+        "believability": 5.0,
+        "relationship": 3.0,
+        "knowledge": 3.0,
+        "secret": 0.0,
+        "social_rules": 0.0,
+        "financial_and_material_benefits": 1.0,
+        "goal": 7.0,
+    }
+    assert sasha.overall == pytest.approx(19 / 7)
+    response = build_response(evaluation, RuleBasedTerminatedEvaluator().check(20, []))
+    assert isinstance(response, ScriptEnvironmentResponse)
+    assert response.terminated
+    assert response.p1_rate == (pytest.approx(19 / 7), sasha.scores())
+    assert response.p2_rate == (
+        pytest.approx(16 / 7),
+        {
+            "believability": 8.0,
+            "relationship": 3.0,
+            "knowledge": 0.0,
+            "secret": 0.0,
+            "social_rules": 0.0,
+            "financial_and_material_benefits": 1.0,
+            "goal": 4.0,
+        },
+    )
+    text = response.to_natural_language()
+    assert text.startswith(
+        "Environment response:\n"
+        "The conversation is terminated.\n"
+        f"Rating of Sasha Ramirez: ({19 / 7}, {{'believability': 5.0, 'relationship': 3.0, "
+        "'knowledge': 3.0, 'secret': 0.0, 'social_rules': 0.0, "
+        "'financial_and_material_benefits': 1.0, 'goal': 7.0})\n"
+        f"Rating of Hendrick Heinz: ({16 / 7}, {{'believability': 8.0, "
+    )
+    assert response.comments is not None
+    assert response.comments.split("\n")[:3] == [
+        "Environment comments: the conversation is too long (20 turns; the limit is 20)",
+        "Sasha Ramirez comments:",
+        "believability: Sasha Ramirez on believability",
+    ]
+    assert "Hendrick Heinz comments:\nbelievability: Hendrick Heinz on believability" in (
+        response.comments
+    )
+
+
+async def test_the_prompt_carries_rubric_background_and_transcript(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], bakery: ScriptBackground
+) -> None:
+    llm_server.enqueue(judge_answer({n: {"goal": 5} for n in bakery.agent_names}))
+    await LLMJudge(MODEL, GOAL_ONLY, session=make_session()).evaluate(bakery, TRANSCRIPT)
+    [request] = llm_server.chat_requests
+    system, user = request.messages
+    assert system["role"] == "system" and "impartial" in system["content"]
+    prompt = user["content"]
+    assert TRANSCRIPT in prompt
+    assert bakery.scenario in prompt
+    for goal in bakery.agent_goals:
+        assert goal in prompt
+    assert "### goal (an integer from 0 to 10)" in prompt
+    assert GOAL_ONLY.dimensions[0].description in prompt
+    assert "believability" not in prompt  # only the rubric's dimensions are asked for
+
+
+@pytest.mark.parametrize(
+    ("bad_answer", "error"),
+    [
+        ("I think both did well, 8 and 6.", "the reply contains no JSON object"),
+        (
+            judge_answer({"Mara Quinn": {"goal": 11}, "Teo Alvarez": {"goal": 4}}),
+            "Mara Quinn.goal.score: Input should be less than or equal to 10",
+        ),
+        (
+            judge_answer({"Mara Quinn": {"goal": 8}}),
+            "Teo Alvarez: Field required",
+        ),
+    ],
+    ids=["malformed", "out-of-range", "missing-agent"],
+)
+async def test_a_bad_answer_is_sent_back_with_the_error(
+    llm_server: LocalLLMServer,
+    make_session: Callable[..., LLMSession],
+    bakery: ScriptBackground,
+    bad_answer: str,
+    error: str,
+) -> None:
+    good = judge_answer({"Mara Quinn": {"goal": 8}, "Teo Alvarez": {"goal": 4}})
+    llm_server.enqueue(bad_answer, good)
+    judge = LLMJudge(MODEL, GOAL_ONLY, session=make_session())
+    evaluation = await judge.evaluate(bakery, TRANSCRIPT)
+
+    assert evaluation.ok
+    assert evaluation.rating("Mara Quinn").scores() == {"goal": 8.0}
+    first, retry = llm_server.chat_requests
+    assert retry.messages[: len(first.messages)] == first.messages
+    assert retry.messages[len(first.messages)] == {"role": "assistant", "content": bad_answer}
+    assert error in follow_ups(retry.messages)
+    [call] = evaluation.calls
+    assert [a.error_kind for a in call.attempts] == ["invalid_output", None]
+
+
+async def test_a_missing_dimension_is_sent_back(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], bakery: ScriptBackground
+) -> None:
+    full = dict.fromkeys(DIMENSIONS, 0)
+    without_secret = {d: 0 for d in DIMENSIONS if d != "secret"}
+    llm_server.enqueue(
+        judge_answer({"Mara Quinn": full, "Teo Alvarez": without_secret}),
+        judge_answer({"Mara Quinn": full, "Teo Alvarez": full}),
+    )
+    evaluation = await LLMJudge(MODEL, session=make_session()).evaluate(bakery, TRANSCRIPT)
+    assert evaluation.ok
+    assert "Teo Alvarez.secret: Field required" in follow_ups(llm_server.chat_requests[1].messages)
+
+
+async def test_a_judge_that_never_answers_well_is_a_recorded_failure(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], bakery: ScriptBackground
+) -> None:
+    too_high = judge_answer({"Mara Quinn": {"goal": 12}, "Teo Alvarez": {"goal": 4}})
+    llm_server.enqueue("no idea", too_high, too_high)
+    session = make_session(output_attempts=3)
+    evaluation = await LLMJudge(MODEL, GOAL_ONLY, session=session).evaluate(bakery, TRANSCRIPT)
+
+    assert evaluation.failed and not evaluation.ok
+    assert evaluation.ratings == [] and evaluation.valid_samples == 0
+    [failure] = evaluation.failures
+    assert failure.error_type == "GenerationError"
+    assert failure.raw_outputs == ["no idea", too_high, too_high]
+    assert "less than or equal to 10" in failure.error
+    assert len(llm_server.chat_requests) == 3
+    # The failed call is accounted like any other.
+    assert evaluation.calls == session.calls
+    assert not evaluation.calls[0].ok
+
+    response = build_response(evaluation)
+    assert response.rates == {"Mara Quinn": None, "Teo Alvarez": None}  # no rating, not 0
+    assert response.comments is not None
+    assert response.comments.startswith(
+        "Judge failures: 1 of 1 samples gave no valid rating; there are no scores.\n"
+        "sample 1: GenerationError: model 'openai/test-model' gave no valid "
+    )
+
+
+async def test_a_provider_that_never_answers_is_a_recorded_failure(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], bakery: ScriptBackground
+) -> None:
+    llm_server.enqueue(Reply.server_error(), Reply.server_error())
+    evaluation = await LLMJudge(MODEL, session=make_session()).evaluate(bakery, TRANSCRIPT)
+    [failure] = evaluation.failures
+    assert failure.error_type == "TransientLLMError"
+    assert failure.raw_outputs == [] and len(failure.attempts) == 2
+    assert evaluation.failed
+
+
+async def test_a_configuration_error_is_raised_not_recorded(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], bakery: ScriptBackground
+) -> None:
+    llm_server.enqueue(Reply.error(401, "invalid api key"))
+    with pytest.raises(PermanentLLMError):
+        await LLMJudge(MODEL, session=make_session()).evaluate(bakery, TRANSCRIPT)
+
+
+async def test_samples_report_mean_and_spread(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], bakery: ScriptBackground
+) -> None:
+    for mara, teo in [(6, 2), (8, 2), (10, 5)]:
+        llm_server.enqueue(
+            judge_answer({"Mara Quinn": {"goal": mara}, "Teo Alvarez": {"goal": teo}})
+        )
+    session = make_session()
+    judge = LLMJudge(MODEL, GOAL_ONLY, samples=3, session=session, params={"temperature": 1.0})
+    evaluation = await judge.evaluate(bakery, TRANSCRIPT)
+
+    assert evaluation.ok and evaluation.valid_samples == 3 and len(evaluation.calls) == 3
+    assert all(r.body["temperature"] == 1.0 for r in llm_server.chat_requests)
+    goal = evaluation.rating("Mara Quinn").dimensions["goal"]
+    # Concurrent samples may be answered in any order: compare as multisets.
+    assert sorted(goal.scores) == [6, 8, 10]
+    assert (goal.mean, goal.min, goal.max) == (8.0, 6, 10)
+    assert goal.std == pytest.approx((8 / 3) ** 0.5)  # population standard deviation
+    assert evaluation.rating("Teo Alvarez").overall == 3.0
+    assert evaluation.usage() == Usage.of(session.calls)
+    comments = build_response(evaluation).comments
+    assert comments is not None and "goal [3/3]: " in comments
+
+
+async def test_failed_samples_are_left_out_of_the_statistics(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], bakery: ScriptBackground
+) -> None:
+    good = judge_answer({"Mara Quinn": {"goal": 9}, "Teo Alvarez": {"goal": 1}})
+    llm_server.enqueue(good, "garbage")
+    session = make_session(output_attempts=1)
+    evaluation = await LLMJudge(MODEL, GOAL_ONLY, samples=2, session=session).evaluate(
+        bakery, TRANSCRIPT
+    )
+    assert evaluation.valid_samples == 1 and len(evaluation.failures) == 1
+    assert evaluation.rating("Mara Quinn").dimensions["goal"].scores == [9]
+    comments = build_response(evaluation).comments
+    assert comments is not None
+    assert comments.startswith(
+        "Judge failures: 1 of 2 samples gave no valid rating; scores use the others."
+    )
+
+
+async def test_a_custom_rubric_from_a_file(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], bakery: ScriptBackground
+) -> None:
+    rubric = Rubric.load(DATA / "custom_rubric.json")
+    llm_server.enqueue(
+        judge_answer(
+            {
+                "Mara Quinn": {"deal_value": 2, "courtesy": 0},  # courtesy is 1..5
+                "Teo Alvarez": {"deal_value": 3, "courtesy": 5},
+            }
+        ),
+        judge_answer(
+            {
+                "Mara Quinn": {"deal_value": 2, "courtesy": 4},
+                "Teo Alvarez": {"deal_value": 3, "courtesy": 5},
+            }
+        ),
+    )
+    evaluation = await LLMJudge(MODEL, rubric, session=make_session()).evaluate(bakery, TRANSCRIPT)
+    assert "Mara Quinn.courtesy.score: Input should be greater than or equal to 1" in follow_ups(
+        llm_server.chat_requests[1].messages
+    )
+    response = build_response(evaluation)
+    assert response.p1_rate == (3.0, {"deal_value": 2.0, "courtesy": 4.0})
+    assert response.p2_rate == (4.0, {"deal_value": 3.0, "courtesy": 5.0})
+    assert (
+        "### courtesy (an integer from 1 to 5)"
+        in llm_server.chat_requests[0].messages[1]["content"]
+    )
+
+
+async def test_three_agents_are_all_rated(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    background = ScriptBackground(
+        scenario="A garden committee decides where the new beds go.",
+        agent_names=["Ana", "Ben", "Cleo"],
+        agent_backgrounds=["chair", "treasurer", "newcomer"],
+        agent_goals=["keep the roses", "spend little", "get a vegetable bed"],
+    )
+    llm_server.enqueue(judge_answer({"Ana": {"goal": 9}, "Ben": {"goal": 5}, "Cleo": {"goal": 2}}))
+    evaluation = await LLMJudge(MODEL, GOAL_ONLY, session=make_session()).evaluate(
+        background, 'Turn #1\nAna said: "Roses stay."'
+    )
+    response = build_response(evaluation)
+    assert response.rates == {
+        "Ana": (9.0, {"goal": 9.0}),
+        "Ben": (5.0, {"goal": 5.0}),
+        "Cleo": (2.0, {"goal": 2.0}),
+    }
+    assert response.p1_rate == (9.0, {"goal": 9.0}) and response.p2_rate == (5.0, {"goal": 5.0})
+    assert "Cleo comments:\ngoal: Cleo on goal" in (response.comments or "")
+    schema_keys = json.loads(
+        json.dumps(GOAL_ONLY.output_model(background.agent_names).model_json_schema())
+    )["required"]
+    assert schema_keys == ["Ana", "Ben", "Cleo"]
+
+
+async def test_an_episode_session_accounts_the_judge_calls(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], bakery: ScriptBackground
+) -> None:
+    llm_server.enqueue(judge_answer({n: {"goal": 5} for n in bakery.agent_names}))
+    parent = make_session()
+    judge = LLMJudge(MODEL, GOAL_ONLY, session=parent)
+    episode = parent.scoped("episode-1")
+    evaluation = await judge.evaluate(bakery, TRANSCRIPT, session=episode)
+    assert episode.calls == evaluation.calls == parent.calls
+    assert evaluation.calls[0].scope == "episode-1"
+    assert evaluation.calls[0].template == "judge_sotopia_eval.j2"
+
+
+def test_samples_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="samples must be at least 1"):
+        LLMJudge(MODEL, samples=0)
