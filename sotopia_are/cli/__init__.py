@@ -3,6 +3,7 @@
 import typer
 
 from sotopia_are.cli.parse import parse
+from sotopia_are.cli.scenario import scenario_app
 
 __all__ = ["app", "main"]
 
@@ -14,6 +15,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("parse")(parse)
+app.add_typer(scenario_app, name="scenario")
 
 
 @app.callback()

@@ -178,9 +178,9 @@ class JsonScenarioImporter:
         scenario.apps = list(builder.apps.values())
         scenario.events = events
         scenario.hints = hints
-        if report.skipped_apps or report.dropped_event_ids or report.dropped_completed_event_ids:
+        if report.summary():
             logger.warning(
-                "scenario %s imported without some of its content:\n%s",
+                "scenario %s was not imported as is:\n%s",
                 definition.scenario_id,
                 report.summary(),
             )
@@ -266,13 +266,16 @@ class _Builder:
             for index, _, _ in unknown:
                 self._skip_app(records[index].name)
         elif unknown:
-            first_index, _, first_reason = unknown[0]
-            names = ", ".join(f"{name} (apps[{index}])" for index, name, _ in unknown)
+            # A bare name just is not registered; a dotted path says why it did not import.
+            names = ", ".join(
+                f"{name} (apps[{index}]{': ' + reason if '.' in name or ':' in name else ''})"
+                for index, name, reason in unknown
+            )
             skip = ", ".join(repr(records[index].name) for index, _, _ in unknown)
             raise ScenarioFormatError(
-                ["apps", first_index, "class_name"],
+                ["apps", unknown[0][0], "class_name"],
                 f"unknown app classes: {names}. Register them with register_app_class, "
-                f"or leave them out with apps_to_skip=[{skip}] ({first_reason})",
+                f"or leave them out with apps_to_skip=[{skip}]",
             )
         for index, app_class in classes.items():
             record = records[index]

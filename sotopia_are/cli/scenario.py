@@ -1,0 +1,191 @@
+"""`sotopia-are scenario validate|run FILE`: check and run scenario JSON files (ARE's format)."""
+
+import importlib
+import importlib.util
+import inspect
+import logging
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from sotopia_are.simulation.apps.app import App
+from sotopia_are.simulation.apps.registry import AppRegistry, default_app_registry
+from sotopia_are.simulation.data_handler.errors import ScenarioFormatError
+from sotopia_are.simulation.data_handler.importer import JsonScenarioImporter
+from sotopia_are.simulation.environment import (
+    Environment,
+    EnvironmentConfig,
+    EnvironmentState,
+)
+from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
+    ScenarioImportedFromJson,
+)
+from sotopia_are.simulation.types import CompletedEvent
+
+__all__ = ["scenario_app"]
+
+scenario_app = typer.Typer(
+    name="scenario",
+    help="Check and run scenario JSON files (Meta ARE's ExportedTrace format).",
+    no_args_is_help=True,
+)
+
+FileArgument = Annotated[Path, typer.Argument(help="The scenario JSON file.")]
+AppsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--apps",
+        help="A Python file or module whose App classes the file names by class name (repeatable).",
+    ),
+]
+SkipAppOption = Annotated[
+    list[str] | None, typer.Option("--skip-app", help="Leave out this app (repeatable).")
+]
+SkipUnknownOption = Annotated[
+    bool,
+    typer.Option("--skip-unknown-apps", help="Leave out apps whose classes are not available."),
+]
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(message, err=True)
+    raise typer.Exit(code=1)
+
+
+def _load_module(spec: str) -> ModuleType:
+    if spec.endswith(".py") or Path(spec).is_file():
+        path = Path(spec)
+        found = importlib.util.spec_from_file_location(path.stem, path)
+        if found is None or found.loader is None or not path.is_file():
+            _fail(f"error: --apps {spec}: no such Python file")
+        loaded = sys.modules.get(path.stem)
+        if loaded is not None and Path(getattr(loaded, "__file__", "")).resolve() == path.resolve():
+            return loaded
+        module = importlib.util.module_from_spec(found)
+        # Registered by name so that 'module:function' references into it resolve.
+        sys.modules[path.stem] = module
+        found.loader.exec_module(module)
+        return module
+    return importlib.import_module(spec)
+
+
+def _registry(app_sources: list[str]) -> AppRegistry:
+    registry = default_app_registry.copy()
+    for source in app_sources:
+        try:
+            module = _load_module(source)
+        except Exception as exc:
+            _fail(f"error: --apps {source}: {type(exc).__name__}: {exc}")
+        for _, member in inspect.getmembers(module, inspect.isclass):
+            if issubclass(member, App) and member.__module__ == module.__name__:
+                try:
+                    registry.register(member)
+                except ValueError as exc:
+                    _fail(f"error: --apps {source}: {exc}")
+    return registry
+
+
+def _import(
+    file: Path, apps: list[str] | None, skip_app: list[str] | None, skip_unknown_apps: bool
+) -> tuple[ScenarioImportedFromJson, list[CompletedEvent]]:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        _fail(f"error: cannot read {file}: {exc.strerror or exc}")
+    except UnicodeDecodeError as exc:
+        _fail(f"error: {file} is not UTF-8 text: {exc.reason} at byte {exc.start}")
+    importer = JsonScenarioImporter(_registry(apps or []))
+    # The report is printed below; the importer's log warning would repeat it.
+    importer_log = logging.getLogger(JsonScenarioImporter.__module__)
+    quiet = logging.Filter("nothing")
+    importer_log.addFilter(quiet)
+    try:
+        scenario, completed, _ = importer.import_from_json(
+            text, apps_to_skip=skip_app, skip_unknown_apps=skip_unknown_apps
+        )
+    except ScenarioFormatError as exc:
+        hint = ""
+        if "unknown app classes" in exc.problem:
+            hint = "\nhint: load them with --apps FILE, or use --skip-app / --skip-unknown-apps"
+        _fail(f"error: {file}: {exc}{hint}")
+    finally:
+        importer_log.removeFilter(quiet)
+    report = scenario.import_report
+    if report is not None and report.summary():
+        typer.echo(report.summary(), err=True)
+    return scenario, completed
+
+
+@scenario_app.command("validate")
+def validate(
+    file: FileArgument,
+    apps: AppsOption = None,
+    skip_app: SkipAppOption = None,
+    skip_unknown_apps: SkipUnknownOption = False,
+) -> None:
+    """Check that FILE imports: format, event graph, apps, functions and values."""
+    scenario, completed = _import(file, apps, skip_app, skip_unknown_apps)
+    typer.echo(
+        f"{file}: valid scenario {scenario.scenario_id!r}: {len(scenario.apps or [])} apps, "
+        f"{len(scenario.events)} events, {len(completed)} completed events"
+    )
+
+
+@scenario_app.command("run")
+def run(
+    file: FileArgument,
+    apps: AppsOption = None,
+    skip_app: SkipAppOption = None,
+    skip_unknown_apps: SkipUnknownOption = False,
+) -> None:
+    """Run FILE in oracle mode on a virtual clock and print the completed events."""
+    scenario, _ = _import(file, apps, skip_app, skip_unknown_apps)
+    env = Environment(
+        EnvironmentConfig(
+            start_time=scenario.start_time,
+            duration=scenario.duration,
+            time_increment_in_seconds=scenario.time_increment_in_seconds,
+            oracle_mode=True,
+            queue_based_loop=True,
+            exit_when_no_events=True,
+            verbose=False,
+        )
+    )
+    env.run(scenario)
+    events = env.event_log.list_view()
+    start = float(scenario.start_time or 0)
+    Console().print(_table(events, start, f"{scenario.scenario_id}: {len(events)} events"))
+    if env.state is EnvironmentState.FAILED:
+        reason = f": {env.exception}" if env.exception is not None else " (a validation failed)"
+        _fail(f"error: the run failed{reason}")
+
+
+def _table(events: list[CompletedEvent], start: float, title: str) -> Table:
+    table = Table(title=title, show_lines=True)
+    for column in ("#", "t+s", "event", "type", "call", "args", "result"):
+        table.add_column(column, overflow="fold")
+    for number, event in enumerate(events, start=1):
+        call = ".".join(part for part in (event.app_name(), event.function_name()) if part)
+        outcome = event.metadata.exception or _short(event.metadata.return_value)
+        # Text(), not str: values like "[b]" must not be read as rich markup.
+        table.add_row(
+            str(number),
+            f"{(event.event_time or 0) - start:g}",
+            Text(event.event_id),
+            event.event_type.name,
+            Text(call),
+            Text(", ".join(f"{k}={_short(v)}" for k, v in event.get_args().items())),
+            Text(outcome),
+        )
+    return table
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if not isinstance(value, str) else value
+    return text if len(text) <= 60 else text[:57] + "..."
