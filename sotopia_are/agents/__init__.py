@@ -13,6 +13,13 @@ from sotopia_are.agents.human_agent import (
     parse_command,
 )
 from sotopia_are.agents.llm_agent import ACTION_TEMPLATE, LLMAgent, action_output_type
+from sotopia_are.agents.script_writing import (
+    SCRIPT_TEMPLATE,
+    ScriptWritingAgent,
+    WrittenScript,
+    script_output_type,
+    write_script,
+)
 from sotopia_are.agents.scripted_agent import (
     OnExhausted,
     ScriptedAgent,
@@ -25,14 +32,19 @@ __all__ = [
     "ACTION_TEMPLATE",
     "COMMANDS",
     "HUMAN_TEMPLATE",
+    "SCRIPT_TEMPLATE",
     "HumanAgent",
     "HumanInputError",
     "LLMAgent",
     "OnExhausted",
     "ScriptExhaustedError",
     "ScriptMismatchError",
+    "ScriptWritingAgent",
     "ScriptedAgent",
+    "WrittenScript",
     "action_output_type",
     "parse_command",
+    "script_output_type",
     "script_turns",
+    "write_script",
 ]

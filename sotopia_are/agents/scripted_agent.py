@@ -6,7 +6,8 @@ Two ways to map the runner's turns to actions:
   which the agent may act plays the next action, whatever the turn number. A turn whose
   only available action is ``none`` (another agent's turn in round-robin) is answered
   with ``none`` and consumes nothing. Fits round-robin and random turn-taking when the
-  script's speaker order is the turn order.
+  script's speaker order is the turn order — for a script, the runner's ``fixed`` turn
+  policy with the script's speakers as ``turn_order``.
 * **by turn** (``actions`` a mapping ``turn_number → action``): the agent plays the
   action scheduled for ``turn.turn_number`` and does nothing in turns it has no action
   for. Fits simultaneous turn-taking, and is how a script whose speakers do not
@@ -94,7 +95,7 @@ class ScriptedAgent:
         agent_names: Sequence[str],
         *,
         by_turn: bool = False,
-        first_turn: int = 1,
+        first_turn: int = 0,
         on_exhausted: OnExhausted = "raise",
     ) -> dict[str, ScriptedAgent]:
         """One agent per name in ``agent_names`` playing its part of ``script``.
@@ -102,9 +103,10 @@ class ScriptedAgent:
         ``script`` is script text, a :class:`ScriptInteraction`, or already parsed
         actions. In order, each agent plays its own lines in script order. By turn, the
         script's turns are numbered ``first_turn, first_turn + 1, …`` in order of
-        appearance: a ``Turn #N`` header opens a turn holding every action under it, and
-        each action of a headerless script is a turn of its own; a speaker with two
-        actions in one turn is a :class:`ScriptMismatchError`. Raises
+        appearance (the social runner numbers its turns from 0): a ``Turn #N`` header
+        opens a turn holding every action under it, and each action of a headerless
+        script is a turn of its own; a speaker with two actions in one turn is a
+        :class:`ScriptMismatchError`. Raises
         :class:`~sotopia_are.messages.ScriptParseError` for unreadable text.
         """
         actions = _parsed(script, agent_names)
@@ -190,7 +192,7 @@ class ScriptedAgent:
 
 
 def script_turns(
-    script: Iterable[ScriptAction], *, first_turn: int = 1
+    script: Iterable[ScriptAction], *, first_turn: int = 0
 ) -> dict[int, dict[str, AgentAction]]:
     """The script's turns for replay by turn: ``turn_number → {speaker: action}``.
 

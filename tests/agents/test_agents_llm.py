@@ -9,6 +9,7 @@ from agents_support import MODEL, make_turn
 from sotopia_are.agents import LLMAgent
 from sotopia_are.llm import GenerationError, LLMSession
 from sotopia_are.messages import AgentAction, ScriptBackground
+from sotopia_are.social import EpisodeSpec, run_episode
 from sotopia_are.social.protocol import SocialAgent
 from sotopia_are.testing import LocalLLMServer
 
@@ -162,3 +163,29 @@ async def test_an_agent_refuses_another_agents_turn(
     with pytest.raises(ValueError, match="was given the turn of 'Bob Stone'"):
         await agent.act(make_turn("Bob Stone", background("Bob Stone")))
     assert agent.call_records() == []
+
+
+async def test_llm_agents_play_an_episode_through_the_runner(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue(
+        '{"action_type": "speak", "argument": "Ten dollars?"}',
+        '{"action_type": "speak", "argument": "Psst: say no.", "to": ["Alice Park"]}',
+        '{"action_type": "leave", "argument": ""}',
+    )
+    session = make_session()
+    spec = EpisodeSpec(
+        scenario="A yard sale on a Saturday morning.",
+        agent_names=["Bob Stone", "Carol Diaz", "Alice Park"],
+        agent_backgrounds=["", "", ""],
+        agent_goals=[GOALS[1], GOALS[2], GOALS[0]],
+        max_turns=3,
+    )
+    agents = [LLMAgent(name, MODEL, session) for name in spec.agent_names]
+    result = await run_episode(spec, agents)
+    assert result.status == "completed", result.reason
+    assert [a.action_type for _, a in result.actions()] == ["speak", "speak", "leave"]
+    alice_prompt = prompt_text(llm_server, 2)
+    assert "Psst: say no." in alice_prompt and "Ten dollars?" in alice_prompt
+    assert GOALS[0] in alice_prompt and GOALS[1] not in alice_prompt
+    assert result.call_records["Alice Park"] == (session.calls[2],)

@@ -13,6 +13,7 @@ from sotopia_are.agents import (
 )
 from sotopia_are.messages import AgentAction, ScriptBackground, ScriptInteraction, parse_script
 from sotopia_are.messages.parser import infer_speakers
+from sotopia_are.social import EpisodeSpec, run_episode
 from sotopia_are.social.protocol import SocialAgent
 
 SCRIPTS = sorted((Path(__file__).parents[2] / "examples" / "scripts").glob("*.txt"))
@@ -53,8 +54,8 @@ async def test_every_example_script_replays_by_turn(path: Path) -> None:
     script = parse_script(text, names)
     agents = ScriptedAgent.from_script(ScriptInteraction(interactions=text), names, by_turn=True)
     played: list[tuple[str, AgentAction]] = []
-    last = len(script_turns(script))
-    for number in range(1, last + 1):
+    last = len(script_turns(script)) - 1
+    for number in range(last + 1):
         for name in names:
             action = await agents[name].act(make_turn(name, context(names), turn_number=number))
             if action.action_type != "none":
@@ -66,7 +67,7 @@ async def test_every_example_script_replays_by_turn(path: Path) -> None:
 
 async def test_a_turn_with_several_speakers_plays_them_together() -> None:
     text = 'Turn #1\nAl said: "Go!"\nBo [action] runs\nTurn #2\nBo said: "Done."'
-    agents = ScriptedAgent.from_script(text, ["Al", "Bo"], by_turn=True, first_turn=0)
+    agents = ScriptedAgent.from_script(text, ["Al", "Bo"], by_turn=True)
     bg = context(["Al", "Bo"])
     assert (await agents["Al"].act(make_turn("Al", bg, turn_number=0))).argument == "Go!"
     assert (await agents["Bo"].act(make_turn("Bo", bg, turn_number=0))).argument == "runs"
@@ -110,3 +111,22 @@ def test_last_turn_belongs_to_the_by_turn_mode() -> None:
         ScriptedAgent("Al", [], last_turn=3)
     with pytest.raises(ValueError, match="last_turn 1 is before 'Al'"):
         ScriptedAgent("Al", {2: AgentAction(action_type="none", argument="")}, last_turn=1)
+
+
+async def test_a_script_replays_by_turn_through_the_simultaneous_runner() -> None:
+    path = next(p for p in SCRIPTS if p.stem == "garden_committee")
+    text = path.read_text()
+    names = infer_speakers(text)
+    script = parse_script(text, names)
+    spec = EpisodeSpec(
+        scenario="The last free plot.",
+        agent_names=names,
+        agent_backgrounds=[""] * len(names),
+        agent_goals=[""] * len(names),
+        turn_policy="simultaneous",
+        max_turns=len(script_turns(script)),
+    )
+    result = await run_episode(spec, ScriptedAgent.from_script(text, names, by_turn=True))
+    assert result.status == "completed", result.reason
+    done = [(name, action) for name, action in result.actions() if action.action_type != "none"]
+    assert done == [(i.speaker, i.action) for i in script if i.action.action_type != "none"]
