@@ -1,0 +1,45 @@
+"""Storage: profiles and episodes in Redis (a server, or an embedded one with no set-up).
+
+``connect()`` gives an :class:`EpisodeStore`; records are redis-om ``HashModel``s that
+work on plain Redis ≥ 6.2 with no modules. See the README's "Storage" section.
+"""
+
+from sotopia_are.storage.connection import REDIS_URL_ENV, connect, redact_url
+from sotopia_are.storage.embedded import DATA_DIR_ENV, EmbeddedRedis, default_data_dir
+from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus, stable_episode_id
+from sotopia_are.storage.errors import (
+    EpisodeStateError,
+    RecordNotFoundError,
+    StorageError,
+    StorageUnavailableError,
+)
+from sotopia_are.storage.profiles import (
+    AgentProfile,
+    EnvironmentProfile,
+    RelationshipProfile,
+    RelationshipType,
+)
+from sotopia_are.storage.record import StoredModel
+from sotopia_are.storage.store import EpisodeStore
+
+__all__ = [
+    "DATA_DIR_ENV",
+    "REDIS_URL_ENV",
+    "AgentProfile",
+    "EmbeddedRedis",
+    "EnvironmentProfile",
+    "EpisodeLog",
+    "EpisodeStateError",
+    "EpisodeStatus",
+    "EpisodeStore",
+    "RecordNotFoundError",
+    "RelationshipProfile",
+    "RelationshipType",
+    "StorageError",
+    "StorageUnavailableError",
+    "StoredModel",
+    "connect",
+    "default_data_dir",
+    "redact_url",
+    "stable_episode_id",
+]

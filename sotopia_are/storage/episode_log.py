@@ -1,0 +1,90 @@
+"""`EpisodeLog`: the stored record of one episode, and its status.
+
+The record holds what an episode *is* (scenario, agents, models, tag), how it went
+(status, timestamps, termination reason, error) and what it scored and cost. What
+*happened* is not here: the completed events are in the episode's stream
+(``events_key``), the single source of truth every transcript is derived from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import JsonValue
+from redis_om import Field
+
+from sotopia_are.storage.fields import AS_JSON_TEXT
+from sotopia_are.storage.keys import episode_calls_key, episode_events_key
+from sotopia_are.storage.record import StoredModel
+
+__all__ = ["EpisodeLog", "EpisodeStatus", "stable_episode_id"]
+
+
+class EpisodeStatus(StrEnum):
+    """Where an episode stands.
+
+    ``running`` while it runs (or until a crash is noticed); ``complete`` when it ended
+    normally; ``failed`` when it raised; ``incomplete`` when it was interrupted (a crash,
+    a lost server, a cancelled batch). Only ``complete`` episodes are skipped on resume.
+    """
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    FAILED = "failed"
+    INCOMPLETE = "incomplete"
+
+
+class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]
+    """One episode. Times are Unix seconds; ``models[i]`` is ``agents[i]``'s model
+    (``""`` for an agent without one, e.g. scripted or human).
+
+    ``scores`` maps each agent to its dimension scores (``overall_score`` included when
+    the evaluator gives one); ``evaluation`` is the evaluator's full response as JSON;
+    ``usage`` the summed accounting of every model call, ``cost_usd`` its known cost.
+    """
+
+    tag: str = ""
+    scenario_id: str = ""
+    scenario_codename: str = ""
+    agents: Annotated[list[str], AS_JSON_TEXT] = Field(default_factory=list)
+    agent_profiles: Annotated[list[str], AS_JSON_TEXT] = Field(default_factory=list)
+    models: Annotated[list[str], AS_JSON_TEXT] = Field(default_factory=list)
+    evaluator_model: str = ""
+    seed: int | None = None
+    status: EpisodeStatus = EpisodeStatus.RUNNING
+    attempt: int = 0
+    created_at: float = 0.0
+    started_at: float = 0.0
+    updated_at: float = 0.0
+    finished_at: float | None = None
+    event_count: int = 0
+    termination_reason: str = ""
+    error: str = ""
+    scores: Annotated[dict[str, dict[str, float]], AS_JSON_TEXT] = Field(default_factory=dict)
+    evaluation: Annotated[dict[str, JsonValue], AS_JSON_TEXT] | None = None
+    usage: Annotated[dict[str, JsonValue], AS_JSON_TEXT] = Field(default_factory=dict)
+    cost_usd: float | None = None
+    metadata: Annotated[dict[str, JsonValue], AS_JSON_TEXT] = Field(default_factory=dict)
+
+    class Meta:
+        model_key_prefix = "EpisodeLog"
+
+    @property
+    def events_key(self) -> str:
+        """The stream holding the episode's completed events."""
+        return episode_events_key(self.pk)
+
+    @property
+    def calls_key(self) -> str:
+        """The stream holding the episode's model calls."""
+        return episode_calls_key(self.pk)
+
+
+def stable_episode_id(tag: str, *parts: str) -> str:
+    """A reproducible episode id for the batch ``tag`` and what identifies the episode in
+    it (scenario, agents, models, repetition number...), so a resumed batch finds the
+    episodes it already ran."""
+    digest = hashlib.sha256("\x1f".join((tag, *parts)).encode()).hexdigest()
+    return f"ep-{digest[:24]}"

@@ -1,0 +1,47 @@
+"""JSON-encoded fields for hash records.
+
+A Redis hash holds flat strings, and redis-om's ``HashModel`` refuses list and dict
+fields. Annotating a list or dict field with :data:`AS_JSON_TEXT` keeps the Python value a
+real list or dict while every ``model_dump`` (both modes, so redis-om's own ``save`` too)
+writes it as one JSON string, with sorted keys so equal values give equal bytes.
+Validation accepts the JSON string (a value read back from Redis) or the value itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import core_schema, to_jsonable_python
+
+__all__ = ["AS_JSON_TEXT", "AsJsonText", "dumps_canonical"]
+
+
+def dumps_canonical(value: Any) -> str:
+    """``value`` as compact JSON with sorted keys, non-ASCII kept as is."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _loads_if_text(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+class AsJsonText:
+    """``Annotated`` marker: the field is stored as canonical JSON text (see module doc)."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_before_validator_function(
+            _loads_if_text,
+            handler(source),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                lambda value: dumps_canonical(to_jsonable_python(value)),
+                return_schema=core_schema.str_schema(),
+            ),
+        )
+
+
+AS_JSON_TEXT = AsJsonText()
+"""Use as ``Annotated[list[str], AS_JSON_TEXT]``."""

@@ -1,0 +1,44 @@
+"""The Redis key layout, in one place.
+
+Records are redis-om hashes at ``sotopia_are:<Model>:<pk>`` (what ``HashModel.save``
+writes). Next to them the store keeps its own small index keys, so listing and filtering
+need no RediSearch, and per-episode keys for what an episode produces as it runs.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EPISODES_BY_TIME",
+    "KEY_PREFIX",
+    "episode_calls_key",
+    "episode_events_key",
+    "episode_index_key",
+    "episode_scenario_key",
+]
+
+KEY_PREFIX = "sotopia_are"
+"""redis-om's ``global_key_prefix`` for every model, and the prefix of every other key."""
+
+EPISODES_BY_TIME = f"{KEY_PREFIX}:index:episode:created"
+"""Sorted set: every episode id, scored by its creation time."""
+
+
+def episode_index_key(field: str, value: str) -> str:
+    """Set of the ids of the episodes whose ``field`` (tag, scenario, model, agent, status)
+    is, or for lists contains, ``value``."""
+    return f"{KEY_PREFIX}:index:episode:{field}:{value}"
+
+
+def episode_events_key(episode_id: str) -> str:
+    """Stream of the episode's completed events, one entry each, in completion order."""
+    return f"{KEY_PREFIX}:episode:{episode_id}:events"
+
+
+def episode_calls_key(episode_id: str) -> str:
+    """Stream of the episode's accounted model calls (agents' and evaluator's)."""
+    return f"{KEY_PREFIX}:episode:{episode_id}:calls"
+
+
+def episode_scenario_key(episode_id: str) -> str:
+    """String: the scenario the episode ran, as ARE JSON without completed events."""
+    return f"{KEY_PREFIX}:episode:{episode_id}:scenario"

@@ -1,0 +1,527 @@
+"""`EpisodeStore`: profiles and episodes in Redis, on any Redis ≥ 6.2 without modules.
+
+Every write that touches more than one key runs in one MULTI/EXEC transaction (guarded
+by WATCH where it depends on what is stored), so a record and its index entries never
+disagree and an interrupted write leaves nothing half-written. Listing and filtering
+use the store's own index sets (see :mod:`.keys`), never RediSearch.
+
+An episode's life: :meth:`EpisodeStore.start_episode` (status ``running``),
+:meth:`~EpisodeStore.append_event` for each completed event as it happens (and
+:meth:`~EpisodeStore.append_call` for model calls), then
+:meth:`~EpisodeStore.finish_episode` (``complete`` or ``failed``, with scores and
+usage). A run that dies in between leaves a readable ``running`` episode with the events
+it had; :meth:`~EpisodeStore.mark_interrupted` turns such leftovers into ``incomplete``
+ones, and :meth:`~EpisodeStore.completed_episode_ids` tells a resumed batch what to skip.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import redis
+from pydantic import JsonValue
+
+from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
+from sotopia_are.simulation.types import CompletedEvent
+from sotopia_are.storage.embedded import EmbeddedRedis
+from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus
+from sotopia_are.storage.errors import (
+    EpisodeStateError,
+    RecordNotFoundError,
+    StorageUnavailableError,
+)
+from sotopia_are.storage.events import EVENT_FIELD, decode_event, encode_event
+from sotopia_are.storage.fields import dumps_canonical
+from sotopia_are.storage.keys import (
+    EPISODES_BY_TIME,
+    episode_calls_key,
+    episode_events_key,
+    episode_index_key,
+    episode_scenario_key,
+)
+from sotopia_are.storage.record import StoredModel
+
+__all__ = ["CALL_FIELD", "EpisodeStore"]
+
+R = TypeVar("R", bound=StoredModel)
+T = TypeVar("T")
+
+CALL_FIELD = "call"
+"""The field of a calls-stream entry holding the call record's JSON."""
+
+_SCAN_BATCH = 500
+
+# Appends only to a running episode, atomically with its counters: an append for an
+# unknown or finished episode must not create or change anything.
+_APPEND_SCRIPT = """
+if redis.call('HGET', KEYS[1], 'status') ~= 'running' then
+  return redis.error_reply('NOT_RUNNING')
+end
+local id = redis.call('XADD', KEYS[2], '*', ARGV[1], ARGV[2])
+if ARGV[4] == '1' then
+  redis.call('HINCRBY', KEYS[1], 'event_count', 1)
+end
+redis.call('HSET', KEYS[1], 'updated_at', ARGV[3])
+return id
+"""
+
+
+class EpisodeStore:
+    """Profiles and episodes on one Redis connection; build it with
+    :func:`~sotopia_are.storage.connect`.
+
+    ``location`` says where the data is, for messages (never a password).
+    Connection failures during any call raise :class:`StorageUnavailableError`.
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis[str],
+        *,
+        location: str,
+        embedded: EmbeddedRedis | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.client = client
+        self.location = location
+        self.embedded = embedded
+        self._clock = clock
+        self._append = client.register_script(_APPEND_SCRIPT)
+
+    # -- connection -------------------------------------------------------------------
+
+    def ping(self) -> None:
+        """Check the server answers; :class:`StorageUnavailableError` naming the fix if not."""
+        with self._guard():
+            self.client.ping()
+
+    def close(self) -> None:
+        """Release the connection (and stop the embedded server if this was its last user)."""
+        self.client.close()
+        if self.embedded is not None:
+            self.embedded.stop()
+
+    def __enter__(self) -> EpisodeStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except redis.AuthenticationError as error:  # a ConnectionError: catch it first
+            raise StorageUnavailableError(
+                f"{self.location} refused the credentials: {error}"
+            ) from error
+        except (redis.ConnectionError, redis.TimeoutError) as error:
+            raise StorageUnavailableError(
+                f"lost the connection to {self.location}: {error}. Fix: check that the server "
+                "is running, then resume (completed episodes are kept and skipped)."
+            ) from error
+
+    def _watched(self, keys: list[str], body: Callable[[Any], T]) -> T:
+        """Run ``body(pipe)`` with ``keys`` watched, retrying when another writer got there
+        first; ``body`` reads in immediate mode, then calls ``pipe.multi()`` and writes."""
+        with self._guard(), self.client.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(*keys)
+                    result = body(pipe)
+                    pipe.execute()
+                    return result
+                except redis.WatchError:
+                    continue
+
+    # -- records ----------------------------------------------------------------------
+
+    def save(self, record: R) -> R:
+        """Write ``record`` (replacing any record with its pk); episodes are re-indexed."""
+        self.save_all([record])
+        return record
+
+    def save_all(self, records: Iterable[StoredModel]) -> int:
+        """Write many records in one transaction; returns how many."""
+        batch = list(records)
+        episodes = [r for r in batch if isinstance(r, EpisodeLog)]
+        keys = [r.redis_key(r.pk) for r in episodes]
+
+        def write(pipe: Any) -> int:
+            old = {e.pk: _read_episode(pipe, e.pk) for e in episodes}
+            pipe.multi()
+            for record in batch:
+                key = record.redis_key(record.pk)
+                pipe.delete(key)
+                pipe.hset(key, mapping=record.to_hash())
+                if isinstance(record, EpisodeLog):
+                    _reindex(pipe, old[record.pk], record)
+            return len(batch)
+
+        return self._watched(keys, write)
+
+    def get(self, model: type[R], pk: str) -> R:
+        """The record ``pk``; :class:`RecordNotFoundError` if there is none."""
+        with self._guard():
+            fields = self.client.hgetall(model.redis_key(pk))
+        if not fields:
+            raise RecordNotFoundError(f"no {model.__name__} with pk {pk!r} in {self.location}")
+        return model.from_hash(pk, fields)
+
+    def exists(self, model: type[StoredModel], pk: str) -> bool:
+        """Whether the record ``pk`` exists."""
+        with self._guard():
+            return bool(self.client.exists(model.redis_key(pk)))
+
+    def delete(self, model: type[StoredModel], pk: str) -> bool:
+        """Delete the record ``pk`` (for episodes, with its streams and index entries)."""
+        if model is EpisodeLog:
+            return self.delete_episode(pk)
+        with self._guard():
+            return bool(self.client.delete(model.redis_key(pk)))
+
+    def all(self, model: type[R]) -> list[R]:
+        """Every record of ``model``, sorted by pk (records redis-om's ``save`` wrote too)."""
+        with self._guard():
+            keys = sorted(
+                self.client.scan_iter(match=model.key_pattern(), count=_SCAN_BATCH, _type="HASH")
+            )
+            pipe = self.client.pipeline(transaction=False)
+            for key in keys:
+                pipe.hgetall(key)
+            rows = pipe.execute()
+        prefix = model.redis_key("")
+        return [
+            model.from_hash(key[len(prefix) :], row)
+            for key, row in zip(keys, rows, strict=True)
+            if row
+        ]
+
+    # -- episode lifecycle ------------------------------------------------------------
+
+    def start_episode(self, episode: EpisodeLog, *, scenario_json: str | None = None) -> EpisodeLog:
+        """Record that ``episode`` starts now; returns the stored record (``running``).
+
+        ``scenario_json`` is the scenario as ARE JSON (kept for export and replay). An
+        episode with the same pk that failed or is incomplete is started afresh: its old
+        events are dropped and ``attempt`` counts up. Raises :class:`EpisodeStateError`
+        if that episode is complete or still running.
+        """
+        key = episode.redis_key(episode.pk)
+        now = self._clock()
+
+        def write(pipe: Any) -> EpisodeLog:
+            old = _read_episode(pipe, episode.pk)
+            if old is not None and old.status in (EpisodeStatus.COMPLETE, EpisodeStatus.RUNNING):
+                raise EpisodeStateError(
+                    f"episode {episode.pk} is {old.status.value}; "
+                    + (
+                        "delete it to run it again"
+                        if old.status is EpisodeStatus.COMPLETE
+                        else "if its run died, mark_interrupted() it first"
+                    )
+                )
+            started = episode.replace(
+                status=EpisodeStatus.RUNNING,
+                attempt=(old.attempt if old else 0) + 1,
+                created_at=old.created_at if old else now,
+                started_at=now,
+                updated_at=now,
+                finished_at=None,
+                event_count=0,
+                termination_reason="",
+                error="",
+                scores={},
+                evaluation=None,
+                usage={},
+                cost_usd=None,
+            )
+            pipe.multi()
+            pipe.delete(
+                key,
+                episode_events_key(episode.pk),
+                episode_calls_key(episode.pk),
+                episode_scenario_key(episode.pk),
+            )
+            pipe.hset(key, mapping=started.to_hash())
+            _reindex(pipe, old, started)
+            if scenario_json is not None:
+                pipe.set(episode_scenario_key(episode.pk), scenario_json)
+            return started
+
+        return self._watched([key], write)
+
+    def append_event(self, episode_id: str, event: CompletedEvent | ExportedCompletedEvent) -> str:
+        """Append a completed event to the running episode's stream; returns the entry id.
+
+        Raises :class:`EpisodeStateError` (and writes nothing) if the episode is not running.
+        """
+        return self._append_entry(
+            episode_id,
+            episode_events_key(episode_id),
+            EVENT_FIELD,
+            encode_event(event),
+            counts=True,
+        )
+
+    def append_call(self, episode_id: str, call: Mapping[str, Any]) -> str:
+        """Append an accounted model call (``LLMCall.model_dump(mode="json")``) to the
+        running episode's calls stream; returns the entry id."""
+        return self._append_entry(
+            episode_id,
+            episode_calls_key(episode_id),
+            CALL_FIELD,
+            dumps_canonical(call),
+            counts=False,
+        )
+
+    def _append_entry(
+        self, episode_id: str, stream: str, field: str, payload: str, *, counts: bool
+    ) -> str:
+        try:
+            with self._guard():
+                entry = self._append(
+                    keys=[EpisodeLog.redis_key(episode_id), stream],
+                    args=[field, payload, repr(self._clock()), "1" if counts else "0"],
+                )
+        except redis.ResponseError as error:
+            if "NOT_RUNNING" not in str(error):
+                raise
+            raise EpisodeStateError(
+                f"episode {episode_id} is not running (unknown, finished or interrupted); "
+                "nothing was appended"
+            ) from None
+        return str(entry)
+
+    def finish_episode(
+        self,
+        episode_id: str,
+        *,
+        status: EpisodeStatus = EpisodeStatus.COMPLETE,
+        termination_reason: str = "",
+        error: str = "",
+        scores: Mapping[str, Mapping[str, float]] | None = None,
+        evaluation: Mapping[str, JsonValue] | None = None,
+        usage: Mapping[str, JsonValue] | None = None,
+        cost_usd: float | None = None,
+    ) -> EpisodeLog:
+        """Finalise a running episode as ``complete`` or ``failed``; returns the record.
+
+        Raises :class:`EpisodeStateError` if it is not running (e.g. finished twice).
+        """
+        if status not in (EpisodeStatus.COMPLETE, EpisodeStatus.FAILED):
+            raise ValueError(f"an episode finishes complete or failed, not {status.value}")
+        return self._transition(
+            episode_id,
+            {
+                "status": status,
+                "finished_at": self._clock(),
+                "termination_reason": termination_reason,
+                "error": error,
+                "scores": {agent: dict(dims) for agent, dims in (scores or {}).items()},
+                "evaluation": dict(evaluation) if evaluation is not None else None,
+                "usage": dict(usage or {}),
+                "cost_usd": cost_usd,
+            },
+        )
+
+    def mark_incomplete(self, episode_id: str, reason: str = "interrupted") -> EpisodeLog:
+        """Mark a running episode ``incomplete`` (its events stay readable)."""
+        return self._transition(episode_id, {"status": EpisodeStatus.INCOMPLETE, "error": reason})
+
+    def mark_interrupted(
+        self, *, tag: str | None = None, idle_for: float | None = None
+    ) -> list[str]:
+        """Mark ``incomplete`` the running episodes (of batch ``tag``) left by a dead run.
+
+        Without ``idle_for``, every running episode counts as dead: call this when no
+        other process is running that batch (as when resuming it). With ``idle_for``,
+        only those with no event for that many seconds. Returns their ids.
+        """
+        now = self._clock()
+        marked = []
+        for episode in self.list_episodes(tag=tag, status=EpisodeStatus.RUNNING):
+            if idle_for is not None and now - episode.updated_at < idle_for:
+                continue
+            try:
+                self.mark_incomplete(episode.pk, "interrupted: its run stopped before it ended")
+            except EpisodeStateError:
+                continue  # it finished meanwhile
+            marked.append(episode.pk)
+        return marked
+
+    def _transition(self, episode_id: str, update: Mapping[str, Any]) -> EpisodeLog:
+        key = EpisodeLog.redis_key(episode_id)
+
+        def write(pipe: Any) -> EpisodeLog:
+            old = _read_episode(pipe, episode_id)
+            if old is None:
+                raise RecordNotFoundError(f"no episode {episode_id!r} in {self.location}")
+            if old.status is not EpisodeStatus.RUNNING:
+                raise EpisodeStateError(f"episode {episode_id} is {old.status.value}, not running")
+            new = old.replace(**update, updated_at=self._clock())
+            pipe.multi()
+            pipe.delete(key)
+            pipe.hset(key, mapping=new.to_hash())
+            _reindex(pipe, old, new)
+            return new
+
+        return self._watched([key], write)
+
+    def delete_episode(self, episode_id: str) -> bool:
+        """Delete an episode, its streams and its index entries; whether it existed."""
+        key = EpisodeLog.redis_key(episode_id)
+
+        def write(pipe: Any) -> bool:
+            old = _read_episode(pipe, episode_id)
+            pipe.multi()
+            pipe.delete(
+                key,
+                episode_events_key(episode_id),
+                episode_calls_key(episode_id),
+                episode_scenario_key(episode_id),
+            )
+            if old is not None:
+                _reindex(pipe, old, None)
+            return old is not None
+
+        return self._watched([key], write)
+
+    # -- episode reading --------------------------------------------------------------
+
+    def get_episode(self, episode_id: str) -> EpisodeLog:
+        """The episode record; :class:`RecordNotFoundError` if there is none."""
+        return self.get(EpisodeLog, episode_id)
+
+    def read_events(self, episode_id: str) -> list[ExportedCompletedEvent]:
+        """The episode's completed events, in the order they completed."""
+        with self._guard():
+            entries = self.client.xrange(episode_events_key(episode_id))
+        return [decode_event(fields[EVENT_FIELD]) for _, fields in entries]
+
+    def follow_events(
+        self, episode_id: str, *, block_ms: int = 1000
+    ) -> Iterator[ExportedCompletedEvent]:
+        """The episode's events as they are appended, until it is no longer running."""
+        stream = episode_events_key(episode_id)
+        last = "0-0"
+        while True:
+            with self._guard():
+                replies = self.client.xread({stream: last}, block=block_ms, count=100)
+            for _, entries in replies:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    yield decode_event(fields[EVENT_FIELD])
+            if not replies and self.get_episode(episode_id).status is not EpisodeStatus.RUNNING:
+                with self._guard():
+                    rest = self.client.xrange(stream, min=f"({last}")
+                for _, fields in rest:
+                    yield decode_event(fields[EVENT_FIELD])
+                return
+
+    def read_calls(self, episode_id: str) -> list[dict[str, Any]]:
+        """The episode's model call records, in the order they were appended."""
+        with self._guard():
+            entries = self.client.xrange(episode_calls_key(episode_id))
+        return [json.loads(fields[CALL_FIELD]) for _, fields in entries]
+
+    def scenario_json(self, episode_id: str) -> str | None:
+        """The scenario the episode ran, as ARE JSON, if it was given at start."""
+        with self._guard():
+            text = self.client.get(episode_scenario_key(episode_id))
+        return None if text is None else str(text)
+
+    def episode_ids(
+        self,
+        *,
+        tag: str | None = None,
+        scenario: str | None = None,
+        model: str | None = None,
+        agent: str | None = None,
+        status: EpisodeStatus | str | None = None,
+    ) -> list[str]:
+        """Ids of the episodes matching every filter given, oldest first."""
+        filters = [
+            episode_index_key(name, str(value))
+            for name, value in (
+                ("tag", tag),
+                ("scenario", scenario),
+                ("model", model),
+                ("agent", agent),
+                ("status", EpisodeStatus(status).value if status is not None else None),
+            )
+            if value is not None
+        ]
+        with self._guard():
+            if not filters:
+                return [str(pk) for pk in self.client.zrange(EPISODES_BY_TIME, 0, -1)]
+            ids = sorted(str(pk) for pk in self.client.sinter(filters))
+            if not ids:
+                return []
+            # types-redis 4.6 (pulled in by redis-om) leaves ZMSCORE untyped.
+            scores = self.client.zmscore(EPISODES_BY_TIME, ids)  # type: ignore[no-untyped-call]
+        return [pk for _, pk in sorted(zip((s or 0.0 for s in scores), ids, strict=True))]
+
+    def list_episodes(
+        self,
+        *,
+        tag: str | None = None,
+        scenario: str | None = None,
+        model: str | None = None,
+        agent: str | None = None,
+        status: EpisodeStatus | str | None = None,
+        limit: int | None = None,
+    ) -> list[EpisodeLog]:
+        """The episodes matching every filter given, oldest first (at most ``limit``)."""
+        ids = self.episode_ids(tag=tag, scenario=scenario, model=model, agent=agent, status=status)
+        if limit is not None:
+            ids = ids[:limit]
+        with self._guard():
+            pipe = self.client.pipeline(transaction=False)
+            for pk in ids:
+                pipe.hgetall(EpisodeLog.redis_key(pk))
+            rows = pipe.execute()
+        return [EpisodeLog.from_hash(pk, row) for pk, row in zip(ids, rows, strict=True) if row]
+
+    def completed_episode_ids(self, tag: str | None = None) -> set[str]:
+        """Ids of the complete episodes (of batch ``tag``): what a resumed batch skips."""
+        return set(self.episode_ids(tag=tag, status=EpisodeStatus.COMPLETE))
+
+
+def _read_episode(pipe: Any, episode_id: str) -> EpisodeLog | None:
+    fields = pipe.hgetall(EpisodeLog.redis_key(episode_id))
+    return EpisodeLog.from_hash(episode_id, fields) if fields else None
+
+
+def _index_entries(episode: EpisodeLog) -> set[str]:
+    entries = {
+        episode_index_key("tag", episode.tag),
+        episode_index_key("status", episode.status.value),
+    }
+    if episode.scenario_id:
+        entries.add(episode_index_key("scenario", episode.scenario_id))
+    entries.update(episode_index_key("model", m) for m in episode.models if m)
+    entries.update(episode_index_key("agent", a) for a in episode.agents if a)
+    return entries
+
+
+def _reindex(pipe: Any, old: EpisodeLog | None, new: EpisodeLog | None) -> None:
+    """Queue the index updates that take the episode from ``old`` to ``new`` (None: absent)."""
+    before = _index_entries(old) if old is not None else set()
+    after = _index_entries(new) if new is not None else set()
+    either = new if new is not None else old
+    if either is None:
+        return
+    pk = either.pk
+    for key in before - after:
+        pipe.srem(key, pk)
+    for key in after - before:
+        pipe.sadd(key, pk)
+    if new is None:
+        pipe.zrem(EPISODES_BY_TIME, pk)
+    else:
+        pipe.zadd(EPISODES_BY_TIME, {new.pk: new.created_at})
