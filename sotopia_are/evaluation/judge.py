@@ -21,6 +21,7 @@ from pydantic import BaseModel, JsonValue
 
 from sotopia_are.llm import GenerationError, LLMCall, LLMSession, TransientLLMError
 from sotopia_are.messages import ScriptBackground
+from sotopia_are.social import EpisodeResult
 
 from .result import AgentRating, DimensionScore, Evaluation, JudgeFailure
 from .rubric import SOTOPIA_EVAL, Rubric
@@ -122,6 +123,13 @@ class LLMJudge:
             failures=[value for value, _call in outcomes if isinstance(value, JudgeFailure)],
             calls=[call for _value, call in outcomes if call is not None],
         )
+
+    async def evaluate_episode(
+        self, episode: EpisodeResult, *, session: LLMSession | None = None
+    ) -> Evaluation:
+        """Rate a finished episode from its full background (every goal) and its
+        omniscient transcript (:meth:`EpisodeResult.transcript` with no viewer)."""
+        return await self.evaluate(episode.spec.background(), episode.transcript(), session=session)
 
     async def _sample(
         self,

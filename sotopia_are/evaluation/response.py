@@ -25,8 +25,8 @@ def build_response(
     one), rates and comments from ``evaluation`` (no rates without one)."""
     rates: dict[str, Rate] = {}
     sections: list[str] = []
-    if termination is not None and termination.reasons:
-        sections.append(f"Environment comments: {termination.comment}")
+    if termination is not None and termination.reason is not None:
+        sections.append(f"Environment comments: {termination.reason}")
     if evaluation is not None:
         by_agent = {rating.agent: rating for rating in evaluation.ratings}
         for name in evaluation.agent_names:

@@ -1,9 +1,17 @@
 """Rule-based termination: Sotopia's ``RuleBasedTerminatedEvaluator``.
 
 An episode ends when it has run ``max_turn_number`` turns, when fewer than two
-participants are still in it (the others left), or when the last ``max_stale_turn + 1``
-actions in a row were "did nothing". The same object is checked after every turn of a
-running episode and can be applied to any finished episode or parsed script.
+participants are still in it (the others left), or when more than ``max_stale_turn``
+turns in a row passed in which nobody did anything. The rules themselves are the social
+runner's :class:`~sotopia_are.social.MaxTurnsAndStaleRule` (one implementation); this
+evaluator applies them in the three places an evaluator is needed:
+
+* inside a running episode — it is a :class:`~sotopia_are.social.TerminationRule`: pass
+  it in ``run_episode(..., termination_rules=[evaluator])`` and the runner calls
+  :meth:`~RuleBasedTerminatedEvaluator.check` before every turn;
+* on a finished episode (:meth:`~RuleBasedTerminatedEvaluator.check_episode`) or on any
+  list of actions such as a parsed script (:meth:`~RuleBasedTerminatedEvaluator.check_actions`);
+* through Sotopia's evaluator call, ``evaluator(turn_number, messages)``.
 """
 
 from __future__ import annotations
@@ -13,34 +21,37 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from sotopia_are.messages import AgentAction, Message
+from sotopia_are.social import EpisodeResult, EpisodeState, MaxTurnsAndStaleRule
 
 __all__ = ["RuleBasedTerminatedEvaluator", "SotopiaEvaluatorOutput", "TerminationCheck"]
+
+# Sotopia counts two active agents before any has acted; a stand-in for that pair.
+_NOBODY_GONE = ("(first agent)", "(second agent)")
 
 SotopiaEvaluatorOutput = list[tuple[str, tuple[tuple[str, int | float | bool], str]]]
 """What a Sotopia evaluator returns: ``(who, ((key, value), reasoning))`` entries."""
 
 
 class TerminationCheck(BaseModel):
-    """Whether the episode should end, and every rule that says so (empty when not)."""
+    """Whether the episode should end, and why (``reason`` is None when it goes on)."""
 
     model_config = ConfigDict(frozen=True)
 
-    terminated: bool
-    reasons: tuple[str, ...] = ()
+    reason: str | None = None
 
     @property
-    def comment(self) -> str:
-        """The reasons as one line (empty when the episode goes on)."""
-        return "; ".join(self.reasons)
+    def terminated(self) -> bool:
+        """Whether a rule ends the episode."""
+        return self.reason is not None
 
 
 class RuleBasedTerminatedEvaluator:
     """Ends an episode that is too long, has too few participants left, or has gone stale.
 
-    ``turn_number`` is the number of turns completed: with ``max_turn_number=20`` the
-    episode ends after its 20th turn. A participant is active until its latest action is
-    ``leave``. The episode is stale when more than ``max_stale_turn`` actions in a row,
-    counted back from the latest, are ``none``.
+    ``turn_number`` counts the turns played: with ``max_turn_number=20`` the episode ends
+    after its 20th turn. A participant is active until it leaves. A turn is stale when
+    every action in it is ``none``; more than ``max_stale_turn`` stale turns in a row end
+    the episode.
     """
 
     def __init__(self, max_turn_number: int = 20, max_stale_turn: int = 2) -> None:
@@ -50,6 +61,7 @@ class RuleBasedTerminatedEvaluator:
             raise ValueError(f"max_stale_turn must be at least 0, got {max_stale_turn}")
         self.max_turn_number = max_turn_number
         self.max_stale_turn = max_stale_turn
+        self._rule = MaxTurnsAndStaleRule(max_turn_number, max_stale_turn)
 
     def __repr__(self) -> str:
         return (
@@ -57,68 +69,86 @@ class RuleBasedTerminatedEvaluator:
             f"max_stale_turn={self.max_stale_turn})"
         )
 
-    def check(
-        self,
-        turn_number: int,
-        actions: Sequence[tuple[str, AgentAction]],
-        participants: Sequence[str] | None = None,
-    ) -> TerminationCheck:
-        """Apply the three rules to the ``(speaker, action)`` pairs so far, oldest first.
+    def check(self, state: EpisodeState) -> str | None:
+        """The social runner's termination-rule call: the reason to stop now, or None."""
+        return self._rule.check(state)
 
-        ``participants`` are everyone in the episode; without them, the speakers seen in
-        ``actions`` stand in for them and the too-few rule needs someone to have left.
-        """
-        reasons: list[str] = []
-        if turn_number >= self.max_turn_number:
-            reasons.append(
-                f"the conversation is too long ({turn_number} turns; the limit is "
-                f"{self.max_turn_number})"
-            )
-        latest: dict[str, AgentAction] = {}
-        for speaker, action in actions:
-            latest[speaker] = action
-        everyone = list(participants) if participants is not None else list(latest)
-        active = [name for name in everyone if _still_in(latest.get(name))]
-        # Without the participant list, someone who has not spoken yet is unknown, so
-        # only a departure can show that too few remain.
-        if len(active) < 2 and (participants is not None or len(active) < len(everyone)):
-            reasons.append(
-                f"too few active agents ({len(active)} of {len(everyone)} "
-                "have not left the conversation)"
-            )
+    def check_turns(
+        self,
+        turns: Sequence[Sequence[tuple[str, AgentAction]]],
+        participants: Sequence[str],
+    ) -> TerminationCheck:
+        """Apply the rules after ``turns`` (each the ``(actor, action)`` pairs of one
+        turn, oldest first) played by ``participants``."""
+        left = {name for turn in turns for name, action in turn if action.action_type == "leave"}
         stale = 0
-        for _speaker, action in reversed(actions):
-            if action.action_type != "none":
+        for turn in reversed(turns):
+            if any(action.action_type != "none" for _name, action in turn):
                 break
             stale += 1
-        if stale > self.max_stale_turn:
-            reasons.append(
-                f"the conversation is stale ({stale} actions in a row did nothing; "
-                f"at most {self.max_stale_turn} are allowed)"
-            )
-        return TerminationCheck(terminated=bool(reasons), reasons=tuple(reasons))
+        state = EpisodeState(
+            turn_number=len(turns),
+            participants=tuple(participants),
+            active=tuple(name for name in participants if name not in left),
+            stale_turns=stale,
+            last_turn=tuple(turns[-1]) if turns else (),
+            actions=[pair for turn in turns for pair in turn],
+        )
+        return TerminationCheck(reason=self.check(state))
+
+    def check_actions(
+        self, actions: Sequence[tuple[str, AgentAction]], participants: Sequence[str]
+    ) -> TerminationCheck:
+        """Apply the rules to ``(speaker, action)`` pairs taken one per turn, as a parsed
+        script replays (``[(a.speaker, a.action) for a in parse_script(...)]``)."""
+        return self.check_turns([[pair] for pair in actions], participants)
+
+    def check_episode(self, episode: EpisodeResult) -> TerminationCheck:
+        """Apply the rules to a finished episode, turn by turn as its log records them."""
+        turns: dict[int, list[tuple[str, AgentAction]]] = {}
+        for entry in episode.entries:
+            if entry.action is not None:
+                turns.setdefault(entry.turn, []).append((entry.sender, entry.action))
+        # A turn in which no agent acted (only outside events) still counts as played.
+        played = [turns.get(number, []) for number in range(episode.turns_played)]
+        return self.check_turns(played, episode.spec.agent_names)
 
     def __call__(
         self, turn_number: int, messages: Sequence[tuple[str, Message]]
     ) -> SotopiaEvaluatorOutput:
-        """Sotopia's evaluator call: ``("environment", (("terminated", bool), reasons))``.
+        """Sotopia's evaluator call: ``[("environment", (("terminated", bool), reason))]``.
 
-        Entries from ``"Environment"`` (observations) are skipped, as in Sotopia.
+        ``messages`` is Sotopia's ``(sender, message)`` inbox, which holds every agent's
+        action in every turn; as Sotopia does, entries from ``"Environment"`` are skipped,
+        the senders seen are the participants, and the trailing "did nothing" actions
+        are the stale turns.
         """
         actions = [
             (sender, message)
             for sender, message in messages
             if sender != "Environment" and isinstance(message, AgentAction)
         ]
-        result = self.check(turn_number, actions)
-        return [("environment", (("terminated", result.terminated), result.comment))]
+        latest = dict(actions)
+        stale = 0
+        for _sender, action in reversed(actions):
+            if action.action_type != "none":
+                break
+            stale += 1
+        state = EpisodeState(
+            turn_number=turn_number,
+            participants=tuple(latest),
+            active=tuple(n for n, a in latest.items() if a.action_type != "leave")
+            if latest
+            else _NOBODY_GONE,
+            stale_turns=stale,
+            last_turn=tuple(actions[-1:]),
+            actions=actions,
+        )
+        reason = self.check(state)
+        return [("environment", (("terminated", reason is not None), reason or ""))]
 
     async def __acall__(
         self, turn_number: int, messages: Sequence[tuple[str, Message]]
     ) -> SotopiaEvaluatorOutput:
         """The same as calling the evaluator; for Sotopia's async evaluator interface."""
         return self(turn_number, messages)
-
-
-def _still_in(latest: AgentAction | None) -> bool:
-    return latest is None or latest.action_type != "leave"

@@ -16,7 +16,7 @@ from sotopia_are.evaluation import (
     build_response,
 )
 from sotopia_are.llm import LLMSession, PermanentLLMError, Usage
-from sotopia_are.messages import ScriptBackground, ScriptEnvironmentResponse
+from sotopia_are.messages import AgentAction, ScriptBackground, ScriptEnvironmentResponse
 from sotopia_are.testing import LocalLLMServer, Reply
 
 MODEL = "openai/test-model"
@@ -64,7 +64,9 @@ async def test_a_well_formed_answer_becomes_the_response(
         "goal": 7.0,
     }
     assert sasha.overall == pytest.approx(19 / 7)
-    response = build_response(evaluation, RuleBasedTerminatedEvaluator().check(20, []))
+    stale = [("Sasha Ramirez", AgentAction(action_type="none", argument=""))] * 3
+    check = RuleBasedTerminatedEvaluator().check_actions(stale, background.agent_names)
+    response = build_response(evaluation, check)
     assert isinstance(response, ScriptEnvironmentResponse)
     assert response.terminated
     assert response.p1_rate == (pytest.approx(19 / 7), sasha.scores())
@@ -91,7 +93,7 @@ async def test_a_well_formed_answer_becomes_the_response(
     )
     assert response.comments is not None
     assert response.comments.split("\n")[:3] == [
-        "Environment comments: the conversation is too long (20 turns; the limit is 20)",
+        "Environment comments: nobody did anything for 3 consecutive turns",
         "Sasha Ramirez comments:",
         "believability: Sasha Ramirez on believability",
     ]
