@@ -81,14 +81,17 @@ class EpisodeViews:
         """``name``'s view now, as it must act in ``turn_number``; marks it seen.
 
         ``observation.last_turn`` is the background in turn 0 (as in Sotopia), and after
-        that what the agent newly perceived since its previous turn.
+        that what the agent newly perceived since its previous turn (others' doings; its
+        own actions are in the transcript).
         """
         view = self.agents[name]
         if turn_number == 0:
             last_turn = view.background.to_natural_language()
         else:
             last_turn = "\n".join(
-                entry.render() for entry in view.new_entries() if not entry.is_nothing
+                entry.render()
+                for entry in view.new_entries()
+                if not entry.is_nothing and entry.sender != name
             )
         view.mark_seen()
         return AgentTurn(

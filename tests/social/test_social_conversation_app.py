@@ -1,0 +1,124 @@
+"""ConversationApp: one AGENT event per action, loud validation, ENV tools, registry."""
+
+import pytest
+
+from sotopia_are.simulation.apps.registry import default_app_registry
+from sotopia_are.simulation.environment import Environment, EnvironmentConfig
+from sotopia_are.simulation.notification_system import BaseNotificationSystem, MessageType
+from sotopia_are.simulation.types import Event, EventType, OperationType
+from sotopia_are.social import ConversationApp
+
+NAMES = ["Ana", "Bo", "Cy"]
+
+
+def hosted() -> tuple[Environment, ConversationApp]:
+    app = ConversationApp(NAMES)
+    env = Environment(
+        EnvironmentConfig(queue_based_loop=True, duration=None, verbose=False),
+        notification_system=BaseNotificationSystem(app.notification_config()),
+    )
+    env.register_apps([app])
+    return env, app
+
+
+def test_each_action_is_exactly_one_completed_agent_write_event() -> None:
+    env, app = hosted()
+    app.act("Ana", "speak", "Hello all")
+    app.act("Bo", "speak", "Psst", to=["Cy"])
+    log = env.event_log.list_view()
+    assert [e.event_type for e in log] == [EventType.AGENT, EventType.AGENT]
+    assert all(e.action is not None and e.action.operation_type is OperationType.WRITE for e in log)
+    assert log[1].get_args() == {
+        "sender": "Bo",
+        "action_type": "speak",
+        "argument": "Psst",
+        "to": ["Cy"],
+    }
+    assert all(e.function_name() == "act" and not e.failed() for e in log)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (("Zed", "speak", "hi", None), "'Zed' is not a participant"),
+        (("Ana", "speak", "hi", ["Zed"]), "unknown recipient 'Zed' of a private message"),
+        (("Ana", "speak", "hi", ["Ana"]), "cannot send a private message to themselves"),
+        (("Ana", "shout", "hi", None), "action_type"),
+    ],
+)
+def test_invalid_actions_raise_and_are_logged_as_failed(
+    call: tuple[str, str, str, list[str] | None], message: str
+) -> None:
+    env, app = hosted()
+    sender, action_type, argument, to = call
+    with pytest.raises(ValueError, match=message):
+        app.act(sender, action_type, argument, to)  # type: ignore[arg-type]
+    [event] = env.event_log.list_view()
+    assert event.failed() and message.split("'")[0] in (event.get_exception() or "")
+
+
+def test_an_agent_that_left_cannot_act_again() -> None:
+    _, app = hosted()
+    app.act("Ana", "leave", "")
+    assert app.active_participants() == ("Bo", "Cy")
+    with pytest.raises(ValueError, match="'Ana' has left the conversation"):
+        app.act("Ana", "speak", "wait, one more thing")
+
+
+def test_env_tools_run_as_scheduled_env_events_and_notify() -> None:
+    env, app = hosted()
+    env.schedule(
+        [
+            Event.from_function(
+                app.announce, content="The phone rings.", perceivers=["Ana"]
+            ).at_absolute_time(3.0),
+            Event.from_function(
+                app.deliver_message, sender="Dee", content="Running late", to=["Bo"]
+            ).at_absolute_time(4.0),
+        ]
+    )
+    env.run_until(5.0)
+    log = env.event_log.list_view()
+    assert [(e.event_type, e.function_name(), e.event_time) for e in log] == [
+        (EventType.ENV, "announce", 3.0),
+        (EventType.ENV, "deliver_message", 4.0),
+    ]
+    queue = env.notification_system.message_queue.list_view()
+    assert [(m.message_type, m.message) for m in queue] == [
+        (MessageType.USER_MESSAGE, "The phone rings."),
+        (MessageType.USER_MESSAGE, "Running late"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("function", "args", "message"),
+    [
+        ("announce", {"content": "x", "perceivers": ["Zed"]}, "not participants"),
+        ("deliver_message", {"sender": "Ana", "content": "x", "to": ["Bo"]}, "outside"),
+        ("deliver_message", {"sender": "Dee", "content": "x", "to": []}, "at least one"),
+    ],
+)
+def test_env_tools_check_their_audience(
+    function: str, args: dict[str, object], message: str
+) -> None:
+    env, app = hosted()
+    env.schedule(Event.from_function(getattr(app, function), **args))
+    env.run_until(1.0)
+    [event] = env.event_log.list_view()
+    assert event.failed() and message in (event.get_exception() or "")
+
+
+def test_participants_must_be_distinct_and_not_the_environment() -> None:
+    with pytest.raises(ValueError, match="distinct"):
+        ConversationApp(["Ana", "Ana"])
+    with pytest.raises(ValueError, match="reserved"):
+        ConversationApp(["Ana", "Environment"])
+
+
+def test_registered_for_the_importer_and_state_round_trips() -> None:
+    assert default_app_registry.resolve("ConversationApp") is ConversationApp
+    _, app = hosted()
+    app.act("Cy", "leave", "")
+    fresh = ConversationApp()
+    fresh.load_state(app.get_state())
+    assert fresh.participants == tuple(NAMES) and fresh.active_participants() == ("Ana", "Bo")
