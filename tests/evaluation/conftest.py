@@ -1,7 +1,6 @@
 """Fixtures of the evaluation tests: sessions aimed at the local LLM server, test data."""
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,7 +9,6 @@ from sotopia_are.llm import LLMConfig, LLMSession, RetryPolicy
 from sotopia_are.messages import ScriptBackground
 from sotopia_are.testing import LocalLLMServer
 
-DATA = Path(__file__).parent.parent / "data" / "evaluation"
 FAST_RETRY = RetryPolicy(max_attempts=2, initial_backoff_s=0.01, max_backoff_s=0.02)
 
 

@@ -4,8 +4,7 @@ import json
 from collections.abc import Callable
 
 import pytest
-from _evaluation_answers import follow_ups, judge_answer
-from conftest import DATA
+from _evaluation_support import DATA, follow_ups, judge_answer
 
 from sotopia_are.evaluation import (
     GOAL_ONLY,

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from _evaluation_support import DATA
 from pydantic import ValidationError
 
 from sotopia_are.evaluation import (

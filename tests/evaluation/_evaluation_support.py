@@ -1,7 +1,11 @@
-"""Judge answers for the local server: JSON in the shape the rubric's output model wants."""
+"""Test support: the test data folder, and judge answers in the shape the rubric's output
+model wants."""
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
+
+DATA = Path(__file__).parents[1] / "data" / "evaluation"
 
 
 def judge_answer(scores: Mapping[str, Mapping[str, int]]) -> str:
