@@ -33,12 +33,8 @@ async def test_a_parsed_script_replays_action_for_action() -> None:
     assert result.reason == "fewer than two agents remain (Teo Alvarez left)"
     # Teo acts twice in a row (turns 2 and 3): the fixed order follows the script.
     assert [e.sender for e in result.entries][1:3] == ["Teo Alvarez", "Teo Alvarez"]
-    assert [
-        (s, a)
-        for s, a in (
-            (item.speaker, item.action) for item in parse_script(result.to_script(), NAMES)
-        )
-    ] == parsed
+    again = parse_script(result.to_script(), NAMES)
+    assert [(item.speaker, item.action) for item in again] == parsed
 
 
 def test_an_unreadable_script_is_a_parse_error_naming_the_line() -> None:
