@@ -4,14 +4,24 @@
 work on plain Redis ≥ 6.2 with no modules. See the README's "Storage" section.
 """
 
+from sotopia_are.storage.are_export import episode_trace, export_episode_json, load_episode
 from sotopia_are.storage.connection import REDIS_URL_ENV, connect, redact_url
 from sotopia_are.storage.embedded import DATA_DIR_ENV, EmbeddedRedis, default_data_dir
 from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus, stable_episode_id
 from sotopia_are.storage.errors import (
     EpisodeStateError,
+    JsonlFormatError,
     RecordNotFoundError,
     StorageError,
     StorageUnavailableError,
+)
+from sotopia_are.storage.jsonl import (
+    export_episodes,
+    export_records,
+    import_episodes,
+    import_records,
+    read_records,
+    write_records,
 )
 from sotopia_are.storage.profiles import (
     AgentProfile,
@@ -20,6 +30,7 @@ from sotopia_are.storage.profiles import (
     RelationshipType,
 )
 from sotopia_are.storage.record import StoredModel
+from sotopia_are.storage.recorder import EpisodeRecorder, known_cost, usage_summary
 from sotopia_are.storage.store import EpisodeStore
 
 __all__ = [
@@ -29,9 +40,11 @@ __all__ = [
     "EmbeddedRedis",
     "EnvironmentProfile",
     "EpisodeLog",
+    "EpisodeRecorder",
     "EpisodeStateError",
     "EpisodeStatus",
     "EpisodeStore",
+    "JsonlFormatError",
     "RecordNotFoundError",
     "RelationshipProfile",
     "RelationshipType",
@@ -40,6 +53,17 @@ __all__ = [
     "StoredModel",
     "connect",
     "default_data_dir",
+    "episode_trace",
+    "export_episode_json",
+    "export_episodes",
+    "export_records",
+    "import_episodes",
+    "import_records",
+    "known_cost",
+    "load_episode",
+    "read_records",
     "redact_url",
     "stable_episode_id",
+    "usage_summary",
+    "write_records",
 ]

@@ -40,9 +40,12 @@ class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]
     """One episode. Times are Unix seconds; ``models[i]`` is ``agents[i]``'s model
     (``""`` for an agent without one, e.g. scripted or human).
 
-    ``scores`` maps each agent to its dimension scores (``overall_score`` included when
-    the evaluator gives one); ``evaluation`` is the evaluator's full response as JSON;
-    ``usage`` the summed accounting of every model call, ``cost_usd`` its known cost.
+    ``spec`` is the social runner's ``EpisodeSpec`` as JSON (enough, with the events, to
+    export, import and replay the episode). ``scores`` maps each agent to its dimension
+    scores (``overall_score`` included); ``evaluation`` is the evaluator's verdict and
+    response as JSON (set by ``save_evaluation``, after the run); ``usage`` totals the
+    model calls (``calls``, ``prompt_tokens``, ``completion_tokens``, ``cost_usd``,
+    ``calls_without_cost``), ``cost_usd`` their known cost.
     """
 
     tag: str = ""
@@ -53,6 +56,7 @@ class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]
     models: Annotated[list[str], AS_JSON_TEXT] = Field(default_factory=list)
     evaluator_model: str = ""
     seed: int | None = None
+    spec: Annotated[dict[str, JsonValue], AS_JSON_TEXT] | None = None
     status: EpisodeStatus = EpisodeStatus.RUNNING
     attempt: int = 0
     created_at: float = 0.0
@@ -64,6 +68,7 @@ class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]
     error: str = ""
     scores: Annotated[dict[str, dict[str, float]], AS_JSON_TEXT] = Field(default_factory=dict)
     evaluation: Annotated[dict[str, JsonValue], AS_JSON_TEXT] | None = None
+    evaluated_at: float | None = None
     usage: Annotated[dict[str, JsonValue], AS_JSON_TEXT] = Field(default_factory=dict)
     cost_usd: float | None = None
     metadata: Annotated[dict[str, JsonValue], AS_JSON_TEXT] = Field(default_factory=dict)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "EpisodeStateError",
+    "JsonlFormatError",
     "RecordNotFoundError",
     "StorageError",
     "StorageUnavailableError",
@@ -31,3 +32,7 @@ class RecordNotFoundError(StorageError, KeyError):
 
 class EpisodeStateError(StorageError):
     """An episode operation that its current status forbids (e.g. restarting a complete one)."""
+
+
+class JsonlFormatError(StorageError, ValueError):
+    """A JSONL line that is not a valid record; the message starts with ``source:line:``."""

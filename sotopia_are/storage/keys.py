@@ -13,7 +13,6 @@ __all__ = [
     "episode_calls_key",
     "episode_events_key",
     "episode_index_key",
-    "episode_scenario_key",
 ]
 
 KEY_PREFIX = "sotopia_are"
@@ -37,8 +36,3 @@ def episode_events_key(episode_id: str) -> str:
 def episode_calls_key(episode_id: str) -> str:
     """Stream of the episode's accounted model calls (agents' and evaluator's)."""
     return f"{KEY_PREFIX}:episode:{episode_id}:calls"
-
-
-def episode_scenario_key(episode_id: str) -> str:
-    """String: the scenario the episode ran, as ARE JSON without completed events."""
-    return f"{KEY_PREFIX}:episode:{episode_id}:scenario"

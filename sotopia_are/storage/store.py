@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -41,7 +41,6 @@ from sotopia_are.storage.keys import (
     episode_calls_key,
     episode_events_key,
     episode_index_key,
-    episode_scenario_key,
 )
 from sotopia_are.storage.record import StoredModel
 
@@ -55,18 +54,19 @@ CALL_FIELD = "call"
 
 _SCAN_BATCH = 500
 
-# Appends only to a running episode, atomically with its counters: an append for an
-# unknown or finished episode must not create or change anything.
+# One round trip, atomic with the record's counters. Events go only to a running
+# episode, calls to any existing one (the judge rates complete episodes); otherwise
+# nothing is created or changed.
 _APPEND_SCRIPT = """
-if redis.call('HGET', KEYS[1], 'status') ~= 'running' then
+local status = redis.call('HGET', KEYS[1], 'status')
+if ARGV[4] == '1' then
+  if status ~= 'running' then return redis.error_reply('NOT_RUNNING') end
+  redis.call('HINCRBY', KEYS[1], 'event_count', 1)
+elseif not status then
   return redis.error_reply('NOT_RUNNING')
 end
-local id = redis.call('XADD', KEYS[2], '*', ARGV[1], ARGV[2])
-if ARGV[4] == '1' then
-  redis.call('HINCRBY', KEYS[1], 'event_count', 1)
-end
 redis.call('HSET', KEYS[1], 'updated_at', ARGV[3])
-return id
+return redis.call('XADD', KEYS[2], '*', ARGV[1], ARGV[2])
 """
 
 
@@ -203,11 +203,10 @@ class EpisodeStore:
 
     # -- episode lifecycle ------------------------------------------------------------
 
-    def start_episode(self, episode: EpisodeLog, *, scenario_json: str | None = None) -> EpisodeLog:
+    def start_episode(self, episode: EpisodeLog) -> EpisodeLog:
         """Record that ``episode`` starts now; returns the stored record (``running``).
 
-        ``scenario_json`` is the scenario as ARE JSON (kept for export and replay). An
-        episode with the same pk that failed or is incomplete is started afresh: its old
+        An episode with the same pk that failed or is incomplete is started afresh: its old
         events are dropped and ``attempt`` counts up. Raises :class:`EpisodeStateError`
         if that episode is complete or still running.
         """
@@ -237,6 +236,7 @@ class EpisodeStore:
                 error="",
                 scores={},
                 evaluation=None,
+                evaluated_at=None,
                 usage={},
                 cost_usd=None,
             )
@@ -245,12 +245,9 @@ class EpisodeStore:
                 key,
                 episode_events_key(episode.pk),
                 episode_calls_key(episode.pk),
-                episode_scenario_key(episode.pk),
             )
             pipe.hset(key, mapping=started.to_hash())
             _reindex(pipe, old, started)
-            if scenario_json is not None:
-                pipe.set(episode_scenario_key(episode.pk), scenario_json)
             return started
 
         return self._watched([key], write)
@@ -270,7 +267,8 @@ class EpisodeStore:
 
     def append_call(self, episode_id: str, call: Mapping[str, Any]) -> str:
         """Append an accounted model call (``LLMCall.model_dump(mode="json")``) to the
-        running episode's calls stream; returns the entry id."""
+        episode's calls stream; returns the entry id. :class:`EpisodeStateError` (and
+        nothing written) if there is no such episode."""
         return self._append_entry(
             episode_id,
             episode_calls_key(episode_id),
@@ -292,7 +290,7 @@ class EpisodeStore:
             if "NOT_RUNNING" not in str(error):
                 raise
             raise EpisodeStateError(
-                f"episode {episode_id} is not running (unknown, finished or interrupted); "
+                f"episode {episode_id} is not running (unknown, ended or interrupted); "
                 "nothing was appended"
             ) from None
         return str(entry)
@@ -304,14 +302,13 @@ class EpisodeStore:
         status: EpisodeStatus = EpisodeStatus.COMPLETE,
         termination_reason: str = "",
         error: str = "",
-        scores: Mapping[str, Mapping[str, float]] | None = None,
-        evaluation: Mapping[str, JsonValue] | None = None,
         usage: Mapping[str, JsonValue] | None = None,
         cost_usd: float | None = None,
     ) -> EpisodeLog:
         """Finalise a running episode as ``complete`` or ``failed``; returns the record.
 
         Raises :class:`EpisodeStateError` if it is not running (e.g. finished twice).
+        Scores come later, with :meth:`save_evaluation`.
         """
         if status not in (EpisodeStatus.COMPLETE, EpisodeStatus.FAILED):
             raise ValueError(f"an episode finishes complete or failed, not {status.value}")
@@ -322,8 +319,6 @@ class EpisodeStore:
                 "finished_at": self._clock(),
                 "termination_reason": termination_reason,
                 "error": error,
-                "scores": {agent: dict(dims) for agent, dims in (scores or {}).items()},
-                "evaluation": dict(evaluation) if evaluation is not None else None,
                 "usage": dict(usage or {}),
                 "cost_usd": cost_usd,
             },
@@ -354,21 +349,85 @@ class EpisodeStore:
             marked.append(episode.pk)
         return marked
 
-    def _transition(self, episode_id: str, update: Mapping[str, Any]) -> EpisodeLog:
+    def save_evaluation(
+        self,
+        episode_id: str,
+        *,
+        scores: Mapping[str, Mapping[str, float]],
+        evaluation: Mapping[str, JsonValue],
+        usage: Mapping[str, JsonValue] | None = None,
+        cost_usd: float | None = None,
+    ) -> EpisodeLog:
+        """Attach the evaluator's verdict to a complete episode (replacing any earlier one).
+
+        ``usage`` and ``cost_usd``, when given, replace the episode's totals (pass the
+        totals of the agents' and the judge's calls). :class:`EpisodeStateError` if the
+        episode is not complete.
+        """
+        update: dict[str, Any] = {
+            "scores": {agent: dict(dims) for agent, dims in scores.items()},
+            "evaluation": dict(evaluation),
+            "evaluated_at": self._clock(),
+        }
+        if usage is not None:
+            update["usage"] = dict(usage)
+        if cost_usd is not None:
+            update["cost_usd"] = cost_usd
+        return self._transition(episode_id, update, expected=EpisodeStatus.COMPLETE)
+
+    def _transition(
+        self,
+        episode_id: str,
+        update: Mapping[str, Any],
+        *,
+        expected: EpisodeStatus = EpisodeStatus.RUNNING,
+    ) -> EpisodeLog:
         key = EpisodeLog.redis_key(episode_id)
 
         def write(pipe: Any) -> EpisodeLog:
             old = _read_episode(pipe, episode_id)
             if old is None:
                 raise RecordNotFoundError(f"no episode {episode_id!r} in {self.location}")
-            if old.status is not EpisodeStatus.RUNNING:
-                raise EpisodeStateError(f"episode {episode_id} is {old.status.value}, not running")
+            if old.status is not expected:
+                raise EpisodeStateError(
+                    f"episode {episode_id} is {old.status.value}, not {expected.value}"
+                )
             new = old.replace(**update, updated_at=self._clock())
             pipe.multi()
             pipe.delete(key)
             pipe.hset(key, mapping=new.to_hash())
             _reindex(pipe, old, new)
             return new
+
+        return self._watched([key], write)
+
+    def restore_episode(
+        self,
+        episode: EpisodeLog,
+        events: Sequence[ExportedCompletedEvent | CompletedEvent],
+        calls: Sequence[Mapping[str, Any]] = (),
+    ) -> EpisodeLog:
+        """Write a whole episode (as exported elsewhere) in one transaction, replacing any
+        episode with its pk; ``event_count`` is set from ``events``."""
+        key = episode.redis_key(episode.pk)
+        restored = episode.replace(event_count=len(events))
+        payloads = [encode_event(event) for event in events]
+
+        def write(pipe: Any) -> EpisodeLog:
+            old = _read_episode(pipe, episode.pk)
+            pipe.multi()
+            pipe.delete(
+                key,
+                episode_events_key(episode.pk),
+                episode_calls_key(episode.pk),
+            )
+            pipe.hset(key, mapping=restored.to_hash())
+            for payload in payloads:
+                pipe.xadd(episode_events_key(episode.pk), {EVENT_FIELD: payload})
+            for call in calls:
+                pipe.xadd(episode_calls_key(episode.pk), {CALL_FIELD: dumps_canonical(call)})
+            _reindex(pipe, old, restored)
+            return restored
 
         return self._watched([key], write)
 
@@ -383,7 +442,6 @@ class EpisodeStore:
                 key,
                 episode_events_key(episode_id),
                 episode_calls_key(episode_id),
-                episode_scenario_key(episode_id),
             )
             if old is not None:
                 _reindex(pipe, old, None)
@@ -428,12 +486,6 @@ class EpisodeStore:
         with self._guard():
             entries = self.client.xrange(episode_calls_key(episode_id))
         return [json.loads(fields[CALL_FIELD]) for _, fields in entries]
-
-    def scenario_json(self, episode_id: str) -> str | None:
-        """The scenario the episode ran, as ARE JSON, if it was given at start."""
-        with self._guard():
-            text = self.client.get(episode_scenario_key(episode_id))
-        return None if text is None else str(text)
 
     def episode_ids(
         self,

@@ -1,0 +1,178 @@
+"""Profiles and episodes to and from JSONL (one JSON object a line).
+
+Profiles are written as their documents (``StoredModel.to_document``). Reading accepts
+those and SOTOPIA's profile files as users have them (the ``sotopia-space`` JSONL files
+and records of Sotopia's Redis dump), tolerating their quirks: ``agent_id``/``env_id``/
+``relationship_id`` for ``pk``, ``agent1_id`` for ``agent_1_id``, ``"3"`` for 3, list
+items with stray spaces or holding a stringified list (``["['Liberty']"]``),
+``agent_constraint`` as ``"none"`` or a Python literal, and Sotopia's single ``tag``.
+
+An episode line is its record's document plus ``events`` (the stream, as ARE
+``ExportedCompletedEvent`` objects) and ``calls`` (its model calls), so an exported
+episode imports whole into another store. Lines are canonical JSON (sorted keys).
+
+Every bad line raises :class:`JsonlFormatError` naming the source and line, before
+anything of that input is written.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO, TypeVar
+
+from pydantic import ValidationError
+
+from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
+from sotopia_are.storage.episode_log import EpisodeLog
+from sotopia_are.storage.errors import JsonlFormatError
+from sotopia_are.storage.fields import dumps_canonical
+from sotopia_are.storage.profiles import AgentProfile, EnvironmentProfile, RelationshipProfile
+from sotopia_are.storage.record import StoredModel
+from sotopia_are.storage.store import EpisodeStore
+
+__all__ = [
+    "export_episodes",
+    "export_records",
+    "import_episodes",
+    "import_records",
+    "read_records",
+    "write_records",
+]
+
+R = TypeVar("R", bound=StoredModel)
+
+_ID_ALIASES = ("agent_id", "env_id", "relationship_id")
+_FIELD_ALIASES = {"agent1_id": "agent_1_id", "agent2_id": "agent_2_id"}
+_LIST_FIELDS = ("moral_values", "schwartz_personal_values")
+
+
+def write_records(records: Iterable[StoredModel], out: TextIO) -> int:
+    """Write each record's document as one line; returns how many."""
+    count = 0
+    for record in records:
+        out.write(dumps_canonical(record.to_document()) + "\n")
+        count += 1
+    return count
+
+
+def read_records(model: type[R], lines: Iterable[str], *, source: str = "<input>") -> list[R]:
+    """The records of ``model`` in ``lines`` (ours or SOTOPIA's; blank lines skipped)."""
+    records = []
+    for number, data in _objects(lines, source):
+        try:
+            records.append(model.from_document(_normalise(model, data)))
+        except (ValidationError, ValueError) as error:
+            raise JsonlFormatError(
+                f"{source}:{number}: not a valid {model.__name__}: {error}"
+            ) from None
+    return records
+
+
+def export_records(store: EpisodeStore, model: type[StoredModel], out: TextIO) -> int:
+    """Write every stored record of ``model``; returns how many."""
+    return write_records(store.all(model), out)
+
+
+def import_records(
+    store: EpisodeStore, model: type[StoredModel], lines: Iterable[str], *, source: str = "<input>"
+) -> list[str]:
+    """Store the records of ``model`` in ``lines`` (all or, on a bad line, none); their pks."""
+    records = read_records(model, lines, source=source)
+    store.save_all(records)
+    return [record.pk for record in records]
+
+
+def export_episodes(
+    store: EpisodeStore, out: TextIO, episode_ids: Iterable[str] | None = None
+) -> int:
+    """Write the episodes (default: all, oldest first) with their events and calls."""
+    count = 0
+    for episode_id in store.episode_ids() if episode_ids is None else episode_ids:
+        document = store.get_episode(episode_id).to_document()
+        document["events"] = [e.model_dump(mode="json") for e in store.read_events(episode_id)]
+        document["calls"] = store.read_calls(episode_id)
+        out.write(dumps_canonical(document) + "\n")
+        count += 1
+    return count
+
+
+def import_episodes(
+    store: EpisodeStore, lines: Iterable[str], *, source: str = "<input>"
+) -> list[str]:
+    """Store the episodes in ``lines`` (replacing any with the same pk); their pks.
+
+    Every line is checked before the first episode is written.
+    """
+    parsed: list[tuple[EpisodeLog, list[ExportedCompletedEvent], list[dict[str, Any]]]] = []
+    for number, data in _objects(lines, source):
+        try:
+            events = [ExportedCompletedEvent.model_validate(e) for e in data.pop("events", [])]
+            calls = data.pop("calls", [])
+            if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+                raise ValueError("calls must be a list of objects")
+            parsed.append((EpisodeLog.from_document(data), events, calls))
+        except (ValidationError, ValueError, TypeError) as error:
+            raise JsonlFormatError(f"{source}:{number}: not a valid episode: {error}") from None
+    for episode, events, calls in parsed:
+        store.restore_episode(episode, events, calls)
+    return [episode.pk for episode, _, _ in parsed]
+
+
+def _objects(lines: Iterable[str], source: str) -> Iterable[tuple[int, dict[str, Any]]]:
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise JsonlFormatError(f"{source}:{number}: not JSON: {error}") from None
+        if not isinstance(data, dict):
+            raise JsonlFormatError(f"{source}:{number}: expected a JSON object")
+        yield number, data
+
+
+def _normalise(model: type[StoredModel], data: Mapping[str, Any]) -> dict[str, Any]:
+    """SOTOPIA's spellings and quirks turned into our fields (ours pass unchanged)."""
+    record = {_FIELD_ALIASES.get(key, key): value for key, value in data.items()}
+    for alias in _ID_ALIASES:
+        if alias in record:
+            record.setdefault("pk", record.pop(alias))
+    if model is AgentProfile:
+        for field in _LIST_FIELDS:
+            if isinstance(record.get(field), list):
+                record[field] = _flat_strings(record[field])
+    if model is EnvironmentProfile:
+        if "tag" in record:
+            tag = record.pop("tag")
+            record.setdefault("tags", [tag] if tag else [])
+        if isinstance(record.get("agent_constraint"), str):
+            record["agent_constraint"] = _literal_or_none(record["agent_constraint"])
+    if model in (EnvironmentProfile, RelationshipProfile) and isinstance(
+        record.get("relationship"), str
+    ):
+        record["relationship"] = int(record["relationship"])
+    return record
+
+
+def _flat_strings(items: list[Any]) -> list[str]:
+    """``["Care", " Fairness"]`` and ``["['Liberty']"]`` both become clean string lists."""
+    flat: list[str] = []
+    for item in items:
+        if isinstance(item, str) and item.strip().startswith("["):
+            inner = _literal_or_none(item)
+            flat.extend(str(x).strip() for x in inner or [])
+        else:
+            flat.append(str(item).strip())
+    return flat
+
+
+def _literal_or_none(text: str) -> Any:
+    """A Python literal written as text (SOTOPIA's ``"none"`` and ``"nan"`` mean None)."""
+    if text.strip().lower() in ("", "none", "nan", "null"):
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise ValueError(f"cannot read {text!r} as a Python literal") from None

@@ -1,0 +1,147 @@
+"""`EpisodeRecorder`: the social runner's sink that stores episodes as they are played.
+
+Give it to the runner (``run_episode(..., sinks=[recorder])``) and start each episode
+with :meth:`EpisodeRecorder.start` before it runs — with ``run_episodes``, wrap the agent
+factory with :meth:`EpisodeRecorder.starting`, since the runner makes an episode's agents
+when the episode starts. Every completed event then goes to the episode's Redis stream
+as it happens; at the end the record is finalised with its status, reason, model calls
+and usage; :meth:`EpisodeRecorder.save_evaluation` attaches the judge's verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import JsonValue
+
+from sotopia_are.evaluation import EvaluatedEpisode
+from sotopia_are.simulation.types import CompletedEvent
+from sotopia_are.social import EpisodeResult, EpisodeSpec, EpisodeUsage, SocialAgent
+from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus
+from sotopia_are.storage.store import EpisodeStore
+
+__all__ = ["EpisodeRecorder", "known_cost", "usage_summary"]
+
+AgentFactory = Callable[[EpisodeSpec], Sequence[SocialAgent] | Mapping[str, SocialAgent]]
+
+
+class EpisodeRecorder:
+    """Stores the episodes of one run (or batch, named by ``tag``) in ``store``.
+
+    ``models`` maps agent names to their model (agents not in it have none, e.g.
+    scripted ones); ``evaluator_model`` names the judge's.
+    """
+
+    def __init__(
+        self,
+        store: EpisodeStore,
+        *,
+        tag: str = "",
+        models: Mapping[str, str] | None = None,
+        evaluator_model: str = "",
+    ) -> None:
+        self.store = store
+        self.tag = tag
+        self.models = dict(models or {})
+        self.evaluator_model = evaluator_model
+
+    def start(
+        self,
+        spec: EpisodeSpec,
+        *,
+        scenario_id: str = "",
+        scenario_codename: str = "",
+        agent_profiles: Sequence[str] = (),
+        metadata: Mapping[str, JsonValue] | None = None,
+    ) -> EpisodeLog:
+        """Store the episode of ``spec`` as running (see ``EpisodeStore.start_episode``).
+
+        ``scenario_id`` defaults to the spec's episode id (there is no stored scenario).
+        """
+        return self.store.start_episode(
+            EpisodeLog(
+                pk=spec.episode_id,
+                tag=self.tag,
+                scenario_id=scenario_id or spec.episode_id,
+                scenario_codename=scenario_codename,
+                agents=list(spec.agent_names),
+                agent_profiles=list(agent_profiles),
+                models=[self.models.get(name, "") for name in spec.agent_names],
+                evaluator_model=self.evaluator_model,
+                seed=spec.seed,
+                spec=spec.model_dump(mode="json"),
+                metadata=dict(metadata or {}),
+            )
+        )
+
+    def starting(self, make_agents: AgentFactory) -> AgentFactory:
+        """``make_agents``, starting each episode's record first (for ``run_episodes``)."""
+
+        def make(spec: EpisodeSpec) -> Sequence[SocialAgent] | Mapping[str, SocialAgent]:
+            self.start(spec)
+            return make_agents(spec)
+
+        return make
+
+    def on_event(self, episode_id: str, event: CompletedEvent) -> None:
+        """Append ``event`` to the episode's stream (the runner calls this)."""
+        self.store.append_event(episode_id, event)
+
+    def on_episode_end(self, episode_id: str, result: EpisodeResult) -> None:
+        """Store the agents' model calls, then finalise the record (the runner calls this)."""
+        for calls in result.call_records.values():
+            for call in calls:
+                self.store.append_call(episode_id, call.model_dump(mode="json"))
+        self.store.finish_episode(
+            episode_id,
+            status=EpisodeStatus.COMPLETE if result.status == "completed" else EpisodeStatus.FAILED,
+            termination_reason=result.reason if result.status == "completed" else "",
+            error=result.reason if result.status == "failed" else "",
+            usage=usage_summary(result.usage),
+            cost_usd=known_cost(result.usage),
+        )
+
+    def save_evaluation(self, evaluated: EvaluatedEpisode) -> EpisodeLog:
+        """Attach the judge's verdict, calls and the new usage totals to a complete episode.
+
+        An unrated episode (its run failed) is left as it is and returned unchanged.
+        """
+        episode_id = evaluated.episode.episode_id
+        evaluation = evaluated.evaluation
+        if evaluation is None:
+            return self.store.get_episode(episode_id)
+        for call in evaluation.calls:
+            self.store.append_call(episode_id, call.model_dump(mode="json"))
+        verdict: dict[str, Any] = evaluation.model_dump(mode="json", exclude={"calls"})
+        usage = evaluated.usage
+        return self.store.save_evaluation(
+            episode_id,
+            scores={
+                rating.agent: {**rating.scores(), "overall_score": rating.overall}
+                for rating in evaluation.ratings
+            },
+            evaluation={
+                "verdict": verdict,
+                "response": evaluated.response.model_dump(mode="json"),
+                "termination": evaluated.termination.reason,
+            },
+            usage=usage_summary(usage),
+            cost_usd=known_cost(usage),
+        )
+
+
+def usage_summary(usage: EpisodeUsage) -> dict[str, JsonValue]:
+    """``usage`` as the JSON the episode record keeps."""
+    return {
+        "calls": usage.calls,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cost_usd": usage.cost_usd,
+        "calls_without_cost": usage.calls_without_cost,
+    }
+
+
+def known_cost(usage: EpisodeUsage) -> float | None:
+    """The summed known cost, or None when no call's cost is known (0 would be a lie)."""
+    return usage.cost_usd if usage.calls > usage.calls_without_cost else None
