@@ -125,7 +125,7 @@ def _function_name(function: Callable[..., Any]) -> str:
         return type(function).__name__
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Action:
     """A call to make when an event runs: ``function(**args)``, usually a bound app method.
 
@@ -171,7 +171,7 @@ class Action:
         return self.function(**(self.resolved_args or self.args))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ConditionCheckAction:
     """The predicate of a :class:`ConditionCheckEvent`: ``function(env) -> bool``."""
 
@@ -202,7 +202,7 @@ class ConditionCheckAction:
         return bool(self.function(env))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ActionDescription:
     """A serialisable description of an oracle's expected call: app, function and args."""
 
@@ -221,7 +221,7 @@ class EventMetadata:
     completed: bool = True
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class AbstractEvent:
     """A node of the event graph: a type, an id, a time rule and its dependencies.
 
@@ -323,7 +323,7 @@ def _run_action(
     return None, EventMetadata(return_value=value)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class CompletedEvent(AbstractEvent):
     """The log record of an event that ran: its action, the time it ran, and the outcome."""
 
@@ -394,7 +394,7 @@ def _jsonable(value: Any) -> Any:
     return repr(value)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Event(AbstractEvent):
     """An event that calls an :class:`Action` when it runs."""
 
@@ -439,7 +439,7 @@ class Event(AbstractEvent):
         )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class OracleEvent(AbstractEvent):
     """An expected agent action, executed only when the environment is in oracle mode.
 
@@ -500,7 +500,7 @@ class OracleEvent(AbstractEvent):
         return self
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class CompletedOracleEvent(CompletedEvent):
     """A completed event produced by an oracle, with the oracle's time expectations."""
 
@@ -525,7 +525,7 @@ class CompletedOracleEvent(CompletedEvent):
         )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ConditionCheckEvent(AbstractEvent):
     """Checks ``action(env)`` every ``schedule_every_ticks`` ticks until it holds.
 
@@ -539,7 +539,7 @@ class ConditionCheckEvent(AbstractEvent):
     timeout: int | None = None
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        AbstractEvent.__post_init__(self)  # slots dataclasses break zero-argument super()
         if self.schedule_every_ticks < 1:
             raise ValueError(f"schedule_every_ticks must be >= 1, got {self.schedule_every_ticks}")
 
@@ -567,7 +567,7 @@ class ValidationResult:
     triggered_minefields: list[Callable[[AbstractEnvironment], bool]] = field(default_factory=list)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ValidationEvent(AbstractEvent):
     """Checks the environment every few ticks: all milestones must be reached, no minefield.
 
@@ -600,7 +600,7 @@ class ValidationEvent(AbstractEvent):
         return ValidationResult(True, "all milestones reached")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class StopEvent(AbstractEvent):
     """Stops the environment when it runs."""
 
