@@ -1,0 +1,202 @@
+"""Concurrent social episodes: E two-agent episodes x T turns of LLMAgent against a local
+OpenAI-compatible server that answers every request after L seconds.
+
+Three runs of the same E episodes:
+
+* **network** — real HTTP through litellm to the test server (in a subprocess, so its
+  CPU is not counted here). Reports wall time against the lower bound (the longest chain
+  of sequential calls x L = T x L, since an episode's turns are sequential), process CPU
+  time and the peak resident memory of the run.
+* **cached** — the same requests answered by the LLM layer's response cache: everything
+  but the HTTP client (runner, kernel, views, LLMAgent, prompt rendering, output
+  validation, accounting). Its CPU per turn is the framework overhead; network CPU minus
+  cached CPU is the HTTP client's own CPU time.
+* **runner only** — an agent that answers at once: the social runner and the kernel alone.
+
+Run: ``python benchmarks/episodes.py [--episodes 1000] [--turns 20] [--latency 0.05]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import resource
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from sotopia_are.agents import LLMAgent
+from sotopia_are.llm import LLMConfig, LLMSession, ResponseCache, RetryPolicy
+from sotopia_are.messages import AgentAction
+from sotopia_are.social import AgentTurn, CallRecord, EpisodeSpec, SocialAgent, run_episodes
+
+MODEL = "openai/test-model"
+NAMES = ["Ines Moreau", "Kofi Mensah"]
+REPLY = {"action_type": "speak", "argument": "Let us split the harvest fairly, half each."}
+
+
+def specs(count: int, turns: int) -> list[EpisodeSpec]:
+    return [
+        EpisodeSpec(
+            episode_id=f"bench-{index}",
+            scenario="Two allotment neighbours divide a shared apple harvest.",
+            agent_names=NAMES,
+            agent_backgrounds=["Ines bakes pies for the market.", "Kofi presses cider."],
+            agent_goals=["Get at least 60% of the apples.", "Get the windfalls for cider."],
+            max_turns=turns,
+            max_stale_turns=turns,
+        )
+        for index in range(count)
+    ]
+
+
+class InstantAgent:
+    """Answers at once with a fixed action (no model)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._action = AgentAction.model_validate(REPLY)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def act(self, turn: AgentTurn) -> AgentAction:
+        return self._action
+
+    def call_records(self) -> Sequence[CallRecord]:
+        return ()
+
+
+@dataclass
+class Run:
+    name: str
+    wall_s: float
+    cpu_s: float
+    turns: int
+    peak_rss_mb: float
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as handle:
+        pages = int(handle.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def measure(
+    name: str,
+    episode_specs: list[EpisodeSpec],
+    make_agents: Callable[[EpisodeSpec], Sequence[SocialAgent]],
+) -> Run:
+    gc.collect()
+    wall, cpu = time.perf_counter(), time.process_time()
+    results = asyncio.run(
+        run_episodes(episode_specs, make_agents, max_concurrent=len(episode_specs))
+    )
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    failed = [r for r in results if r.status != "completed"]
+    if failed:
+        raise SystemExit(f"{name}: {len(failed)} episodes failed, e.g. {failed[0].reason}")
+    turns = sum(r.turns_played for r in results)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return Run(name, wall, cpu, turns, peak)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sotopia_are.testing",
+            "--port",
+            str(port),
+            "--latency",
+            str(latency),
+            "--reply",
+            json.dumps(REPLY),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    server.stdout.readline()  # the "serving at" line: the port is bound
+    return server, f"http://127.0.0.1:{port}/v1"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--episodes", type=int, default=1000)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--latency", type=float, default=0.05)
+    args = parser.parse_args()
+    episode_specs = specs(args.episodes, args.turns)
+    server, url = start_server(args.latency)
+    try:
+        config = LLMConfig(
+            api_base=url,
+            api_key="sk-bench",
+            timeout_s=120,
+            max_concurrency=max(args.episodes, 1),
+            retry=RetryPolicy(max_attempts=1),
+        )
+        # Warm up (imports, litellm's first-call setup) outside the timed runs; the
+        # warm-up's answers fill the cache of the cached run.
+        cache = ResponseCache()
+        warm = LLMSession(config, cache=cache)
+        measure(
+            "warm-up", specs(1, args.turns), lambda s: [LLMAgent(n, MODEL, warm) for n in NAMES]
+        )
+        base_rss = rss_mb()
+
+        network = LLMSession(config)
+        net = measure(
+            "network", episode_specs, lambda s: [LLMAgent(n, MODEL, network) for n in NAMES]
+        )
+        cached_session = LLMSession(config, cache=cache)
+        cached = measure(
+            "cached", episode_specs, lambda s: [LLMAgent(n, MODEL, cached_session) for n in NAMES]
+        )
+        runner = measure("runner only", episode_specs, lambda s: [InstantAgent(n) for n in NAMES])
+    finally:
+        server.terminate()
+        server.wait()
+
+    lower_bound = args.turns * args.latency
+    client_cpu = max(net.cpu_s - cached.cpu_s, 0.0)
+    target = 1.5 * lower_bound + client_cpu
+    print(
+        f"{args.episodes} episodes x {args.turns} turns, 2 agents, L = {args.latency * 1000:.0f} ms"
+    )
+    print(f"lower bound {lower_bound:.2f} s; HTTP client CPU {client_cpu:.2f} s")
+    print(f"target: wall <= 1.5 x lower bound + client CPU = {target:.2f} s")
+    print("| run | wall (s) | CPU (s) | CPU per turn (ms) | peak RSS (MB) |")
+    print("|---|---:|---:|---:|---:|")
+    for run in (net, cached, runner):
+        print(
+            f"| {run.name} | {run.wall_s:.2f} | {run.cpu_s:.2f} | "
+            f"{run.cpu_s / run.turns * 1000:.3f} | {run.peak_rss_mb:.0f} |"
+        )
+    print(f"(RSS after warm-up, before the timed runs: {base_rss:.0f} MB)")
+    verdict = "meets" if net.wall_s <= target else "misses"
+    print(f"network wall {net.wall_s:.2f} s {verdict} the target {target:.2f} s")
+    framework = cached.cpu_s / cached.turns * 1000
+    print(f"framework overhead {framework:.3f} ms per turn (target < 1 ms)")
+
+
+if __name__ == "__main__":
+    main()
