@@ -507,13 +507,13 @@ class Environment(AbstractEnvironment):
         """Run every queued event due at or before ``now``, then close the tick."""
         if self.config.verbose:
             logger.info("tick at %s", now)
-        queue = self.event_queue
+        pop_due = self.event_queue.pop_due
         try:
             while self.state is EnvironmentState.RUNNING:
-                due = queue.peek_time()
-                if due is None or due > now:
+                event = pop_due(now)
+                if event is None:
                     break
-                self._process(queue.pop()[1], now)
+                self._process(event, now)
             self.notification_system.handle_timeout_after_events(now)
         except BaseException as error:
             self.exception = error
@@ -522,8 +522,11 @@ class Environment(AbstractEnvironment):
 
     def _process(self, event: AbstractEvent, now: float) -> None:
         if isinstance(event, Event):
-            completed = self.resolve_arg_placeholders(event).execute(event_time=now)
-            self._record(completed)
+            action = event.action
+            to_run = event
+            if action is not None and _has_placeholder(action.args):
+                to_run = self.resolve_arg_placeholders(event)
+            self._record(to_run.execute(event_time=now))
             self._complete(event, now)
         elif isinstance(event, OracleEvent):
             self._process_oracle(event, now)

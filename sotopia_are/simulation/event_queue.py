@@ -56,6 +56,15 @@ class EventQueue:
         self._live -= keeps_alive
         return due, event
 
+    def pop_due(self, now: float) -> AbstractEvent | None:
+        """Remove and return the next event if it is due at or before ``now``."""
+        heap = self._heap
+        if not heap or heap[0][0] > now:
+            return None
+        entry = heapq.heappop(heap)
+        self._live -= entry[4]
+        return entry[3]
+
     def has_live_events(self) -> bool:
         """Whether any queued event keeps the run alive."""
         return self._live > 0
