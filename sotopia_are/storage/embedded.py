@@ -113,7 +113,7 @@ class EmbeddedRedis:
         # clean-up sends SHUTDOWN options Redis 6.2 rejects, then waits seconds to fall back.
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + _STOP_TIMEOUT_S
-        while _alive(pid) and time.monotonic() < deadline:
+        while _running(pid, client.pidfile) and time.monotonic() < deadline:
             time.sleep(0.005)
         registry = client.settingregistryfile
         if registry and os.path.exists(registry):
@@ -139,7 +139,15 @@ def _other_clients(client: Any) -> bool:
         client.connection_pool.disconnect()
 
 
-def _alive(pid: int) -> bool:
+def _running(pid: int, pidfile: str | None) -> bool:
+    """Whether the server has not finished shutting down.
+
+    Redis removes its pid file once the final save is done, just before it exits; that
+    is the signal to wait for, because the exited daemon may linger as a zombie until
+    init reaps it (seconds, in some containers).
+    """
+    if pidfile and not os.path.exists(pidfile):
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

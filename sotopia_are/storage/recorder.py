@@ -11,15 +11,18 @@ and usage; :meth:`EpisodeRecorder.save_evaluation` attaches the judge's verdict.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from sotopia_are.evaluation import EvaluatedEpisode
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import EpisodeResult, EpisodeSpec, EpisodeUsage, SocialAgent
 from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus
 from sotopia_are.storage.store import EpisodeStore
+
+if TYPE_CHECKING:
+    # Only a type here; importing evaluation at run time would load the LLM layer.
+    from sotopia_are.evaluation import EvaluatedEpisode
 
 __all__ = ["EpisodeRecorder", "known_cost", "usage_summary"]
 

@@ -131,7 +131,8 @@ class EpisodeStore:
         with self._guard(), self.client.pipeline() as pipe:
             while True:
                 try:
-                    pipe.watch(*keys)
+                    if keys:
+                        pipe.watch(*keys)
                     result = body(pipe)
                     pipe.execute()
                     return result
