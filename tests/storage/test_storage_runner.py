@@ -1,0 +1,105 @@
+"""The social runner stores its episodes through `EpisodeRecorder` as they are played."""
+
+from __future__ import annotations
+
+import pytest
+from storage_episodes_support import NAMES, flat_agents, flat_spec
+
+from sotopia_are.evaluation import (
+    AgentRating,
+    DimensionScore,
+    EvaluatedEpisode,
+    Evaluation,
+    TerminationCheck,
+    build_response,
+)
+from sotopia_are.messages import AgentAction
+from sotopia_are.simulation.data_handler.exporter import convert_completed_event
+from sotopia_are.social import AgentTurn, CallRecord, export_episode, run_episode, run_episodes
+from sotopia_are.storage import (
+    EpisodeRecorder,
+    EpisodeStatus,
+    EpisodeStore,
+    StorageError,
+    export_episode_json,
+    load_episode,
+)
+
+
+async def test_storage_recorder_streams_a_real_episode(store: EpisodeStore) -> None:
+    spec = flat_spec("flat-1")
+    recorder = EpisodeRecorder(store, tag="demo", models={NAMES[0]: "openai/test-model"})
+    recorder.start(spec, scenario_id="fridge")
+    result = await run_episode(spec, flat_agents(spec), sinks=[recorder])
+    stored = store.get_episode("flat-1")
+    assert stored.status is EpisodeStatus.COMPLETE
+    assert stored.termination_reason == result.reason
+    assert stored.models == ["openai/test-model", "", ""]
+    assert stored.event_count == len(result.events) > 5
+    assert store.read_events("flat-1") == [convert_completed_event(e) for e in result.events]
+    assert store.episode_ids(tag="demo", scenario="fridge", model="openai/test-model") == ["flat-1"]
+    assert stored.usage["calls"] == 0 and stored.cost_usd is None
+    # ARE JSON from the store is, byte for byte, what the live run exports.
+    assert export_episode_json(store, "flat-1") == export_episode(result)
+    loaded = load_episode(store, "flat-1")
+    assert loaded.spec == spec
+    assert [e.event_id for e in loaded.events] == [e.event_id for e in result.events]
+
+
+async def test_storage_recorder_batch_and_failed_episode(store: EpisodeStore) -> None:
+    class Broken:
+        name = NAMES[1]
+
+        async def act(self, turn: AgentTurn) -> AgentAction:
+            raise RuntimeError("model went away")
+
+        def call_records(self) -> tuple[CallRecord, ...]:
+            return ()
+
+    specs = [flat_spec(f"b-{n}", seed=n) for n in range(3)]
+    recorder = EpisodeRecorder(store, tag="batch")
+
+    def agents(spec):  # type: ignore[no-untyped-def]
+        cast = flat_agents(spec)
+        if spec.episode_id == "b-2":
+            cast[NAMES[1]] = Broken()
+        return cast
+
+    results = await run_episodes(specs, recorder.starting(agents), sinks=[recorder])
+    assert [r.status for r in results] == ["completed", "completed", "failed"]
+    assert store.completed_episode_ids("batch") == {"b-0", "b-1"}
+    failed = store.get_episode("b-2")
+    assert failed.status is EpisodeStatus.FAILED and "model went away" in failed.error
+    assert store.read_events("b-2") == [convert_completed_event(e) for e in results[2].events]
+
+
+async def test_storage_recorder_saves_the_evaluation(store: EpisodeStore) -> None:
+    spec = flat_spec("rated")
+    recorder = EpisodeRecorder(store, evaluator_model="openai/judge")
+    recorder.start(spec)
+    result = await run_episode(spec, flat_agents(spec), sinks=[recorder])
+    goal = DimensionScore.of("goal", 0, 10, [6, 8], ["ok", "good"])
+    evaluation = Evaluation(
+        rubric="goal-only",
+        model="openai/judge",
+        agent_names=NAMES,
+        samples=2,
+        valid_samples=2,
+        ratings=[AgentRating.of(name, [goal]) for name in NAMES],
+    )
+    check = TerminationCheck(reason=result.reason)
+    rated = recorder.save_evaluation(
+        EvaluatedEpisode(result, check, evaluation, build_response(evaluation, check))
+    )
+    assert rated.scores[NAMES[0]] == {"goal": 7.0, "overall_score": 7.0}
+    assert rated.evaluation is not None
+    assert rated.evaluation["verdict"]["rubric"] == "goal-only"  # type: ignore[index]
+    assert store.get_episode("rated") == rated
+
+
+def test_storage_episode_without_spec_cannot_be_exported(store: EpisodeStore) -> None:
+    from sotopia_are.storage import EpisodeLog
+
+    store.start_episode(EpisodeLog(pk="bare"))
+    with pytest.raises(StorageError, match="no spec"):
+        export_episode_json(store, "bare")
