@@ -143,3 +143,10 @@ def test_storage_unusable_data_dir_is_a_clear_error(tmp_path: Path) -> None:
     blocker.write_text("not a directory")
     with pytest.raises(StorageUnavailableError, match=DATA_DIR_ENV):
         EmbeddedRedis(blocker / "data").start()
+
+
+def test_storage_data_dir_fixture_isolates_connect(storage_data_dir: str) -> None:
+    with connect() as store:
+        assert storage_data_dir in store.location
+        store.save(AgentProfile(first_name="Ann"))
+    assert (Path(storage_data_dir) / "appendonly.aof").exists()
