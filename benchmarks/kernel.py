@@ -74,9 +74,9 @@ def main(sizes: list[int]) -> None:
     print("| shape | " + " | ".join(f"N={n:,}" for n in sizes) + " |")
     print("|---|" + "---:|" * len(sizes))
     for name, shape in SHAPES.items():
-        rates = [max(measure(shape, n) for _ in range(3)) for n in sizes]
+        rates = [max(measure(shape, n) for _ in range(5)) for n in sizes]
         print(f"| {name} | " + " | ".join(f"{rate:,.0f}" for rate in rates) + " |")
-    print("\nevents/s, best of 3 runs")
+    print("\nevents/s, best of 5 runs")
 
 
 if __name__ == "__main__":
