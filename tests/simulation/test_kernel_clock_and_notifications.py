@@ -44,7 +44,7 @@ def test_real_clock_runs_and_pauses() -> None:
     assert clock.time() == frozen
     clock.resume()
     time.sleep(0.02)
-    assert clock.time() - frozen == pytest.approx(0.02, abs=0.015)
+    assert 0.02 <= clock.time() - frozen < 0.5  # generous: the machine may be busy
 
 
 def completed(app_name: str, function: str, event_type: EventType, at: float) -> CompletedEvent:
