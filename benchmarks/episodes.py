@@ -13,6 +13,9 @@ Three runs of the same E episodes:
   cached CPU is the HTTP client's own CPU time.
 * **runner only** — an agent that answers at once: the social runner and the kernel alone.
 
+Each run is a child process (after a one-episode warm-up), so its peak RSS is its own;
+"RSS before" is the resident size after imports and warm-up.
+
 Run: ``python benchmarks/episodes.py [--episodes 1000] [--turns 20] [--latency 0.05]``.
 """
 
@@ -29,7 +32,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -83,6 +86,7 @@ class Run:
     cpu_s: float
     turns: int
     peak_rss_mb: float
+    base_rss_mb: float
 
 
 def rss_mb() -> float:
@@ -97,6 +101,7 @@ def measure(
     make_agents: Callable[[EpisodeSpec], Sequence[SocialAgent]],
 ) -> Run:
     gc.collect()
+    base = rss_mb()
     wall, cpu = time.perf_counter(), time.process_time()
     results = asyncio.run(
         run_episodes(episode_specs, make_agents, max_concurrent=len(episode_specs))
@@ -107,7 +112,7 @@ def measure(
         raise SystemExit(f"{name}: {len(failed)} episodes failed, e.g. {failed[0].reason}")
     turns = sum(r.turns_played for r in results)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return Run(name, wall, cpu, turns, peak)
+    return Run(name, wall, cpu, turns, peak, base)
 
 
 def free_port() -> int:
@@ -138,44 +143,65 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     return server, f"http://127.0.0.1:{port}/v1"
 
 
+PHASES = ("network", "cached", "runner only")
+
+
+def run_phase(phase: str, url: str, episodes: int, turns: int) -> Run:
+    """One timed run, after a one-episode warm-up (imports, litellm's first-call setup)
+    whose answers also fill the cache of the cached run."""
+    config = LLMConfig(
+        api_base=url,
+        api_key="sk-bench",
+        timeout_s=300,
+        max_concurrency=max(episodes, 1),
+        retry=RetryPolicy(max_attempts=1),
+    )
+    cache = ResponseCache()
+    warm = LLMSession(config, cache=cache)
+    measure("warm-up", specs(1, turns), lambda s: [LLMAgent(n, MODEL, warm) for n in NAMES])
+    session = LLMSession(config, cache=cache if phase == "cached" else None)
+    make_agents: Callable[[EpisodeSpec], Sequence[SocialAgent]] = (
+        (lambda s: [InstantAgent(n) for n in NAMES])
+        if phase == "runner only"
+        else (lambda s: [LLMAgent(n, MODEL, session) for n in NAMES])
+    )
+    return measure(phase, specs(episodes, turns), make_agents)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    episode_specs = specs(args.episodes, args.turns)
+    if args.phase is not None:
+        # A child process: one run, so its peak memory is its own.
+        print(json.dumps(asdict(run_phase(args.phase, args.url, args.episodes, args.turns))))
+        return
     server, url = start_server(args.latency)
+    runs: dict[str, Run] = {}
     try:
-        config = LLMConfig(
-            api_base=url,
-            api_key="sk-bench",
-            timeout_s=120,
-            max_concurrency=max(args.episodes, 1),
-            retry=RetryPolicy(max_attempts=1),
-        )
-        # Warm up (imports, litellm's first-call setup) outside the timed runs; the
-        # warm-up's answers fill the cache of the cached run.
-        cache = ResponseCache()
-        warm = LLMSession(config, cache=cache)
-        measure(
-            "warm-up", specs(1, args.turns), lambda s: [LLMAgent(n, MODEL, warm) for n in NAMES]
-        )
-        base_rss = rss_mb()
-
-        network = LLMSession(config)
-        net = measure(
-            "network", episode_specs, lambda s: [LLMAgent(n, MODEL, network) for n in NAMES]
-        )
-        cached_session = LLMSession(config, cache=cache)
-        cached = measure(
-            "cached", episode_specs, lambda s: [LLMAgent(n, MODEL, cached_session) for n in NAMES]
-        )
-        runner = measure("runner only", episode_specs, lambda s: [InstantAgent(n) for n in NAMES])
+        for phase in PHASES:
+            child = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    f"--episodes={args.episodes}",
+                    f"--turns={args.turns}",
+                    f"--phase={phase}",
+                    f"--url={url}",
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            runs[phase] = Run(**json.loads(child.stdout.splitlines()[-1]))
     finally:
         server.terminate()
         server.wait()
-
+    net, cached, runner = runs["network"], runs["cached"], runs["runner only"]
     lower_bound = args.turns * args.latency
     client_cpu = max(net.cpu_s - cached.cpu_s, 0.0)
     target = 1.5 * lower_bound + client_cpu
@@ -184,14 +210,13 @@ def main() -> None:
     )
     print(f"lower bound {lower_bound:.2f} s; HTTP client CPU {client_cpu:.2f} s")
     print(f"target: wall <= 1.5 x lower bound + client CPU = {target:.2f} s")
-    print("| run | wall (s) | CPU (s) | CPU per turn (ms) | peak RSS (MB) |")
-    print("|---|---:|---:|---:|---:|")
+    print("| run | wall (s) | CPU (s) | CPU per turn (ms) | peak RSS (MB) | RSS before (MB) |")
+    print("|---|---:|---:|---:|---:|---:|")
     for run in (net, cached, runner):
         print(
             f"| {run.name} | {run.wall_s:.2f} | {run.cpu_s:.2f} | "
-            f"{run.cpu_s / run.turns * 1000:.3f} | {run.peak_rss_mb:.0f} |"
+            f"{run.cpu_s / run.turns * 1000:.3f} | {run.peak_rss_mb:.0f} | {run.base_rss_mb:.0f} |"
         )
-    print(f"(RSS after warm-up, before the timed runs: {base_rss:.0f} MB)")
     verdict = "meets" if net.wall_s <= target else "misses"
     print(f"network wall {net.wall_s:.2f} s {verdict} the target {target:.2f} s")
     framework = cached.cpu_s / cached.turns * 1000
