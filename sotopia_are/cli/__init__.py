@@ -1,9 +1,19 @@
-"""The `sotopia-are` command line: one Typer app, one module per command group."""
+"""The `sotopia-are` command line: one Typer app, one module per command group.
+
+Every command has ``--help``. Exit codes: 0 success, 1 a user or input error (one
+``error: …`` line on stderr), 2 a usage error.
+"""
 
 import typer
 
+from sotopia_are.cli.batch import batch
+from sotopia_are.cli.demo import demo
+from sotopia_are.cli.evaluate import evaluate
 from sotopia_are.cli.parse import parse
+from sotopia_are.cli.run import run
 from sotopia_are.cli.scenario import scenario_app
+from sotopia_are.cli.show import show
+from sotopia_are.cli.store import export, import_, list_
 
 __all__ = ["app", "main"]
 
@@ -14,14 +24,16 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.command("demo")(demo)
+app.command("run")(run)
+app.command("batch")(batch)
 app.command("parse")(parse)
+app.command("evaluate")(evaluate)
+app.command("show")(show)
+app.command("list")(list_)
+app.command("export")(export)
+app.command("import")(import_)
 app.add_typer(scenario_app, name="scenario")
-
-
-@app.callback()
-def _root() -> None:
-    # A callback keeps Typer in command-group mode while only one command is registered.
-    """Multi-agent social simulation: run episodes, parse scripts, evaluate social goals."""
 
 
 def main() -> None:

@@ -1,0 +1,276 @@
+"""Helpers shared by the CLI commands: errors, options, the store, models and files.
+
+Exit codes of every command: 0 success, 1 a user or input error (one ``error: …`` line
+on stderr, never a traceback), 2 a usage error (Typer's own). :func:`cli_errors` turns
+the errors the lower layers raise for bad input or an unusable server into exit 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from sotopia_are.llm import API_BASE_ENV, API_KEY_ENV, LLMConfig, LLMError, LLMSession
+from sotopia_are.social import EpisodeSpec, EpisodeUsage
+from sotopia_are.storage import DATA_DIR_ENV, EpisodeStore, StorageError, connect
+
+__all__ = [
+    "MODEL_ENV",
+    "AgentModelOption",
+    "ApiBaseOption",
+    "ApiKeyOption",
+    "DataDirOption",
+    "EvaluatorModelOption",
+    "ModelOption",
+    "RedisUrlOption",
+    "RubricOption",
+    "SamplesOption",
+    "agent_models",
+    "cli_errors",
+    "console",
+    "describe_validation",
+    "fail",
+    "llm_session",
+    "load_spec",
+    "open_store",
+    "print_scores",
+    "read_text",
+    "run_async",
+    "usage_line",
+]
+
+T = TypeVar("T")
+
+MODEL_ENV = "SOTOPIA_ARE_MODEL"
+"""The environment variable giving the default model of every agent."""
+
+EVALUATOR_MODEL_ENV = "SOTOPIA_ARE_EVALUATOR_MODEL"
+
+# Local OpenAI-compatible servers (vLLM, Ollama, llama.cpp) ignore the key, but litellm's
+# OpenAI client refuses to send a request without one.
+_PLACEHOLDER_KEY = "sk-no-key-needed"
+
+DataDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        envvar=DATA_DIR_ENV,
+        help="Data directory of the embedded Redis (default: ~/.local/share/sotopia-are). "
+        "Ignored when REDIS_OM_URL or --redis-url names a server.",
+        show_default=False,
+    ),
+]
+RedisUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--redis-url",
+        help="A Redis server (redis://, rediss://, unix://); default: $REDIS_OM_URL, "
+        "else the embedded Redis.",
+        show_default=False,
+    ),
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        envvar=MODEL_ENV,
+        help="The model of every agent (any litellm model, e.g. gpt-4o-mini, ollama/llama3, "
+        "openai/<name> with --api-base).",
+        show_default=False,
+    ),
+]
+AgentModelOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--agent-model",
+        help="One agent's model, as NAME=MODEL (repeatable); overrides --model.",
+        show_default=False,
+    ),
+]
+EvaluatorModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--evaluator-model",
+        envvar=EVALUATOR_MODEL_ENV,
+        help="The judge's model (default: --model).",
+        show_default=False,
+    ),
+]
+ApiBaseOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-base",
+        envvar=API_BASE_ENV,
+        help="Base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1 "
+        "(Ollama) or http://localhost:8000/v1 (vLLM); use the model name openai/<name>.",
+        show_default=False,
+    ),
+]
+ApiKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar=API_KEY_ENV,
+        help="The API key for --api-base (optional: local servers need none).",
+        show_default=False,
+        show_envvar=True,
+    ),
+]
+RubricOption = Annotated[
+    str,
+    typer.Option("--rubric", help="A built-in rubric (sotopia_eval, goal_only) or a rubric file."),
+]
+SamplesOption = Annotated[
+    int, typer.Option("--samples", min=1, help="How many times the judge rates (mean and spread).")
+]
+
+console = Console(highlight=False)
+"""Standard output for tables and headings; plain text goes through ``typer.echo``."""
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``error: message`` on stderr and exit with code 1."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=1)
+
+
+def describe_validation(error: ValidationError) -> str:
+    """A pydantic validation error on one line: ``field: problem; …``."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in item['loc']) or '(root)'}: {item['msg']}"
+        for item in error.errors()
+    )
+
+
+@contextmanager
+def cli_errors() -> Iterator[None]:
+    """Turn the errors of bad input or an unusable server into :func:`fail`.
+
+    Storage errors (an unreachable server, a missing episode), LLM configuration errors
+    (bad key, unknown model), unreadable files and invalid data are the user's to fix;
+    anything else is a bug and keeps its traceback.
+    """
+    try:
+        yield
+    except ValidationError as error:
+        fail(describe_validation(error))
+    except StorageError as error:
+        # RecordNotFoundError is also a KeyError, whose str() adds quotes.
+        fail(str(error.args[0]) if error.args else type(error).__name__)
+    except (LLMError, ValueError) as error:
+        fail(str(error))
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        fail(f"{where}{error.strerror or error}")
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` on a fresh event loop."""
+    return asyncio.run(coroutine)
+
+
+@contextmanager
+def open_store(data_dir: Path | None, redis_url: str | None) -> Iterator[EpisodeStore]:
+    """The store on ``redis_url`` (else ``$REDIS_OM_URL``, else the embedded Redis in
+    ``data_dir``), closed at the end; an unreachable server is :func:`fail` before any
+    work starts."""
+    with cli_errors():
+        store = connect(redis_url, data_dir)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def read_text(path: Path) -> str:
+    """The UTF-8 text of ``path``; :func:`fail` naming the file if it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        fail(f"{path}: no such file")
+    except OSError as error:
+        fail(f"cannot read {path}: {error.strerror or error}")
+    except UnicodeDecodeError as error:
+        fail(f"{path} is not UTF-8 text: {error.reason} at byte {error.start}")
+
+
+def load_spec(path: Path) -> EpisodeSpec:
+    """The episode spec (``EpisodeSpec`` JSON, as in ``examples/scenarios/``) in ``path``."""
+    text = read_text(path)
+    try:
+        return EpisodeSpec.model_validate_json(text)
+    except ValidationError as error:
+        fail(f"{path} is not a valid episode spec: {describe_validation(error)}")
+
+
+def agent_models(
+    names: Sequence[str], default: str | None, overrides: Sequence[str] | None
+) -> dict[str, str]:
+    """Each of ``names`` with its model: ``NAME=MODEL`` overrides, else ``default``.
+
+    Agents with neither are left out. :func:`fail` for a malformed override or one naming
+    nobody in ``names``.
+    """
+    chosen = dict.fromkeys(names, default) if default else {}
+    for item in overrides or []:
+        name, sep, model = item.partition("=")
+        name, model = name.strip(), model.strip()
+        if not sep or not name or not model:
+            fail(f"--agent-model {item!r}: expected NAME=MODEL")
+        if name not in names:
+            fail(f"--agent-model {item!r}: unknown agent {name!r} (agents: {', '.join(names)})")
+        chosen[name] = model
+    return {name: model for name, model in chosen.items() if model}
+
+
+def llm_session(api_base: str | None, api_key: str | None, *, concurrency: int = 16) -> LLMSession:
+    """A session on ``api_base`` (else the model's provider default) with ``api_key``."""
+    key = api_key or (_PLACEHOLDER_KEY if api_base else None)
+    return LLMSession(LLMConfig(api_base=api_base, api_key=key, max_concurrency=concurrency))
+
+
+def usage_line(usage: EpisodeUsage) -> str:
+    """``N model calls, T tokens, $C`` (the cost only as far as it is known)."""
+    if usage.calls == 0:
+        return "no model calls"
+    if usage.calls_without_cost == usage.calls:
+        cost = "cost unknown (no price for the model)"
+    elif usage.calls_without_cost:
+        cost = f"${usage.cost_usd:.4f} + {usage.calls_without_cost} calls of unknown cost"
+    else:
+        cost = f"${usage.cost_usd:.4f}"
+    return f"{usage.calls} model calls, {usage.total_tokens} tokens, {cost}"
+
+
+def print_scores(scores: Mapping[str, Mapping[str, float]], title: str = "Scores") -> None:
+    """A table of each agent's dimension scores (``overall_score`` last)."""
+    if not scores:
+        return
+    dimensions: list[str] = []
+    for by_dimension in scores.values():
+        for name in by_dimension:
+            if name not in dimensions and name != "overall_score":
+                dimensions.append(name)
+    table = Table(title=title)
+    table.add_column("agent")
+    for name in [*dimensions, "overall_score"]:
+        table.add_column(name.replace("_", " "), justify="right")
+    for agent, by_dimension in scores.items():
+        cells = [by_dimension.get(name) for name in [*dimensions, "overall_score"]]
+        table.add_row(agent, *("" if cell is None else f"{cell:g}" for cell in cells))
+    console.print(table)
+
+
+def dump_json(value: Any) -> str:
+    """``value`` as indented JSON text (unicode kept)."""
+    return json.dumps(value, ensure_ascii=False, indent=2)

@@ -1,0 +1,175 @@
+"""`sotopia-are demo`: the product end to end in one command, offline by default.
+
+With no model it replays two human-written example scripts through the engine
+(``ScriptedAgent``s): the bakery negotiation, and the three-agent garden committee with
+its private message. Both are stored in Redis (the embedded one unless ``REDIS_OM_URL``
+says otherwise); it prints the transcripts, one agent's view read back from the store (the
+private message missing from it), and exports the garden episode as ARE JSON, checking
+that the file imports back. With a model (``--model`` or ``SOTOPIA_ARE_MODEL``) it runs
+the bakery scenario LLM vs LLM instead, rates it with the judge, and does the same.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+import sotopia_are
+from sotopia_are.agents import ScriptedAgent
+from sotopia_are.evaluation import LLMJudge
+from sotopia_are.social import EpisodeSpec, import_episode, script_spec
+from sotopia_are.storage import EpisodeRecorder, EpisodeStore, export_episode_json, load_episode
+
+from .common import (
+    AgentModelOption,
+    ApiBaseOption,
+    ApiKeyOption,
+    DataDirOption,
+    EvaluatorModelOption,
+    ModelOption,
+    RedisUrlOption,
+    agent_models,
+    cli_errors,
+    fail,
+    llm_session,
+    load_spec,
+    open_store,
+    read_text,
+    run_async,
+)
+from .episodes import llm_agents, play, print_episode, print_transcript, views_of
+
+__all__ = ["demo"]
+
+DEMO_TAG = "demo"
+NEGOTIATION = "bakery_negotiation"
+PRIVATE = "garden_committee"
+# In the garden script Jo tells Ines something privately; Benedikt's view shows it is hidden.
+PRIVATE_VIEWER = "Benedikt Müller-Roth"
+
+
+def _examples_dir(given: Path | None) -> Path:
+    """``given``, else ``./examples``, else the examples of the checkout the package is
+    installed from (an editable install)."""
+    candidates = (
+        [given]
+        if given is not None
+        else [Path.cwd() / "examples", Path(sotopia_are.__file__).resolve().parents[1] / "examples"]
+    )
+    for candidate in candidates:
+        if (candidate / "scripts" / f"{NEGOTIATION}.txt").is_file():
+            return candidate
+    fail(
+        f"the example files are not in {' or '.join(str(c) for c in candidates)}; run the "
+        "demo from the repository's root or pass --examples DIR"
+    )
+
+
+def _fresh_id(name: str) -> str:
+    # A new id per run: the demo can be run again and again on the same store.
+    return f"demo-{name.replace('_', '-')}-{uuid.uuid4().hex[:6]}"
+
+
+def _replay(store: EpisodeStore, examples: Path, name: str) -> EpisodeSpec:
+    """Replay ``examples/scripts/<name>.txt`` (context ``scenarios/<name>.json``), stored."""
+    base = load_spec(examples / "scenarios" / f"{name}.json")
+    text = read_text(examples / "scripts" / f"{name}.txt")
+    spec = script_spec(base.model_copy(update={"episode_id": _fresh_id(name)}), text)
+    result, _ = run_async(
+        play(
+            spec,
+            ScriptedAgent.from_script(text, spec.agent_names),
+            EpisodeRecorder(store, tag=DEMO_TAG),
+            scenario_id=base.episode_id,
+        )
+    )
+    print_episode(result, None)
+    typer.echo(f"stored as {spec.episode_id}\n")
+    return spec
+
+
+def _show_view(store: EpisodeStore, episode_id: str, viewer: str) -> None:
+    """``viewer``'s view of the stored episode, read back from the store."""
+    views = views_of(load_episode(store, episode_id))
+    hidden = [entry for entry in views.entries if not entry.visible_to(viewer)]
+    print_transcript(
+        f"{episode_id} as {viewer} saw it (read back from the store)",
+        views.agents[viewer].transcript(),
+    )
+    typer.echo(
+        f"\n{len(hidden)} private action(s) hidden from {viewer}: "
+        + "; ".join(entry.render() for entry in hidden)
+        if hidden
+        else f"\nnothing was hidden from {viewer}"
+    )
+
+
+def _export(store: EpisodeStore, episode_id: str, output: Path) -> None:
+    text = export_episode_json(store, episode_id, indent=2)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text + "\n", encoding="utf-8")
+    again = import_episode(output.read_text(encoding="utf-8"))
+    typer.echo(
+        f"\nexported {episode_id} as ARE JSON to {output} "
+        f"({len(again.events)} completed events; it imports back)"
+    )
+
+
+def demo(
+    model: ModelOption = None,
+    agent_model: AgentModelOption = None,
+    evaluator_model: EvaluatorModelOption = None,
+    api_base: ApiBaseOption = None,
+    api_key: ApiKeyOption = None,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the ARE JSON export.")
+    ] = Path("sotopia-are-demo.json"),
+    examples: Annotated[
+        Path | None,
+        typer.Option(
+            "--examples", help="The examples directory (default: ./examples).", show_default=False
+        ),
+    ] = None,
+    data_dir: DataDirOption = None,
+    redis_url: RedisUrlOption = None,
+) -> None:
+    """Replay human-written example scripts through the engine (no model needed), store
+    them, show a transcript and an agent's private view, export ARE JSON. With --model:
+    LLM vs LLM on the example scenario, rated by the judge."""
+    folder = _examples_dir(examples)
+    with open_store(data_dir, redis_url) as store, cli_errors():
+        typer.echo(f"sotopia-are demo: episodes are stored in {store.location}")
+        if model is None and not agent_model:
+            _replay(store, folder, NEGOTIATION)
+            spec = _replay(store, folder, PRIVATE)
+            _show_view(store, spec.episode_id, PRIVATE_VIEWER)
+        else:
+            base = load_spec(folder / "scenarios" / f"{NEGOTIATION}.json")
+            spec = base.model_copy(update={"episode_id": _fresh_id(NEGOTIATION)})
+            models = agent_models(spec.agent_names, model, agent_model)
+            session = llm_session(api_base, api_key)
+            judge_model = evaluator_model or model or next(iter(models.values()))
+            judge = LLMJudge(judge_model, session=session)
+            recorder = EpisodeRecorder(
+                store, tag=DEMO_TAG, models=models, evaluator_model=judge_model
+            )
+            result, evaluated = run_async(
+                play(
+                    spec,
+                    llm_agents(spec, models, session),
+                    recorder,
+                    judge,
+                    scenario_id=base.episode_id,
+                )
+            )
+            print_episode(result, evaluated)
+            typer.echo(f"stored as {spec.episode_id}\n")
+            _show_view(store, spec.episode_id, spec.agent_names[1])
+        _export(store, spec.episode_id, output)
+        typer.echo(
+            f"next: sotopia-are show {spec.episode_id} --as '{spec.agent_names[0]}'  |  "
+            f"sotopia-are list --tag {DEMO_TAG}"
+        )

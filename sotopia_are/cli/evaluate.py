@@ -1,0 +1,166 @@
+"""`sotopia-are evaluate`: rate a stored episode (and store the verdict) or a
+human-written script (parse → replay → judge)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from sotopia_are.agents import ScriptedAgent
+from sotopia_are.evaluation import (
+    EvaluatedEpisode,
+    LLMJudge,
+    Rubric,
+    evaluate_episode,
+    evaluate_script,
+)
+from sotopia_are.llm import LLMCall
+from sotopia_are.messages import ScriptBackground
+from sotopia_are.social import EpisodeResult, EpisodeSpec, logged_actions, run_episode
+from sotopia_are.storage import EpisodeRecorder, EpisodeStore, load_episode
+
+from .common import (
+    ApiBaseOption,
+    ApiKeyOption,
+    DataDirOption,
+    EvaluatorModelOption,
+    ModelOption,
+    RedisUrlOption,
+    RubricOption,
+    SamplesOption,
+    cli_errors,
+    describe_validation,
+    fail,
+    llm_session,
+    open_store,
+    read_text,
+    run_async,
+)
+from .episodes import print_episode
+
+__all__ = ["evaluate"]
+
+
+def _context(path: Path, names: list[str] | None) -> EpisodeSpec:
+    """The script's context from ``path``: an episode spec, or a ``ScriptBackground``
+    (Sotopia's ``p1_*``/``p2_*`` fields too); ``names``, if given, must match it."""
+    text = read_text(path)
+    try:
+        spec = EpisodeSpec.model_validate_json(text)
+    except ValidationError as as_spec:
+        try:
+            background = ScriptBackground.model_validate_json(text)
+        except ValidationError:
+            fail(
+                f"{path} is neither an episode spec nor a background: "
+                f"{describe_validation(as_spec)}"
+            )
+        spec = EpisodeSpec(
+            episode_id=path.stem,
+            scenario=background.scenario,
+            agent_names=list(background.agent_names),
+            agent_backgrounds=list(background.agent_backgrounds),
+            agent_goals=list(background.agent_goals),
+        )
+    if names is not None and names != spec.agent_names:
+        fail(
+            f"--agents {', '.join(names)} do not match the participants of {path}: "
+            f"{', '.join(spec.agent_names)}"
+        )
+    return spec
+
+
+async def _replay_stored(store: EpisodeStore, episode_id: str) -> EpisodeResult:
+    """The stored episode replayed through the runner (the same log), carrying the model
+    calls stored with it, so the verdict's usage totals keep the agents' calls."""
+    stored = load_episode(store, episode_id)
+    actions = logged_actions(stored.spec, stored.events)
+    agents = [ScriptedAgent(name, actions[name]) for name in stored.spec.agent_names]
+    replay = await run_episode(stored.spec, agents)
+    calls = tuple(LLMCall.model_validate(call) for call in store.read_calls(episode_id))
+    return dataclasses.replace(replay, call_records={"stored calls": calls})
+
+
+def evaluate(
+    episode_id: Annotated[
+        str | None,
+        typer.Argument(help="A stored episode to rate (or use --script).", show_default=False),
+    ] = None,
+    script: Annotated[
+        Path | None,
+        typer.Option("--script", help="A human-written script file to rate instead."),
+    ] = None,
+    spec_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--spec",
+            help="The script's context: an episode spec or background JSON with the "
+            "scenario, backgrounds and goals.",
+            show_default=False,
+        ),
+    ] = None,
+    agents: Annotated[
+        str | None,
+        typer.Option(
+            "--agents", "-a", help='The script\'s participants: "A,B" (checked against --spec).'
+        ),
+    ] = None,
+    evaluator_model: EvaluatorModelOption = None,
+    model: ModelOption = None,
+    rubric: RubricOption = "sotopia_eval",
+    samples: SamplesOption = 1,
+    api_base: ApiBaseOption = None,
+    api_key: ApiKeyOption = None,
+    data_dir: DataDirOption = None,
+    redis_url: RedisUrlOption = None,
+) -> None:
+    """Rate each agent's social goals with the LLM judge: a stored episode (the verdict is
+    stored with it) or a script file (--script FILE --spec CONTEXT.json)."""
+    if (episode_id is None) == (script is None):
+        fail("give a stored EPISODE_ID or --script FILE (one of the two)")
+    judge_model = evaluator_model or model
+    if judge_model is None:
+        fail("no model for the judge: pass --evaluator-model MODEL (or --model MODEL)")
+    with cli_errors():
+        judge = LLMJudge(
+            judge_model,
+            Rubric.load(rubric),
+            samples=samples,
+            session=llm_session(api_base, api_key),
+        )
+    if script is not None:
+        if spec_file is None:
+            fail(
+                "a script needs its context: pass --spec FILE (an episode spec or background "
+                "JSON with the scenario, each agent's background and goal)"
+            )
+        names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
+        context = _context(spec_file, names)
+        text = read_text(script)
+        with cli_errors():
+            evaluated = run_async(
+                evaluate_script(
+                    text, context, judge, ScriptedAgent.from_script, episode_id=script.stem
+                )
+            )
+        print_episode(evaluated.episode, evaluated)
+        _exit_if_unrated(evaluated)
+        return
+    assert episode_id is not None
+    with open_store(data_dir, redis_url) as store, cli_errors():
+        replay = run_async(_replay_stored(store, episode_id))
+        evaluated = run_async(evaluate_episode(replay, judge))
+        EpisodeRecorder(store, evaluator_model=judge_model).save_evaluation(evaluated)
+        print_episode(evaluated.episode, evaluated)
+        if evaluated.evaluation is not None:
+            typer.echo(f"stored the evaluation with {episode_id}")
+        _exit_if_unrated(evaluated)
+
+
+def _exit_if_unrated(evaluated: EvaluatedEpisode) -> None:
+    if evaluated.evaluation is None or evaluated.evaluation.failed:
+        raise typer.Exit(code=1)

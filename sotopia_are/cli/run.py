@@ -1,0 +1,112 @@
+"""`sotopia-are run`: one LLM episode from a spec file or stored profiles, stored and rated."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sotopia_are.evaluation import LLMJudge, Rubric
+from sotopia_are.social import EpisodeSpec
+from sotopia_are.storage import EpisodeRecorder
+
+from .common import (
+    AgentModelOption,
+    ApiBaseOption,
+    ApiKeyOption,
+    DataDirOption,
+    EvaluatorModelOption,
+    ModelOption,
+    RedisUrlOption,
+    RubricOption,
+    SamplesOption,
+    agent_models,
+    cli_errors,
+    fail,
+    llm_session,
+    load_spec,
+    open_store,
+    run_async,
+)
+from .episodes import llm_agents, play, print_episode
+from .profiles import spec_from_profiles
+
+__all__ = ["run"]
+
+
+def run(
+    spec_file: Annotated[
+        Path | None,
+        typer.Argument(
+            help="An episode spec (JSON, as in examples/scenarios/); or use --env-id.",
+            show_default=False,
+        ),
+    ] = None,
+    env_id: Annotated[
+        str | None,
+        typer.Option("--env-id", help="A stored EnvironmentProfile (instead of SPEC_FILE)."),
+    ] = None,
+    agent_ids: Annotated[
+        str | None,
+        typer.Option("--agent-ids", help='Stored AgentProfiles for --env-id: "ID1,ID2".'),
+    ] = None,
+    model: ModelOption = None,
+    agent_model: AgentModelOption = None,
+    evaluator_model: EvaluatorModelOption = None,
+    evaluate: Annotated[
+        bool, typer.Option("--evaluate/--no-evaluate", help="Rate the episode with the judge.")
+    ] = True,
+    rubric: RubricOption = "sotopia_eval",
+    samples: SamplesOption = 1,
+    max_turns: Annotated[
+        int | None, typer.Option("--max-turns", min=1, help="Override the spec's max_turns.")
+    ] = None,
+    tag: Annotated[str, typer.Option("--tag", help="Tag the stored episode.")] = "run",
+    api_base: ApiBaseOption = None,
+    api_key: ApiKeyOption = None,
+    data_dir: DataDirOption = None,
+    redis_url: RedisUrlOption = None,
+) -> None:
+    """Run one LLM-vs-LLM episode, store it (events streamed as they happen), print the
+    transcript and the judge's scores."""
+    if (spec_file is None) == (env_id is None):
+        fail("give a spec file or --env-id with --agent-ids (one of the two)")
+    if env_id is not None and not agent_ids:
+        fail("--env-id needs --agent-ids 'ID1,ID2'")
+    with open_store(data_dir, redis_url) as store, cli_errors():
+        if spec_file is not None:
+            spec = load_spec(spec_file)
+        else:
+            assert env_id is not None and agent_ids is not None
+            ids = [pk.strip() for pk in agent_ids.split(",") if pk.strip()]
+            spec = spec_from_profiles(store, env_id, ids)
+        scenario_id = env_id or spec.episode_id
+        # A fresh id per run: the same scenario may be run many times.
+        spec = EpisodeSpec.model_validate(
+            {
+                **spec.model_dump(),
+                "episode_id": f"{spec.episode_id}-{uuid.uuid4().hex[:8]}",
+                **({"max_turns": max_turns} if max_turns is not None else {}),
+            }
+        )
+        models = agent_models(spec.agent_names, model, agent_model)
+        session = llm_session(api_base, api_key)
+        agents = llm_agents(spec, models, session)
+        judge_model = evaluator_model or model
+        if evaluate and judge_model is None:
+            fail("no model for the judge: pass --evaluator-model MODEL (or --no-evaluate)")
+        judge = (
+            LLMJudge(judge_model, Rubric.load(rubric), samples=samples, session=session)
+            if evaluate and judge_model is not None
+            else None
+        )
+        recorder = EpisodeRecorder(
+            store, tag=tag, models=models, evaluator_model=judge.model if judge else ""
+        )
+        result, evaluated = run_async(play(spec, agents, recorder, judge, scenario_id=scenario_id))
+        print_episode(result, evaluated)
+        typer.echo(f"stored as {spec.episode_id} in {store.location}")
+        if result.status != "completed":
+            raise typer.Exit(code=1)

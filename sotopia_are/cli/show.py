@@ -1,0 +1,61 @@
+"""`sotopia-are show EPISODE_ID [--as AGENT]`: a stored episode, in full or as one agent
+saw it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sotopia_are.storage import EpisodeLog, load_episode
+
+from .common import DataDirOption, RedisUrlOption, cli_errors, fail, open_store, print_scores
+from .episodes import print_transcript, views_of
+
+__all__ = ["show"]
+
+
+def _print_header(episode: EpisodeLog) -> None:
+    typer.echo(f"episode {episode.pk}  [{episode.status.value}]  tag: {episode.tag or '-'}")
+    for name, model in zip(episode.agents, episode.models, strict=False):
+        typer.echo(f"  {name}: {model or 'scripted'}")
+    if episode.termination_reason:
+        typer.echo(f"ended: {episode.termination_reason}")
+    if episode.error:
+        typer.echo(f"error: {episode.error}")
+
+
+def show(
+    episode_id: Annotated[str, typer.Argument(help="The episode's id (see 'sotopia-are list').")],
+    as_agent: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            help="Show only what this agent could perceive (its own goal; private actions "
+            "only if it sent or received them).",
+            show_default=False,
+        ),
+    ] = None,
+    data_dir: DataDirOption = None,
+    redis_url: RedisUrlOption = None,
+) -> None:
+    """Show a stored episode: the full transcript (omniscient, private actions marked
+    ``[private to [...]]``) with scores, or with --as the view of one agent."""
+    with open_store(data_dir, redis_url) as store, cli_errors():
+        record = store.get_episode(episode_id)
+        episode = load_episode(store, episode_id)
+        views = views_of(episode)
+        _print_header(record)
+        if as_agent is None:
+            typer.echo(f"\n{episode.spec.background().to_natural_language()}\n")
+            print_transcript("the full transcript (private actions marked)", views.transcript())
+            print_scores(record.scores)
+            return
+        if as_agent not in views.agents:
+            fail(
+                f"unknown agent {as_agent!r} in episode {episode_id} "
+                f"(agents: {', '.join(episode.spec.agent_names)})"
+            )
+        view = views.agents[as_agent]
+        typer.echo(f"\n{view.background.to_natural_language()}\n")
+        print_transcript(f"as {as_agent} saw it", view.transcript())

@@ -1,0 +1,294 @@
+"""`sotopia-are list | export | import`: the stored episodes and profiles, in and out.
+
+Episodes and profiles go out and in as JSONL (storage's format, which also reads
+SOTOPIA's profile files); an episode also exports as ARE scenario JSON, and an ARE file
+written by ``export`` (or ``demo``) imports back as an episode.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from sotopia_are.social import import_episode
+from sotopia_are.storage import (
+    AgentProfile,
+    EnvironmentProfile,
+    EpisodeLog,
+    EpisodeStatus,
+    EpisodeStore,
+    RelationshipProfile,
+    StoredModel,
+    export_episode_json,
+    export_episodes,
+    import_episodes,
+    import_records,
+)
+
+from .common import DataDirOption, RedisUrlOption, cli_errors, console, fail, open_store, read_text
+
+__all__ = ["export", "import_", "list_"]
+
+
+class ExportFormat(StrEnum):
+    """What ``export`` writes."""
+
+    jsonl = "jsonl"
+    are = "are"
+
+
+class ImportKind(StrEnum):
+    """What an input file holds (``auto``: decided from its first record)."""
+
+    auto = "auto"
+    episodes = "episodes"
+    agents = "agents"
+    environments = "environments"
+    relationships = "relationships"
+
+
+_PROFILE_MODELS: dict[ImportKind, type[StoredModel]] = {
+    ImportKind.agents: AgentProfile,
+    ImportKind.environments: EnvironmentProfile,
+    ImportKind.relationships: RelationshipProfile,
+}
+
+
+def _when(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M") if timestamp else ""
+
+
+def _overall(episode: EpisodeLog) -> str:
+    return ", ".join(
+        f"{agent.split()[0]} {scores['overall_score']:.1f}"
+        for agent, scores in episode.scores.items()
+        if "overall_score" in scores
+    )
+
+
+def list_(
+    tag: Annotated[str | None, typer.Option("--tag", help="Only episodes with this tag.")] = None,
+    scenario: Annotated[
+        str | None, typer.Option("--scenario", help="Only episodes of this scenario id.")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Only episodes where an agent used this model.")
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Only episodes with this participant.")
+    ] = None,
+    status: Annotated[
+        EpisodeStatus | None, typer.Option("--status", help="Only episodes with this status.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON record a line.")] = False,
+    data_dir: DataDirOption = None,
+    redis_url: RedisUrlOption = None,
+) -> None:
+    """List stored episodes, oldest first, filtered by tag, scenario, model, agent, status."""
+    with open_store(data_dir, redis_url) as store, cli_errors():
+        episodes = store.list_episodes(
+            tag=tag, scenario=scenario, model=model, agent=agent, status=status, limit=limit
+        )
+        if as_json:
+            for episode in episodes:
+                document = episode.to_document()
+                document.pop("spec", None)
+                typer.echo(json.dumps(document, ensure_ascii=False, sort_keys=True))
+            return
+        if not episodes:
+            typer.echo(
+                "no episodes match"
+                if any((tag, scenario, model, agent, status))
+                else f"no episodes in {store.location}"
+            )
+            return
+        table = Table(title=f"{len(episodes)} episodes in {store.location}")
+        for column in (
+            "id",
+            "tag",
+            "scenario",
+            "status",
+            "agents",
+            "models",
+            "events",
+            "overall",
+            "created (UTC)",
+        ):
+            table.add_column(column, overflow="fold")
+        for episode in episodes:
+            table.add_row(
+                episode.pk,
+                Text(episode.tag),
+                Text(episode.scenario_id),
+                episode.status.value,
+                Text(", ".join(episode.agents)),
+                Text(", ".join(sorted({m for m in episode.models if m})) or "scripted"),
+                str(episode.event_count),
+                _overall(episode),
+                _when(episode.created_at),
+            )
+        console.print(table)
+
+
+def _output(path: Path | None) -> TextIO:
+    if path is None or str(path) == "-":
+        return sys.stdout
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.open("w", encoding="utf-8")
+
+
+def export(
+    episode_id: Annotated[
+        str | None, typer.Argument(help="The episode to export (or --all).", show_default=False)
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Export every stored episode.")] = False,
+    format_: Annotated[
+        ExportFormat,
+        typer.Option(
+            "--format", "-f", help="jsonl: episodes with events and calls; are: ARE JSON."
+        ),
+    ] = ExportFormat.jsonl,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="The file to write (default: stdout); with --all --format are, a directory "
+            "(one <id>.json per episode).",
+            show_default=False,
+        ),
+    ] = None,
+    data_dir: DataDirOption = None,
+    redis_url: RedisUrlOption = None,
+) -> None:
+    """Export stored episodes as JSONL (re-importable with 'import') or ARE scenario JSON."""
+    if (episode_id is None) == (not all_):
+        fail("give an EPISODE_ID or --all (one of the two)")
+    with open_store(data_dir, redis_url) as store, cli_errors():
+        ids = store.episode_ids() if all_ else [store.get_episode(str(episode_id)).pk]
+        if format_ is ExportFormat.jsonl:
+            out = _output(output)
+            try:
+                count = export_episodes(store, out, ids)
+            finally:
+                if out is not sys.stdout:
+                    out.close()
+            _done(f"exported {count} episodes", output)
+            return
+        if not all_:
+            _write(output, export_episode_json(store, ids[0], indent=2))
+            _done(f"exported {ids[0]} as ARE JSON", output)
+            return
+        if output is None:
+            fail("--all --format are writes one file per episode: give a directory with -o")
+        output.mkdir(parents=True, exist_ok=True)
+        for pk in ids:
+            (output / f"{pk}.json").write_text(
+                export_episode_json(store, pk, indent=2), encoding="utf-8"
+            )
+        _done(f"exported {len(ids)} episodes as ARE JSON", output)
+
+
+def _write(path: Path | None, text: str) -> None:
+    out = _output(path)
+    try:
+        out.write(text + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
+def _done(message: str, output: Path | None) -> None:
+    # Reports go to stderr when the data itself goes to stdout.
+    if output is None or str(output) == "-":
+        typer.echo(message, err=True)
+    else:
+        typer.echo(f"{message} to {output}")
+
+
+def _kind_of(first: dict[str, Any]) -> ImportKind:
+    if "events" in first or "agents" in first or "status" in first:
+        return ImportKind.episodes
+    if "first_name" in first:
+        return ImportKind.agents
+    if "agent_goals" in first or "scenario" in first:
+        return ImportKind.environments
+    if {"agent_1_id", "agent1_id"} & first.keys():
+        return ImportKind.relationships
+    fail("cannot tell what the file holds; pass --kind episodes|agents|environments|relationships")
+
+
+def _is_are_trace(text: str) -> bool:
+    """Whether ``text`` is one ARE ``ExportedTrace`` object rather than JSONL records."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return False  # several lines of JSON: JSONL
+    return isinstance(data, dict) and "completed_events" in data and "metadata" in data
+
+
+def _import_are(store: EpisodeStore, text: str, source: Path) -> str:
+    episode = import_episode(text)
+    spec = episode.spec
+    store.restore_episode(
+        EpisodeLog(
+            pk=spec.episode_id,
+            tag="imported",
+            scenario_id=spec.episode_id,
+            agents=list(spec.agent_names),
+            models=[""] * len(spec.agent_names),
+            seed=spec.seed,
+            spec=spec.model_dump(mode="json"),
+            status=EpisodeStatus.COMPLETE,
+            termination_reason=f"imported from ARE JSON {source.name}",
+            metadata={"imported_from": str(source)},
+        ),
+        episode.events,
+    )
+    return spec.episode_id
+
+
+def import_(
+    file: Annotated[
+        Path,
+        typer.Argument(help="A JSONL file of episodes or profiles, or an episode's ARE JSON file."),
+    ],
+    kind: Annotated[
+        ImportKind, typer.Option("--kind", help="What the JSONL file holds.")
+    ] = ImportKind.auto,
+    data_dir: DataDirOption = None,
+    redis_url: RedisUrlOption = None,
+) -> None:
+    """Import episodes or profiles (JSONL; SOTOPIA's profile files too) or an ARE episode
+    file into the store. A file with a bad line imports nothing."""
+    text = read_text(file)
+    with open_store(data_dir, redis_url) as store, cli_errors():
+        if _is_are_trace(text):
+            typer.echo(f"imported episode {_import_are(store, text, file)} from ARE JSON {file}")
+            return
+        lines = text.splitlines()
+        if kind is ImportKind.auto:
+            first = next((line for line in lines if line.strip()), None)
+            if first is None:
+                fail(f"{file} is empty")
+            try:
+                record = json.loads(first)
+            except json.JSONDecodeError as error:
+                fail(f"{file}:1: not JSON: {error}")
+            if not isinstance(record, dict):
+                fail(f"{file}:1: expected a JSON object")
+            kind = _kind_of(record)
+        if kind is ImportKind.episodes:
+            ids = import_episodes(store, lines, source=str(file))
+        else:
+            ids = import_records(store, _PROFILE_MODELS[kind], lines, source=str(file))
+        typer.echo(f"imported {len(ids)} {kind.value} from {file}")
