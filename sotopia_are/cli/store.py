@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Annotated, Any, TextIO
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from sotopia_are.social import import_episode
 from sotopia_are.storage import (
@@ -33,7 +31,7 @@ from sotopia_are.storage import (
     import_records,
 )
 
-from .common import DataDirOption, RedisUrlOption, cli_errors, console, fail, open_store, read_text
+from .common import DataDirOption, RedisUrlOption, cli_errors, fail, open_store, read_text
 
 __all__ = ["export", "import_", "list_"]
 
@@ -67,11 +65,12 @@ def _when(timestamp: float) -> str:
 
 
 def _overall(episode: EpisodeLog) -> str:
-    return ", ".join(
+    overall = ", ".join(
         f"{agent.split()[0]} {scores['overall_score']:.1f}"
         for agent, scores in episode.scores.items()
         if "overall_score" in scores
     )
+    return f"overall: {overall}" if overall else ""
 
 
 def list_(
@@ -111,32 +110,26 @@ def list_(
                 else f"no episodes in {store.location}"
             )
             return
-        table = Table(title=f"{len(episodes)} episodes in {store.location}")
-        for column in (
-            "id",
-            "tag",
-            "scenario",
-            "status",
-            "agents",
-            "models",
-            "events",
-            "overall",
-            "created (UTC)",
-        ):
-            table.add_column(column, overflow="fold")
-        for episode in episodes:
-            table.add_row(
+        # Plain aligned columns, not a table: ids stay whole and lines grep well.
+        rows = [
+            [
                 episode.pk,
-                Text(episode.tag),
-                Text(episode.scenario_id),
                 episode.status.value,
-                Text(", ".join(episode.agents)),
-                Text(", ".join(sorted({m for m in episode.models if m})) or "scripted"),
-                str(episode.event_count),
-                _overall(episode),
+                episode.tag or "-",
+                episode.scenario_id or "-",
+                f"{episode.event_count} events",
+                ", ".join(sorted({m for m in episode.models if m})) or "scripted",
                 _when(episode.created_at),
+                _overall(episode),
+            ]
+            for episode in episodes
+        ]
+        widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+        typer.echo(f"{len(episodes)} episodes in {store.location}")
+        for row in rows:
+            typer.echo(
+                "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
             )
-        console.print(table)
 
 
 def _output(path: Path | None) -> TextIO:

@@ -1,0 +1,52 @@
+"""`sotopia-are batch`: resume skips complete episodes; worker processes share the store."""
+
+import json
+import re
+from pathlib import Path
+
+from cli_support import BAKERY, MODEL, SCENARIOS, invoke
+
+from sotopia_are.storage import connect
+from sotopia_are.testing import LocalLLMServer
+
+LEAVE = json.dumps({"action_type": "leave", "argument": ""})
+
+
+def specs_file(tmp_path: Path) -> Path:
+    spec = json.loads((SCENARIOS / "bakery_negotiation.json").read_text())
+    lines = [json.dumps({**spec, "episode_id": f"b{n}", "max_turns": 2}) for n in range(2)]
+    path = tmp_path / "bakery.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_cli_batch_resume_skips_complete_episodes(
+    redis_url: str, llm_server: LocalLLMServer, tmp_path: Path
+) -> None:
+    llm_server.rule = lambda body: LEAVE
+    args = ("batch", specs_file(tmp_path), "--repeat", "2", "--model", MODEL,
+            "--api-base", llm_server.url, "--no-evaluate", "--workers", "1")  # fmt: skip
+    first = invoke(*args)
+    assert first.exit_code == 0, first.output
+    assert "ran: complete" in first.stdout and "4 model calls" in first.stdout
+    with connect() as store:
+        assert len(store.completed_episode_ids("bakery")) == 4
+    again = invoke(*args)
+    assert again.exit_code == 1 and "pass --resume" in again.stderr
+    resumed = invoke(*args, "--resume", "--repeat", "3")
+    assert resumed.exit_code == 0, resumed.output
+    assert "skipping 4 episodes already complete" in resumed.stdout
+    assert "2 model calls" in resumed.stdout and len(llm_server.requests) == 6
+
+
+def test_cli_batch_two_workers(redis_url: str, llm_server: LocalLLMServer, tmp_path: Path) -> None:
+    llm_server.rule = lambda body: LEAVE
+    result = invoke(
+        "batch", specs_file(tmp_path), "--repeat", "2", "--model", MODEL,
+        "--api-base", llm_server.url, "--no-evaluate", "--workers", "2", "--tag", "w2",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert re.search(r"worker processes\s+│\s+2 │", result.stdout)
+    with connect() as store:
+        episodes = store.list_episodes(tag="w2", status="complete")
+    assert len(episodes) == 4 and all(e.agents == BAKERY for e in episodes)
