@@ -30,6 +30,7 @@ from typing import Any
 from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.event_log import EventLog
 from sotopia_are.simulation.event_queue import EventQueue
+from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.simulation.notification_system import (
     BaseNotificationSystem,
     VerboseNotificationSystem,
@@ -45,7 +46,6 @@ from sotopia_are.simulation.types import (
     ConditionCheckEvent,
     Event,
     EventMetadata,
-    EventType,
     OracleEvent,
     StopEvent,
     ValidationEvent,
@@ -69,7 +69,8 @@ class EnvironmentConfig:
     - start_time: simulated start time in seconds (None means 0).
     - duration: simulated seconds to run (None: until stopped or out of events).
     - time_increment_in_seconds: seconds per tick, >= 1; condition and validation checks
-      run once per tick, and the time-based loop advances one tick at a time.
+      run once per tick, and the time-based loop advances one tick at a time (its last
+      tick is at the end of the duration, even when that comes sooner than a full tick).
     - oracle_mode: run OracleEvents (otherwise they and their dependants never run).
     - dump_dir: in oracle mode, where to write the final state (environment_state.json).
     - exit_when_no_events: stop the loop once no event is left (use without an agent);
@@ -535,15 +536,7 @@ class Environment(AbstractEnvironment):
         elif isinstance(event, ValidationEvent):
             self._process_validation(event, now)
         elif isinstance(event, StopEvent):
-            self._record(
-                CompletedEvent(
-                    event_type=EventType.STOP,
-                    event_time=now,
-                    event_id=event.event_id,
-                    dependencies=list(event.dependencies),
-                    event_relative_time=event.event_relative_time,
-                )
-            )
+            self._record_own(event, now, EventMetadata())
             self._complete(event, now)
             self._finish(EnvironmentState.STOPPED)
         else:
@@ -559,9 +552,13 @@ class Environment(AbstractEnvironment):
         self._record(CompletedOracleEvent.from_completed_event_and_oracle_event(completed, oracle))
         self._complete(oracle, now)
 
-    def _check_record(
-        self, event: ConditionCheckEvent | ValidationEvent, now: float, metadata: EventMetadata
+    def _record_own(
+        self,
+        event: ConditionCheckEvent | ValidationEvent | StopEvent,
+        now: float,
+        metadata: EventMetadata,
     ) -> None:
+        """Log an event the kernel runs itself (no app call): a check, or a stop."""
         self._record(
             CompletedEvent(
                 event_type=event.event_type,
@@ -593,12 +590,12 @@ class Environment(AbstractEnvironment):
             holds = event.action.execute(self)
         except Exception as error:
             # A broken predicate never holds: record why, and release no dependant.
-            self._check_record(event, now, _failure(error))
+            self._record_own(event, now, _failure(error))
             del self._checks[event]
             return
         if holds:
             del self._checks[event]
-            self._check_record(event, now, EventMetadata(return_value=True))
+            self._record_own(event, now, EventMetadata(return_value=True))
             self._complete(event, now)
         else:
             self._recheck(event, now)
@@ -608,16 +605,16 @@ class Environment(AbstractEnvironment):
         try:
             result = event.validate(self, state.achieved)
         except Exception as error:
-            self._check_record(event, now, _failure(error))
+            self._record_own(event, now, _failure(error))
             self._finish(EnvironmentState.FAILED)
             return
         if result.success:
             del self._checks[event]
-            self._check_record(event, now, EventMetadata(return_value=result))
+            self._record_own(event, now, EventMetadata(return_value=result))
             self._complete(event, now)
         elif result.triggered_minefields or not self._recheck(event, now):
             self._checks.pop(event, None)
-            self._check_record(event, now, EventMetadata(return_value=result))
+            self._record_own(event, now, EventMetadata(return_value=result))
             self._finish(EnvironmentState.FAILED)
 
     def _resolve_value(self, value: Any) -> Any:
@@ -647,10 +644,12 @@ class Environment(AbstractEnvironment):
             return
         self._finalized = True
         if self.config.oracle_mode and self.config.dump_dir is not None:
-            os.makedirs(self.config.dump_dir, exist_ok=True)
-            path = os.path.join(self.config.dump_dir, "environment_state.json")
-            with open(path, "w", encoding="utf-8") as handle:
-                json.dump(self.get_state(), handle, indent=2, default=repr)
+            # Serialised first and renamed into place: a failure or crash while dumping
+            # leaves any earlier dump whole rather than a half-written file.
+            write_text_atomically(
+                os.path.join(self.config.dump_dir, "environment_state.json"),
+                json.dumps(self.get_state(), indent=2, default=repr),
+            )
 
     def _run_loop(self) -> None:
         try:
@@ -711,7 +710,9 @@ class Environment(AbstractEnvironment):
                 if virtual:
                     self.time_manager.add_offset(increment)
                     continue
-            if self._stop_signal.wait(increment):
+                # The last tick is at the end of the duration, not up to a tick after it.
+                wait = increment if self.end_time is None else min(increment, self.end_time - now)
+            if self._stop_signal.wait(wait):
                 return
 
 

@@ -12,6 +12,7 @@ from sotopia_are.storage.errors import (
     EpisodeStateError,
     JsonlFormatError,
     RecordNotFoundError,
+    StorageConflictError,
     StorageError,
     StorageUnavailableError,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "RecordNotFoundError",
     "RelationshipProfile",
     "RelationshipType",
+    "StorageConflictError",
     "StorageError",
     "StorageUnavailableError",
     "StoredModel",

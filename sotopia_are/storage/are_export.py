@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from sotopia_are.simulation.data_handler.exporter import JsonScenarioExporter
+from sotopia_are.simulation.data_handler.exporter import ExportOptions, JsonScenarioExporter
 from sotopia_are.simulation.data_handler.models import ExportedTrace
 from sotopia_are.simulation.environment import Environment, EnvironmentConfig
 from sotopia_are.social import ConversationApp, EpisodeScenario, EpisodeSpec, ImportedEpisode
@@ -47,15 +47,17 @@ def episode_trace(
         Environment(EnvironmentConfig(start_time=0, duration=None, queue_based_loop=True)),
         scenario,
         spec.episode_id,
-        runner_config={_SPEC_KEY: spec.model_dump(mode="json")},
-        apps_state={
-            app.name: {
-                "class_name": type(app).__name__,
-                "serialized_state": json.dumps(initial.get_state()),
-            }
-        },
-        completed_events=[],
-        annotation_date=annotation_date,
+        ExportOptions(
+            runner_config={_SPEC_KEY: spec.model_dump(mode="json")},
+            apps_state={
+                app.name: {
+                    "class_name": type(app).__name__,
+                    "serialized_state": json.dumps(initial.get_state()),
+                }
+            },
+            completed_events=[],
+            annotation_date=annotation_date,
+        ),
     )
     return trace.model_copy(update={"completed_events": store.read_events(episode_id)})
 

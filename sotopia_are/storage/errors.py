@@ -6,6 +6,7 @@ __all__ = [
     "EpisodeStateError",
     "JsonlFormatError",
     "RecordNotFoundError",
+    "StorageConflictError",
     "StorageError",
     "StorageUnavailableError",
 ]
@@ -32,6 +33,11 @@ class RecordNotFoundError(StorageError, KeyError):
 
 class EpisodeStateError(StorageError):
     """An episode operation that its current status forbids (e.g. restarting a complete one)."""
+
+
+class StorageConflictError(StorageError):
+    """A write kept losing to other writers of the same record and was given up (nothing
+    of it was written)."""
 
 
 class JsonlFormatError(StorageError, ValueError):

@@ -92,10 +92,8 @@ class EpisodeRecorder:
         self.store.append_event(episode_id, event)
 
     def on_episode_end(self, episode_id: str, result: EpisodeResult) -> None:
-        """Store the agents' model calls, then finalise the record (the runner calls this)."""
-        for calls in result.call_records.values():
-            for call in calls:
-                self.store.append_call(episode_id, call.model_dump(mode="json"))
+        """Store the agents' model calls and finalise the record in one transaction (the
+        runner calls this): if any of it fails, none of it is written."""
         self.store.finish_episode(
             episode_id,
             status=EpisodeStatus.COMPLETE if result.status == "completed" else EpisodeStatus.FAILED,
@@ -103,10 +101,16 @@ class EpisodeRecorder:
             error=result.reason if result.status == "failed" else "",
             usage=usage_summary(result.usage),
             cost_usd=known_cost(result.usage),
+            calls=[
+                call.model_dump(mode="json")
+                for calls in result.call_records.values()
+                for call in calls
+            ],
         )
 
     def save_evaluation(self, evaluated: EvaluatedEpisode) -> EpisodeLog:
-        """Attach the judge's verdict, calls and the new usage totals to a complete episode.
+        """Attach the judge's verdict, calls and the new usage totals to a complete episode,
+        in one transaction.
 
         An unrated episode (its run failed) is left as it is and returned unchanged.
         """
@@ -114,8 +118,6 @@ class EpisodeRecorder:
         evaluation = evaluated.evaluation
         if evaluation is None:
             return self.store.get_episode(episode_id)
-        for call in evaluation.calls:
-            self.store.append_call(episode_id, call.model_dump(mode="json"))
         verdict: dict[str, Any] = evaluation.model_dump(mode="json", exclude={"calls"})
         usage = evaluated.usage
         return self.store.save_evaluation(
@@ -131,6 +133,7 @@ class EpisodeRecorder:
             },
             usage=usage_summary(usage),
             cost_usd=known_cost(usage),
+            calls=[call.model_dump(mode="json") for call in evaluation.calls],
         )
 
 

@@ -6,12 +6,13 @@ disagree and an interrupted write leaves nothing half-written. Listing and filte
 use the store's own index sets (see :mod:`.keys`), never RediSearch.
 
 An episode's life: :meth:`EpisodeStore.start_episode` (status ``running``),
-:meth:`~EpisodeStore.append_event` for each completed event as it happens (and
-:meth:`~EpisodeStore.append_call` for model calls), then
-:meth:`~EpisodeStore.finish_episode` (``complete`` or ``failed``, with scores and
-usage). A run that dies in between leaves a readable ``running`` episode with the events
-it had; :meth:`~EpisodeStore.mark_interrupted` turns such leftovers into ``incomplete``
-ones, and :meth:`~EpisodeStore.completed_episode_ids` tells a resumed batch what to skip.
+:meth:`~EpisodeStore.append_event` for each completed event as it happens, then
+:meth:`~EpisodeStore.finish_episode` (``complete`` or ``failed``, with usage and the
+run's model calls, in one transaction), and later :meth:`~EpisodeStore.save_evaluation`
+(scores, and the judge's calls). A run that dies in between leaves a readable
+``running`` episode with the events it had; :meth:`~EpisodeStore.mark_interrupted` turns
+such leftovers into ``incomplete`` ones, and :meth:`~EpisodeStore.completed_episode_ids`
+tells a resumed batch what to skip.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus
 from sotopia_are.storage.errors import (
     EpisodeStateError,
     RecordNotFoundError,
+    StorageConflictError,
     StorageUnavailableError,
 )
 from sotopia_are.storage.events import EVENT_FIELD, decode_event, encode_event
@@ -44,7 +46,7 @@ from sotopia_are.storage.keys import (
 )
 from sotopia_are.storage.record import StoredModel
 
-__all__ = ["CALL_FIELD", "EpisodeStore"]
+__all__ = ["CALL_FIELD", "WRITE_ATTEMPTS", "EpisodeStore"]
 
 R = TypeVar("R", bound=StoredModel)
 T = TypeVar("T")
@@ -53,6 +55,11 @@ CALL_FIELD = "call"
 """The field of a calls-stream entry holding the call record's JSON."""
 
 _SCAN_BATCH = 500
+
+WRITE_ATTEMPTS = 50
+"""How often a guarded write is tried before :class:`StorageConflictError`: a WATCHed key
+changing under every attempt means writers are fighting over one record, which waiting
+longer would not fix."""
 
 # One round trip, atomic with the record's counters. Events go only to a running
 # episode, calls to any existing one (the judge rates complete episodes); otherwise
@@ -127,9 +134,13 @@ class EpisodeStore:
 
     def _watched(self, keys: list[str], body: Callable[[Any], T]) -> T:
         """Run ``body(pipe)`` with ``keys`` watched, retrying when another writer got there
-        first; ``body`` reads in immediate mode, then calls ``pipe.multi()`` and writes."""
+        first; ``body`` reads in immediate mode, then calls ``pipe.multi()`` and writes.
+
+        :class:`StorageConflictError` (nothing written) after :data:`WRITE_ATTEMPTS`
+        attempts that all lost to another writer.
+        """
         with self._guard(), self.client.pipeline() as pipe:
-            while True:
+            for _ in range(WRITE_ATTEMPTS):
                 try:
                     if keys:
                         pipe.watch(*keys)
@@ -138,6 +149,11 @@ class EpisodeStore:
                     return result
                 except redis.WatchError:
                     continue
+        raise StorageConflictError(
+            f"gave up writing {', '.join(keys)} in {self.location} after {WRITE_ATTEMPTS} "
+            "attempts: another writer changed it every time. Fix: let one process write "
+            "each episode (one batch per tag), then retry."
+        )
 
     # -- records ----------------------------------------------------------------------
 
@@ -269,13 +285,11 @@ class EpisodeStore:
     def append_call(self, episode_id: str, call: Mapping[str, Any]) -> str:
         """Append an accounted model call (``LLMCall.model_dump(mode="json")``) to the
         episode's calls stream; returns the entry id. :class:`EpisodeStateError` (and
-        nothing written) if there is no such episode."""
+        nothing written) if there is no such episode; ``TypeError``/``ValueError`` (and
+        nothing written) if ``call`` is not JSON."""
+        (payload,) = _encode_calls([call])
         return self._append_entry(
-            episode_id,
-            episode_calls_key(episode_id),
-            CALL_FIELD,
-            dumps_canonical(call),
-            counts=False,
+            episode_id, episode_calls_key(episode_id), CALL_FIELD, payload, counts=False
         )
 
     def _append_entry(
@@ -305,10 +319,14 @@ class EpisodeStore:
         error: str = "",
         usage: Mapping[str, JsonValue] | None = None,
         cost_usd: float | None = None,
+        calls: Sequence[Mapping[str, Any]] = (),
     ) -> EpisodeLog:
         """Finalise a running episode as ``complete`` or ``failed``; returns the record.
 
-        Raises :class:`EpisodeStateError` if it is not running (e.g. finished twice).
+        ``calls`` (model call records, as for :meth:`append_call`) are appended in the
+        same transaction, so the calls and the final status land together or not at all.
+        Raises :class:`EpisodeStateError` if it is not running (e.g. finished twice), and
+        ``TypeError``/``ValueError`` if a call is not JSON; either way nothing is written.
         Scores come later, with :meth:`save_evaluation`.
         """
         if status not in (EpisodeStatus.COMPLETE, EpisodeStatus.FAILED):
@@ -323,6 +341,7 @@ class EpisodeStore:
                 "usage": dict(usage or {}),
                 "cost_usd": cost_usd,
             },
+            calls=calls,
         )
 
     def mark_incomplete(self, episode_id: str, reason: str = "interrupted") -> EpisodeLog:
@@ -358,12 +377,15 @@ class EpisodeStore:
         evaluation: Mapping[str, JsonValue],
         usage: Mapping[str, JsonValue] | None = None,
         cost_usd: float | None = None,
+        calls: Sequence[Mapping[str, Any]] = (),
     ) -> EpisodeLog:
         """Attach the evaluator's verdict to a complete episode (replacing any earlier one).
 
         ``usage`` and ``cost_usd``, when given, replace the episode's totals (pass the
-        totals of the agents' and the judge's calls). :class:`EpisodeStateError` if the
-        episode is not complete.
+        totals of the agents' and the judge's calls). ``calls`` (the judge's call records)
+        are appended in the same transaction. :class:`EpisodeStateError` if the episode is
+        not complete, ``TypeError``/``ValueError`` if a call is not JSON; either way
+        nothing is written.
         """
         update: dict[str, Any] = {
             "scores": {agent: dict(dims) for agent, dims in scores.items()},
@@ -374,7 +396,7 @@ class EpisodeStore:
             update["usage"] = dict(usage)
         if cost_usd is not None:
             update["cost_usd"] = cost_usd
-        return self._transition(episode_id, update, expected=EpisodeStatus.COMPLETE)
+        return self._transition(episode_id, update, expected=EpisodeStatus.COMPLETE, calls=calls)
 
     def _transition(
         self,
@@ -382,8 +404,13 @@ class EpisodeStore:
         update: Mapping[str, Any],
         *,
         expected: EpisodeStatus = EpisodeStatus.RUNNING,
+        calls: Sequence[Mapping[str, Any]] = (),
     ) -> EpisodeLog:
+        """Apply ``update`` to an episode in status ``expected`` and append ``calls`` to its
+        calls stream, all in one transaction."""
         key = EpisodeLog.redis_key(episode_id)
+        # Encoded before the transaction: a bad call must fail before anything is queued.
+        payloads = _encode_calls(calls)
 
         def write(pipe: Any) -> EpisodeLog:
             old = _read_episode(pipe, episode_id)
@@ -397,6 +424,8 @@ class EpisodeStore:
             pipe.multi()
             pipe.delete(key)
             pipe.hset(key, mapping=new.to_hash())
+            for payload in payloads:
+                pipe.xadd(episode_calls_key(episode_id), {CALL_FIELD: payload})
             _reindex(pipe, old, new)
             return new
 
@@ -413,6 +442,7 @@ class EpisodeStore:
         key = episode.redis_key(episode.pk)
         restored = episode.replace(event_count=len(events))
         payloads = [encode_event(event) for event in events]
+        call_payloads = _encode_calls(calls)
 
         def write(pipe: Any) -> EpisodeLog:
             old = _read_episode(pipe, episode.pk)
@@ -425,8 +455,8 @@ class EpisodeStore:
             pipe.hset(key, mapping=restored.to_hash())
             for payload in payloads:
                 pipe.xadd(episode_events_key(episode.pk), {EVENT_FIELD: payload})
-            for call in calls:
-                pipe.xadd(episode_calls_key(episode.pk), {CALL_FIELD: dumps_canonical(call)})
+            for call_payload in call_payloads:
+                pipe.xadd(episode_calls_key(episode.pk), {CALL_FIELD: call_payload})
             _reindex(pipe, old, restored)
             return restored
 
@@ -543,6 +573,12 @@ class EpisodeStore:
     def completed_episode_ids(self, tag: str | None = None) -> set[str]:
         """Ids of the complete episodes (of batch ``tag``): what a resumed batch skips."""
         return set(self.episode_ids(tag=tag, status=EpisodeStatus.COMPLETE))
+
+
+def _encode_calls(calls: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Call records as calls-stream payloads; ``TypeError``/``ValueError`` if one is not
+    JSON-serialisable."""
+    return [dumps_canonical(call) for call in calls]
 
 
 def _read_episode(pipe: Any, episode_id: str) -> EpisodeLog | None:

@@ -10,7 +10,7 @@ from scenario_json_apps import Echo, always_true, make_test_registry
 from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.apps.registry import AppRegistry, register_app_class
 from sotopia_are.simulation.data_handler.errors import ScenarioExportError
-from sotopia_are.simulation.data_handler.exporter import JsonScenarioExporter
+from sotopia_are.simulation.data_handler.exporter import ExportOptions, JsonScenarioExporter
 from sotopia_are.simulation.data_handler.importer import JsonScenarioImporter
 from sotopia_are.simulation.environment import Environment
 from sotopia_are.simulation.scenarios.scenario import Scenario
@@ -128,3 +128,32 @@ def test_apps_state_replaces_the_scenario_apps() -> None:
         exporter.export_to_json(
             Environment(), Scenario(scenario_id="s"), "s", apps_state={"Echo": {"x": 1}}
         )
+
+
+def test_export_to_json_takes_ares_positional_parameters() -> None:
+    exporter = JsonScenarioExporter(make_test_registry())
+    scenario = Scenario(scenario_id="s", apps=[Echo()])
+    # ARE's order: runner_config, model_id, agent_id, validation_decision, annotation_id,
+    # annotator_name, context, comment, indent, apps_state, world_logs, export_apps.
+    text = exporter.export_to_json(
+        Environment(), scenario, "s", {"r": 1}, "m", "a", "valid", "an", "ann", "ctx", "c",
+        None, None, ["log"], True, annotation_date=5.0,
+    )  # fmt: skip
+    options = ExportOptions(
+        runner_config={"r": 1},
+        model_id="m",
+        agent_id="a",
+        validation_decision="valid",
+        annotation_id="an",
+        annotator_name="ann",
+        context="ctx",
+        comment="c",
+        world_logs=["log"],
+        annotation_date=5.0,
+    )
+    trace = exporter.to_trace(Environment(), scenario, "s", options)
+    assert text == trace.model_dump_json()
+    metadata = trace.metadata
+    assert metadata.simulation is not None and metadata.simulation.model_id == "m"
+    assert metadata.annotation.annotator == "ann" and trace.context == "ctx"
+    assert trace.world_logs == ["log"] and metadata.runner_config == {"r": 1}

@@ -13,6 +13,7 @@ from sotopia_are.simulation.environment import (
     EnvironmentConfig,
     EnvironmentState,
 )
+from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.simulation.notification_system import MessageType
 from sotopia_are.simulation.scenarios.scenario import Scenario
 from sotopia_are.simulation.types import (
@@ -345,6 +346,26 @@ def test_oracle_mode_dumps_the_final_state(tmp_path: Path) -> None:
     dumped = json.loads((tmp_path / "environment_state.json").read_text())
     assert dumped["apps"]["CounterApp"] == {"total": 2}
     assert [e["event_type"] for e in dumped["event_log"]] == ["USER", "AGENT", "USER"]
+
+
+def test_oracle_dump_replaces_an_earlier_dump_whole(tmp_path: Path) -> None:
+    (tmp_path / "environment_state.json").write_text("an earlier run's dump")
+    env = make_env(oracle_mode=True, exit_when_no_events=True, dump_dir=str(tmp_path))
+    env.run(OracleScenario())
+    dumped = json.loads((tmp_path / "environment_state.json").read_text())
+    assert dumped["apps"]["CounterApp"] == {"total": 2}
+    assert [p.name for p in tmp_path.iterdir()] == ["environment_state.json"]
+
+
+def test_a_failed_atomic_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
+    path = tmp_path / "out" / "state.json"
+    write_text_atomically(str(path), "old")
+    assert path.read_text() == "old"
+    # A lone surrogate cannot be encoded as UTF-8: the write fails part-way through.
+    with pytest.raises(UnicodeEncodeError):
+        write_text_atomically(str(path), "x" * 100_000 + "\ud800")
+    assert path.read_text() == "old"
+    assert [p.name for p in path.parent.iterdir()] == ["state.json"]
 
 
 # ------------------------------------------------------ stop, placeholders, hooks

@@ -1,6 +1,8 @@
 """The code samples of the ARE Environment docs (seeds/004), run with ``sotopia_are.``.
 
-Durations and sleeps are shortened so the suite stays fast; the calls are as written.
+They run on ARE's thread API and the real clock, as written, with durations and sleeps
+shortened to fractions of a second so the suite stays fast. Wall-clock bounds are only
+lower bounds or generous (:data:`SLACK`): timings belong in ``benchmarks/``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.environment import Environment, EnvironmentConfig, EnvironmentState
 from sotopia_are.simulation.types import Event, EventType, event_registered
 
-SHORT = 2  # seconds; the docs use 60 and 3600
+SHORT = 0.5  # seconds; the docs use 60 and 3600
+PAUSE = 0.1  # seconds; the docs sleep 2 to 10
+SLACK = 30  # seconds; a busy CI machine may stall a thread for a while
 
 
 @pytest.fixture
@@ -38,12 +42,11 @@ def test_create_and_start(envs: list[Environment]) -> None:
     # Create and start environment
     env = Environment(config=config)
     envs.append(env)
-    before = time.monotonic()
     env.start()  # Non-blocking, starts event loop in separate thread
-    assert time.monotonic() - before < 0.5 and env.is_running()
+    assert env.is_running()  # start() returned while the run goes on
     env.join()
     assert env.state is EnvironmentState.STOPPED
-    assert SHORT <= env.time_manager.time() < SHORT + 1
+    assert env.time_manager.time() >= SHORT
 
 
 def test_absolute_start_time_and_half_second_increment() -> None:
@@ -63,7 +66,7 @@ def test_absolute_start_time_and_half_second_increment() -> None:
         duration=3600,
         time_increment_in_seconds=1,
     )
-    assert abs(Environment(config).time_manager.time() - config.start_time) < 1
+    assert abs(Environment(config).time_manager.time() - config.start_time) < SLACK
 
 
 def test_pause_and_resume(envs: list[Environment]) -> None:
@@ -74,20 +77,20 @@ def test_pause_and_resume(envs: list[Environment]) -> None:
     env.start()
     # Simulation is now running in background
     # Main thread can continue with other work
-    time.sleep(0.3)
+    time.sleep(PAUSE)
     # Pause simulation
     env.pause()
     assert env.state is EnvironmentState.PAUSED
     frozen = env.time_manager.time()
     # Do other work while paused
-    time.sleep(0.3)
+    time.sleep(PAUSE)
     assert env.time_manager.time() == frozen
     # Resume simulation
     env.resume()
     assert env.is_running()
     # Keep main thread alive until simulation completes
     time.sleep(config.duration)  # type: ignore[arg-type]
-    env.join(timeout=2)
+    env.join(timeout=SLACK)
     assert env.state is EnvironmentState.STOPPED
 
 
@@ -130,7 +133,8 @@ def test_query_state(envs: list[Environment]) -> None:
     # Get elapsed time
     elapsed = env.time_manager.time_passed()
     assert running and total_duration == SHORT
-    assert 0 <= current_time < 1 and 0 <= elapsed < 1
+    # Read in this order from a clock started at 0 with no offset.
+    assert 0 <= current_time <= elapsed < SLACK
 
 
 def test_background_thread_with_events(envs: list[Environment]) -> None:
@@ -140,19 +144,19 @@ def test_background_thread_with_events(envs: list[Environment]) -> None:
     env = Environment(config)
     envs.append(env)
     env.register_apps([app])
-    env.schedule(Event.from_function(app.list_emails).delayed(1))
+    env.schedule(Event.from_function(app.list_emails).delayed(SHORT / 2))
     env.start()  # Returns immediately, event loop runs in background
     # You can do other stuff while event loop is running e.g. do nothing for a few seconds
-    time.sleep(0.2)
+    time.sleep(PAUSE)
     # You can also pause the simulation here for a moment
     env.pause()
-    time.sleep(0.2)
+    time.sleep(PAUSE)
     # And then resume it
     env.resume()
     env.join()
     (completed,) = env.event_log
     assert completed.event_type is EventType.ENV and completed.event_time is not None
-    assert 1 <= completed.event_time <= SHORT
+    assert SHORT / 2 <= completed.event_time <= SHORT
 
 
 def test_time_manager_sample() -> None:
@@ -172,8 +176,8 @@ def test_time_manager_sample() -> None:
     time_manager.reset(time.time())
     # Add time offset (e.g., for time jumps)
     time_manager.add_offset(3600)  # Jump forward 1 hour
-    assert abs(current_time - time.time()) < 1 and elapsed < 1
-    assert abs(time_manager.time() - (time.time() + 3600)) < 1
+    assert abs(current_time - time.time()) < SLACK and 0 <= elapsed < SLACK
+    assert abs(time_manager.time() - (time.time() + 3600)) < SLACK
 
 
 def test_notification_system_sample() -> None:

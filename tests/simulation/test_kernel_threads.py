@@ -65,10 +65,22 @@ def test_virtual_time_based_loop_ticks_without_sleeping() -> None:
     env = Environment(config)
     started = time.monotonic()
     env.run(scenario)
-    assert time.monotonic() - started < 2
+    # 1,800 sleeping ticks would take an hour; the bound only needs to tell the two apart.
+    assert time.monotonic() - started < 60
     # Ticks at 0, 2, 4, …: an event runs at the first tick at or after its time.
     assert [e.event_time for e in env.event_log] == [4, 8]
     assert env.current_time == 3600
+
+
+def test_real_time_based_loop_ends_at_the_duration_not_a_tick_later() -> None:
+    scenario, app = counter_scenario(0.1)
+    env = Environment(EnvironmentConfig(duration=0.2, time_increment_in_seconds=5))
+    started = time.monotonic()
+    env.run(scenario)
+    # Waiting out the whole 5 s tick would take at least 5 s; the last tick is at 0.2 s.
+    assert time.monotonic() - started < 4
+    assert app.total == 1 and 0.1 <= (env.event_log[0].event_time or 0) <= 0.2
+    assert env.state is EnvironmentState.STOPPED
 
 
 def test_agent_calls_from_another_thread_are_logged_while_the_loop_runs() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -14,9 +15,11 @@ from sotopia_are.storage import (
     EpisodeStatus,
     EpisodeStore,
     RecordNotFoundError,
+    StorageConflictError,
     stable_episode_id,
 )
 from sotopia_are.storage.events import decode_event, encode_event
+from sotopia_are.storage.store import WRITE_ATTEMPTS
 
 
 def event(number: int, text: str = "hello") -> ExportedCompletedEvent:
@@ -195,3 +198,41 @@ def test_storage_save_replaces_and_reindexes_episodes(store: EpisodeStore) -> No
     store.save(record)
     assert store.episode_ids(tag="old") == []
     assert store.episode_ids(tag="new", status="complete") == ["e1"]
+
+
+def test_storage_finish_writes_the_calls_and_the_status_together(store: EpisodeStore) -> None:
+    store.start_episode(episode("e1"))
+    store.append_event("e1", event(0))
+    before = store.get_episode("e1")
+    # The second call cannot be encoded: neither the first call nor the status lands.
+    with pytest.raises(TypeError):
+        store.finish_episode("e1", calls=[{"model": "gpt-x"}, {"model": object()}])
+    assert store.get_episode("e1") == before and store.read_calls("e1") == []
+    finished = store.finish_episode("e1", calls=[{"model": "gpt-x"}, {"model": "judge"}])
+    assert finished.status is EpisodeStatus.COMPLETE
+    assert store.read_calls("e1") == [{"model": "gpt-x"}, {"model": "judge"}]
+    with pytest.raises(TypeError):
+        store.save_evaluation("e1", scores={}, evaluation={}, calls=[{"bad": {1, 2}}])
+    assert store.get_episode("e1") == finished and len(store.read_calls("e1")) == 2
+    rated = store.save_evaluation("e1", scores={}, evaluation={}, calls=[{"model": "j2"}])
+    assert rated.evaluated_at is not None and store.read_calls("e1")[-1] == {"model": "j2"}
+
+
+def test_storage_gives_up_a_write_that_always_loses_to_another_writer(
+    store: EpisodeStore,
+) -> None:
+    store.start_episode(episode("e1"))
+    key = EpisodeLog.redis_key("e1")
+    attempts = 0
+
+    def contested(pipe: Any) -> None:
+        nonlocal attempts
+        attempts += 1
+        store.client.hset(key, "updated_at", str(attempts))  # another writer, every time
+        pipe.multi()
+        pipe.hset(key, "status", "complete")
+
+    with pytest.raises(StorageConflictError, match=f"after {WRITE_ATTEMPTS} attempts"):
+        store._watched([key], contested)
+    assert attempts == WRITE_ATTEMPTS
+    assert store.get_episode("e1").status is EpisodeStatus.RUNNING

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import pytest
 from storage_episodes_support import NAMES, flat_agents, flat_spec
 
@@ -44,6 +47,41 @@ async def test_storage_recorder_streams_a_real_episode(store: EpisodeStore) -> N
     loaded = load_episode(store, "flat-1")
     assert loaded.spec == spec
     assert [e.event_id for e in loaded.events] == [e.event_id for e in result.events]
+
+
+class Call:
+    """A call record whose dump is ``dump`` (an object in it makes it unencodable)."""
+
+    prompt_tokens: int | None = 1
+    completion_tokens: int | None = 1
+    cost_usd: float | None = None
+
+    def __init__(self, dump: dict[str, Any]) -> None:
+        self.dump = dump
+
+    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
+        return self.dump
+
+
+async def test_storage_recorder_ends_an_episode_in_one_write(store: EpisodeStore) -> None:
+    spec = flat_spec("atomic")
+    recorder = EpisodeRecorder(store)
+    recorder.start(spec)
+    result = await run_episode(spec, flat_agents(spec))
+    broken = dataclasses.replace(
+        result, call_records={NAMES[0]: (Call({"n": 1}),), NAMES[1]: (Call({"n": object()}),)}
+    )
+    with pytest.raises(TypeError):
+        recorder.on_episode_end("atomic", broken)
+    # Nothing of the end-of-episode write landed: no call, and still running.
+    assert store.read_calls("atomic") == []
+    assert store.get_episode("atomic").status is EpisodeStatus.RUNNING
+    fixed = dataclasses.replace(
+        result, call_records={NAMES[0]: (Call({"n": 1}),), NAMES[1]: (Call({"n": 2}),)}
+    )
+    recorder.on_episode_end("atomic", fixed)
+    assert store.read_calls("atomic") == [{"n": 1}, {"n": 2}]
+    assert store.get_episode("atomic").status is EpisodeStatus.COMPLETE
 
 
 async def test_storage_recorder_batch_and_failed_episode(store: EpisodeStore) -> None:

@@ -15,11 +15,13 @@ import os
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.apps.registry import AppRegistry, default_app_registry
 from sotopia_are.simulation.environment import Environment
+from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.simulation.scenarios.scenario import Scenario
 from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
     BenchmarkScenarioImportedFromJson,
@@ -61,7 +63,7 @@ from .oracle_call import OracleCall
 from .return_values import encode_return_value
 from .values import check_json_value, encode_value
 
-__all__ = ["JsonScenarioExporter", "SerializableLog"]
+__all__ = ["ExportOptions", "JsonScenarioExporter", "SerializableLog"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +72,42 @@ class SerializableLog(Protocol):
     """A world log entry that can write itself as one JSON string (ARE's ``BaseAgentLog``)."""
 
     def serialize(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """What a trace is written with besides the environment, the scenario and its id.
+
+    The fields are ARE's ``export_to_json`` parameters (``indent`` aside) and two of ours.
+    A field left None is taken from an imported scenario's own metadata, else left empty.
+
+    - runner_config: written as ``metadata.runner_config``.
+    - model_id, agent_id: the simulation metadata (``model_id`` only with an ``agent_id``).
+    - validation_decision, annotation_id, annotator_name, comment, annotation_date: the
+      annotation metadata; ``annotation_date`` defaults to now.
+    - context: the trace's free-text context.
+    - apps_state: maps app names to ``{"class_name": ..., "serialized_state": "<json>"}``
+      and replaces the scenario's apps.
+    - world_logs: strings, or entries that ``serialize()`` themselves.
+    - export_apps: False leaves the apps out, when Hugging Face metadata can recover them.
+    - scenario_exception: defaults to ``env.exception``.
+    - completed_events: defaults to ``env.event_log``.
+    """
+
+    runner_config: dict[str, Any] | None = None
+    model_id: str | None = None
+    agent_id: str | None = None
+    validation_decision: str | None = None
+    annotation_id: str | None = None
+    annotator_name: str | None = None
+    context: str | None = None
+    comment: str | None = None
+    apps_state: dict[str, Any] | None = None
+    world_logs: Sequence[str | SerializableLog] | None = None
+    export_apps: bool = True
+    scenario_exception: BaseException | None = None
+    completed_events: Sequence[CompletedEvent] | None = None
+    annotation_date: float | None = None
 
 
 class JsonScenarioExporter:
@@ -106,16 +144,10 @@ class JsonScenarioExporter:
     ) -> str:
         """The trace as a JSON string; :class:`ScenarioExportError` if it cannot be written.
 
-        Parameters follow ARE. ``apps_state`` maps app names to
-        ``{"class_name": ..., "serialized_state": "<json>"}`` and replaces the scenario's
-        apps. ``completed_events`` defaults to ``env.event_log``; ``scenario_exception``
-        to ``env.exception``. Values not given are taken from an imported scenario's own
-        metadata; ``annotation_date`` otherwise defaults to now.
+        ARE's signature, positions included; ``indent`` is the JSON indent and every other
+        parameter is the :class:`ExportOptions` field of its name (see there).
         """
-        trace = self.to_trace(
-            env,
-            scenario,
-            scenario_id,
+        options = ExportOptions(
             runner_config=runner_config,
             model_id=model_id,
             agent_id=agent_id,
@@ -131,7 +163,7 @@ class JsonScenarioExporter:
             completed_events=completed_events,
             annotation_date=annotation_date,
         )
-        return trace.model_dump_json(indent=indent)
+        return self.to_trace(env, scenario, scenario_id, options).model_dump_json(indent=indent)
 
     def export_to_json_file(
         self,
@@ -171,12 +203,7 @@ class JsonScenarioExporter:
         suffix = "" if run_number is None else f"_run{run_number}"
         path = os.path.join(directory, f"{scenario.scenario_id}{suffix}.json")
         try:
-            os.makedirs(directory, exist_ok=True)
-            with tempfile.NamedTemporaryFile(
-                "w", encoding="utf-8", dir=directory, suffix=".tmp", delete=False
-            ) as handle:
-                handle.write(text)
-            os.replace(handle.name, path)
+            write_text_atomically(path, text)
         except OSError as error:
             logger.error("cannot write %s: %s", path, error)
             return False, None
@@ -187,26 +214,14 @@ class JsonScenarioExporter:
         env: Environment,
         scenario: Scenario,
         scenario_id: str,
-        *,
-        runner_config: dict[str, Any] | None = None,
-        model_id: str | None = None,
-        agent_id: str | None = None,
-        validation_decision: str | None = None,
-        annotation_id: str | None = None,
-        annotator_name: str | None = None,
-        context: str | None = None,
-        comment: str | None = None,
-        apps_state: dict[str, Any] | None = None,
-        world_logs: Sequence[str | SerializableLog] | None = None,
-        export_apps: bool = True,
-        scenario_exception: BaseException | None = None,
-        completed_events: Sequence[CompletedEvent] | None = None,
-        annotation_date: float | None = None,
+        options: ExportOptions | None = None,
     ) -> ExportedTrace:
-        """The trace as a model (what :meth:`export_to_json` serialises)."""
+        """The trace as a model (what :meth:`export_to_json` serialises); ``options``
+        default to :class:`ExportOptions`'s defaults."""
+        opts = ExportOptions() if options is None else options
         imported = scenario if isinstance(scenario, ScenarioImportedFromJson) else None
         source = imported.metadata if imported is not None else None
-        exception = env.exception if scenario_exception is None else scenario_exception
+        exception = env.exception if opts.scenario_exception is None else opts.scenario_exception
         source_definition = source.definition if source is not None else None
         hf_metadata = (
             scenario.hf_metadata
@@ -245,25 +260,27 @@ class JsonScenarioExporter:
         simulation = (
             source.simulation if source is not None and source.simulation is not None else None
         )
-        if agent_id is not None or model_id is not None or simulation is None:
+        if opts.agent_id is not None or opts.model_id is not None or simulation is None:
             simulation = ExportedTraceSimulationMetadata(
-                agent_id=agent_id, model_id=model_id if agent_id else None
+                agent_id=opts.agent_id, model_id=opts.model_id if opts.agent_id else None
             )
         old = source.annotation if source is not None else None
         annotation = ExportedTraceAnnotationMetadata(
-            annotation_id=annotation_id
-            if annotation_id is not None
+            annotation_id=opts.annotation_id
+            if opts.annotation_id is not None
             else _get(old, "annotation_id"),
-            annotator=annotator_name if annotator_name is not None else _get(old, "annotator"),
+            annotator=opts.annotator_name
+            if opts.annotator_name is not None
+            else _get(old, "annotator"),
             validation_decision=(
-                validation_decision
-                if validation_decision is not None
+                opts.validation_decision
+                if opts.validation_decision is not None
                 else _get(old, "validation_decision")
             ),
-            comment=comment if comment is not None else _get(old, "comment"),
+            comment=opts.comment if opts.comment is not None else _get(old, "comment"),
             date=(
-                annotation_date
-                if annotation_date is not None
+                opts.annotation_date
+                if opts.annotation_date is not None
                 else (old.date if old is not None else time.time())
             ),
         )
@@ -273,28 +290,32 @@ class JsonScenarioExporter:
             annotation=annotation,
             execution=source.execution if source is not None else None,
             runner_config=(
-                runner_config
-                if runner_config is not None
+                opts.runner_config
+                if opts.runner_config is not None
                 else (source.runner_config if source is not None else None)
             ),
         )
+        export_apps = opts.export_apps
         if not export_apps and hf_metadata is None:
             logger.warning(
                 "export_apps=False but the scenario has no Hugging Face metadata to recover "
                 "its apps from; exporting the apps anyway"
             )
             export_apps = True
-        log = env.event_log.list_view() if completed_events is None else completed_events
+        log = env.event_log.list_view() if opts.completed_events is None else opts.completed_events
         return ExportedTrace(
             metadata=metadata,
             world_logs=[
-                entry if isinstance(entry, str) else entry.serialize() for entry in world_logs or []
+                entry if isinstance(entry, str) else entry.serialize()
+                for entry in opts.world_logs or []
             ],
-            apps=self._apps(scenario, apps_state) if export_apps else [],
+            apps=self._apps(scenario, opts.apps_state) if export_apps else [],
             events=[convert_event(event) for event in _all_events(scenario.events)],
             completed_events=[convert_completed_event(event) for event in log],
             version=TRACE_V1_VERSION,
-            context=context if context is not None else (imported.context if imported else None),
+            context=opts.context
+            if opts.context is not None
+            else (imported.context if imported else None),
             augmentation=imported.augmentation if imported is not None else None,
         )
 

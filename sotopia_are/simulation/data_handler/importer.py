@@ -337,7 +337,15 @@ class _Builder:
         for dependency in event.dependencies:
             if dependency in self.dropped_ids:
                 return f"depends on dropped {dependency}"
-        app = event.action.app if event.action is not None else None
+        return self._app_drop_reason(event.action, path, skip_unknown_apps)
+
+    def _app_drop_reason(
+        self, action: ExportedAction | None, path: list[str | int], skip_unknown_apps: bool
+    ) -> str | None:
+        """Why an event or completed event calling ``action`` is dropped for its app, or
+        None if its app is kept (or it calls none). An app the scenario does not have is
+        skipped (and reported) with ``skip_unknown_apps``, else a ScenarioFormatError."""
+        app = action.app if action is not None else None
         if not app or app in self.apps:
             return None
         if app in self.skipped_apps:
@@ -528,7 +536,7 @@ class _Builder:
         records = self.trace.completed_events
         for index, record in enumerate(records):
             path: list[str | int] = ["completed_events", index]
-            reason = self._completed_drop_reason(record, dropped, skip_unknown_apps, path)
+            reason = self._completed_drop_reason(record, path, skip_unknown_apps)
             if reason is not None:
                 dropped.add(record.event_id)
                 self.report.dropped_completed_event_ids.append(f"{record.event_id} ({reason})")
@@ -539,27 +547,11 @@ class _Builder:
         return built
 
     def _completed_drop_reason(
-        self,
-        record: ExportedCompletedEvent,
-        dropped: set[str],
-        skip_unknown_apps: bool,
-        path: list[str | int],
+        self, record: ExportedCompletedEvent, path: list[str | int], skip_unknown_apps: bool
     ) -> str | None:
         if record.event_id in self.dropped_ids:
             return "its event was dropped"
-        app = record.action.app if record.action is not None else None
-        if not app or app in self.apps:
-            return None
-        if app in self.skipped_apps:
-            return f"calls skipped app {app}"
-        if skip_unknown_apps:
-            self.skipped_apps.add(app)
-            self.report.skipped_apps.append(app)
-            return f"calls unknown app {app}"
-        raise ScenarioFormatError(
-            [*path, "action", "app"],
-            f"no app {app!r} in this scenario's apps ({', '.join(self.apps) or 'none'})",
-        )
+        return self._app_drop_reason(record.action, path, skip_unknown_apps)
 
     def _completed_event(
         self,
