@@ -16,7 +16,12 @@ Three runs of the same E episodes:
 Each run is a child process (after a one-episode warm-up), so its peak RSS is its own;
 "RSS before" is the resident size after imports and warm-up.
 
-Run: ``python benchmarks/episodes.py [--episodes 1000] [--turns 20] [--latency 0.05]``.
+With ``--workers N`` (N > 1) the network run is repeated with the episodes split across N
+processes started together, as ``sotopia-are batch --workers N`` splits a batch, and the
+speed-up over one process is reported: one process is bound by the HTTP client's CPU.
+
+Run: ``python benchmarks/episodes.py [--episodes 1000] [--turns 20] [--latency 0.05]
+[--workers N]``.
 """
 
 from __future__ import annotations
@@ -173,6 +178,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--workers", type=int, default=1, help="also split across N processes")
     parser.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -182,22 +188,26 @@ def main() -> None:
         return
     server, url = start_server(args.latency)
     runs: dict[str, Run] = {}
+
+    def child(phase: str, episodes: int) -> subprocess.Popen[str]:
+        command = [sys.executable, __file__, f"--episodes={episodes}", f"--turns={args.turns}"]
+        return subprocess.Popen(
+            [*command, f"--phase={phase}", f"--url={url}"], stdout=subprocess.PIPE, text=True
+        )
+
+    def result(process: subprocess.Popen[str]) -> Run:
+        out, _ = process.communicate()
+        if process.returncode:
+            raise SystemExit(f"a benchmark child failed with exit code {process.returncode}")
+        return Run(**json.loads(out.splitlines()[-1]))
+
+    split: list[Run] = []
     try:
         for phase in PHASES:
-            child = subprocess.run(
-                [
-                    sys.executable,
-                    __file__,
-                    f"--episodes={args.episodes}",
-                    f"--turns={args.turns}",
-                    f"--phase={phase}",
-                    f"--url={url}",
-                ],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            runs[phase] = Run(**json.loads(child.stdout.splitlines()[-1]))
+            runs[phase] = result(child(phase, args.episodes))
+        if args.workers > 1:
+            shares = [len(range(i, args.episodes, args.workers)) for i in range(args.workers)]
+            split = [result(p) for p in [child("network", n) for n in shares if n]]
     finally:
         server.terminate()
         server.wait()
@@ -221,6 +231,14 @@ def main() -> None:
     print(f"network wall {net.wall_s:.2f} s {verdict} the target {target:.2f} s")
     framework = cached.cpu_s / cached.turns * 1000
     print(f"framework overhead {framework:.3f} ms per turn (target < 1 ms)")
+    if split:
+        # The processes start together; each times its own run after its warm-up.
+        wall = max(run.wall_s for run in split)
+        calls = sum(run.turns for run in split)
+        print(
+            f"network in {len(split)} processes: wall {wall:.2f} s, {calls / wall:.0f} calls/s "
+            f"vs {net.turns / net.wall_s:.0f} calls/s in one: speed-up {net.wall_s / wall:.2f}x"
+        )
 
 
 if __name__ == "__main__":
