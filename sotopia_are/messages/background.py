@@ -2,7 +2,12 @@
 
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from .message import Message
 
@@ -26,7 +31,10 @@ class ScriptBackground(Message):
     """The context of an episode for any number (≥ 2) of participants.
 
     Sotopia's two-participant form (``p1_name=…, p2_goal=…``) is accepted as constructor
-    arguments and read back through the ``p1_*``/``p2_*`` properties.
+    arguments and read back through the ``p1_*``/``p2_*`` properties. With exactly two
+    participants, ``model_dump``/``model_dump_json`` also carry the ``p1_*``/``p2_*`` keys
+    for Sotopia-shaped consumers, and ``model_validate`` accepts them next to the
+    ``agent_*`` lists when the two agree.
     """
 
     scenario: str = Field(description="scenario of the episode")
@@ -73,7 +81,20 @@ class ScriptBackground(Message):
         if not any(key in data for key in legacy):
             return data
         if any(key in data for key in _TWO_PARTICIPANT_FIELDS):
-            raise ValueError("give either the p1_*/p2_* fields or the agent_* lists, not both")
+            # A dump carries both spellings; take it back when they say the same thing.
+            agree = all(
+                first in data
+                and second in data
+                and isinstance(data.get(field), list | tuple)
+                and list(data[field]) == [data[first], data[second]]
+                for field, (first, second) in _TWO_PARTICIPANT_FIELDS.items()
+            )
+            if not agree:
+                raise ValueError(
+                    "give either the p1_*/p2_* fields or the agent_* lists, not both "
+                    "(both only when they agree, as in a model_dump)"
+                )
+            return {key: value for key, value in data.items() if key not in legacy}
         missing = [key for key in legacy if key not in data]
         if missing:
             raise ValueError(f"missing two-participant fields: {', '.join(missing)}")
@@ -93,6 +114,20 @@ class ScriptBackground(Message):
         if len(set(self.agent_names)) != count:
             raise ValueError(f"agent_names must be distinct: {self.agent_names}")
         return self
+
+    @model_serializer(mode="wrap")
+    def _with_two_participant_fields(
+        self, handler: SerializerFunctionWrapHandler
+    ) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if len(self.agent_names) != 2:
+            return data
+        for field, pair in _TWO_PARTICIPANT_FIELDS.items():
+            if field not in data:  # left out by include/exclude
+                continue
+            for key, value in zip(pair, data[field], strict=True):
+                data[key] = value
+        return data
 
     @property
     def p1_name(self) -> str:
@@ -120,12 +155,24 @@ class ScriptBackground(Message):
 
     def to_natural_language(self) -> str:
         names = self.agent_names
-        lines = [
+        # Like Sotopia: the background lines only when some background is known, an empty
+        # one shown as "Unknown"; each block of lines and the whole text stripped, so an
+        # empty last background or goal leaves no trailing space.
+        blocks = [
             "Here is the context of this interaction:",
             f"Scenario: {self.scenario}",
             f"Participants: {join_names(names)}",
-            *(f"{n}'s background: {b}" for n, b in zip(names, self.agent_backgrounds, strict=True)),
-            *(f"{n}'s goal: {g}" for n, g in zip(names, self.agent_goals, strict=True)),
         ]
-        # Sotopia strips the rendered block, so an empty last goal leaves no trailing space.
-        return "\n".join(lines).strip()
+        if any(self.agent_backgrounds):
+            blocks.append(
+                "\n".join(
+                    f"{name}'s background: {background or 'Unknown'}"
+                    for name, background in zip(names, self.agent_backgrounds, strict=True)
+                ).strip()
+            )
+        blocks.append(
+            "\n".join(
+                f"{name}'s goal: {goal}" for name, goal in zip(names, self.agent_goals, strict=True)
+            ).strip()
+        )
+        return "\n".join(blocks).strip()

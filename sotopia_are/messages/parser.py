@@ -6,6 +6,13 @@ all five action kinds in Sotopia's rendered form and their colon forms, private 
 and quoted speech that runs over several lines — even speech that itself contains
 `Turn #N:` lines. Anything else is a `ScriptParseError` naming the line. It never guesses
 a speaker.
+
+In a script with turn headers, the lines before the first header are its context:
+screenplay-looking lines there (`Alice: a baker, 30`) describe people, they are not speech.
+An unambiguous action before the first header (`Alice said: "…"`, `Alice [action] …`,
+`Alice did nothing`, `Alice left the conversation`, with or without `:` or a private
+prefix) means headerless actions and headers are mixed; that is an error at its line
+rather than a guess at its turn. A script with no header at all starts at its first action.
 """
 
 import ast
@@ -14,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .action import ActionType, AgentAction, validate_recipients
+from .action import ActionType, AgentAction, reject_duplicate_recipients, validate_recipients
 
 __all__ = [
     "ScriptAction",
@@ -23,6 +30,7 @@ __all__ = [
     "parse_dialogue",
     "parse_script",
     "split_turns",
+    "unreadable_speech",
 ]
 
 _HEADER = re.compile(r"turn\s*#?\s*(\d+)\s*(?:[:.,-]\s*|\s+|$)", re.IGNORECASE)
@@ -42,6 +50,11 @@ _ACTION_LIKE = re.compile(
     re.IGNORECASE,
 )
 _SCREENPLAY_LIKE = re.compile(rf"(?P<name>{_NAME_LIKE})\s*:")
+# A line that ends like `Name did nothing` for some name; with a `:` or `[` after the first
+# character, this is every line that can start an action for some list of participants.
+_ENDS_LIKE_ACTION = re.compile(r"\S.*\s(?:did nothing|left the conversation)\.?", re.IGNORECASE)
+# Speech may be quoted with straight or with typographic double quotes.
+_QUOTES = {'"': '"', "\u201c": "\u201d"}
 
 Layout = Literal["block", "inline"]
 
@@ -80,6 +93,10 @@ class _Start:
     to: list[str] | None
     quote_at: int | None
     """Index just after the opening quote of speech, when the speech is quoted."""
+    closer: str = '"'
+    """The quote that closes the speech: `"`, or `\u201d` after an opening `\u201c`."""
+    screenplay: bool = False
+    """The public `Name: text` form, which a preamble also uses to describe people."""
 
 
 def _strip_markers(raw: str) -> str:
@@ -87,13 +104,56 @@ def _strip_markers(raw: str) -> str:
     return raw.lstrip().lstrip(">").lstrip()
 
 
-def _closing(text: str) -> str:
+def _closing(text: str, closer: str = '"') -> str:
     """`text` up to and including a closing quote at its end (a stray `,` after it is
     an export artifact), or "" when it does not end in a quote."""
     text = text.rstrip()
-    if text.endswith('",'):
+    if text.endswith(closer + ","):
         text = text[:-1]
-    return text if text.endswith('"') else ""
+    return text if text.endswith(closer) else ""
+
+
+def _bare_header(line: str) -> bool:
+    # `Turn #N` with nothing after it: in a `Turn #N` (block) script it starts the next
+    # turn even inside quoted speech.
+    line = _strip_markers(line).rstrip()
+    match = _HEADER.match(line)
+    return match is not None and match.end() == len(line)
+
+
+def _could_start_action(line: str) -> bool:
+    """Whether `line` starts an action for some list of participants (a superset of what
+    `_Parser.match_action` accepts for any names: names are non-blank, and the action
+    after one starts with `:`, `[`, `said:` or is `did nothing`/`left the conversation`)."""
+    line = _strip_markers(line).rstrip()
+    return ":" in line[1:] or "[" in line[1:] or _ENDS_LIKE_ACTION.fullmatch(line) is not None
+
+
+def unreadable_speech(speech: str) -> str | None:
+    """Why `speech` rendered as `Name said: "…"` in a `Turn #N` script would not read back
+    as itself, whoever the participants are; None when it reads back exactly.
+
+    Quoted speech ends at a line ending in `"` that is followed by a participant's action,
+    and a bare `Turn #N` line always starts the next turn. The participants are not known
+    here, so any line that could start an action for some name counts as one.
+    """
+    lines = speech.split("\n")
+    rendered = [*lines[:-1], lines[-1] + '"']  # the closing quote ends the last line
+    for position, line in enumerate(rendered):
+        if position and _bare_header(line):
+            return f"its line {lines[position]!r} would start a new turn"
+        if position == len(rendered) - 1 or not _closing(line):
+            continue
+        following = next(
+            (later for later in range(position + 1, len(rendered)) if rendered[later].strip()),
+            None,
+        )
+        if following is not None and _could_start_action(rendered[following]):
+            return (
+                f"its line {lines[following]!r} would read as a new action after the line "
+                f"{lines[position]!r}, which ends in a quote"
+            )
+    return None
 
 
 def infer_speakers(text: str) -> list[str]:
@@ -122,6 +182,8 @@ class _Parser:
         self.lines = text.split("\n")
         self._drop_trailing_comma()
         self.layout: Layout | None = None
+        # Decided up front: in a script with headers, what precedes the first one is context.
+        self.has_headers = any(self.header(_strip_markers(line)) for line in self.lines)
         self.turn: int | None = None
         self.started = False
         self.actions: list[ScriptAction] = []
@@ -177,17 +239,19 @@ class _Parser:
         if _LEAVE.fullmatch(rest):
             return _Start(name, "leave", "", to, None)
         if colon:  # screenplay form `Name: text`
-            return self._speech(name, line, pos, to)
+            return self._speech(name, line, pos, to, screenplay=to is None)
         return None
 
     @staticmethod
-    def _speech(name: str, line: str, pos: int, to: list[str] | None) -> _Start | None:
+    def _speech(
+        name: str, line: str, pos: int, to: list[str] | None, *, screenplay: bool = False
+    ) -> _Start | None:
         text = line[pos:]
-        if text.startswith('"'):
-            return _Start(name, "speak", "", to, pos + 1)
+        if text[:1] in _QUOTES:
+            return _Start(name, "speak", "", to, pos + 1, _QUOTES[text[0]], screenplay)
         if not text.strip():
             return None
-        return _Start(name, "speak", text.strip(), to, None)
+        return _Start(name, "speak", text.strip(), to, None, screenplay=screenplay)
 
     def _recipients(self, raw: str, sender: str, index: int) -> list[str]:
         raw = raw.strip()
@@ -201,9 +265,10 @@ class _Parser:
             names = [part.strip().strip("'\"") for part in raw.split(",")]
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise self.error(f"cannot read the private recipients {raw}", index)
-        if not self.check_recipients:
-            return names
         try:
+            if not self.check_recipients:
+                reject_duplicate_recipients(names)
+                return names
             return validate_recipients(names, self.names, sender)
         except ValueError as exc:
             raise self.error(str(exc), index) from None
@@ -242,6 +307,14 @@ class _Parser:
                 index = self._take(start, rest, index)
                 continue
             start = self.match_action(line, index)
+            if start is not None and self.has_headers and not self.started:
+                if not start.screenplay:
+                    raise self.error(
+                        "an action before the first turn header; put it under a 'Turn #N' "
+                        "header, or write the whole script without headers",
+                        index,
+                    )
+                start = None  # `Name: text` in the context describes someone
             if start is not None:
                 self.started = True
                 index = self._take(start, line, index)
@@ -277,7 +350,7 @@ class _Parser:
         """Record the action starting on line `index`; return the index after it."""
         last, argument = index, start.argument
         if start.quote_at is not None:
-            last, argument = self._quoted(line[start.quote_at :], index)
+            last, argument = self._quoted(line[start.quote_at :], index, start.closer)
         action = AgentAction(action_type=start.kind, argument=argument, to=start.to)
         self.actions.append(ScriptAction(start.speaker, action, self.turn, index + 1))
         if self.turn is None:  # headerless so far: each action is a turn of its own
@@ -288,10 +361,10 @@ class _Parser:
 
     # -- quoted speech ---------------------------------------------------------------------
 
-    def _quoted(self, first: str, index: int) -> tuple[int, str]:
+    def _quoted(self, first: str, index: int, closer: str) -> tuple[int, str]:
         """Find where speech opened on line `index` closes: `(last line, the speech)`.
 
-        The speech closes at a line ending in `"` that is followed by the end of the
+        The speech closes at a line ending in `closer` that is followed by the end of the
         script, a participant's action or a turn header that fits the script (same
         layout, a higher number); failing that, by any header; failing that, by anything.
         The search stops at the first line that would start the next turn, so a missing
@@ -304,20 +377,28 @@ class _Parser:
             if end > index and self._starts_next_turn(end):
                 break
             text = first if end == index else self.lines[end]
-            if not _closing(text):
+            if not _closing(text, closer):
                 continue
             strength = self._boundary_after(end)
             if strength == "strong":
-                return end, self._speech_text(first, index, end)
+                return end, self._speech_text(first, index, end, closer)
             earliest.setdefault(strength, end)
         for strength in ("weak", "none"):
             if strength in earliest:
-                return earliest[strength], self._speech_text(first, index, earliest[strength])
-        raise self.error("this quoted speech is never closed with a '\"'", index)
+                end = earliest[strength]
+                return end, self._speech_text(first, index, end, closer)
+        if closer in first and first.rsplit(closer, 1)[1].strip() not in ("", ","):
+            after = first.rsplit(closer, 1)[1].strip()
+            raise self.error(
+                f"text after the closing {closer!r} of this speech: {after!r}; end the line "
+                f"with the quote, and put an action in a line of its own",
+                index,
+            )
+        raise self.error(f"this quoted speech is never closed with a {closer!r}", index)
 
-    def _speech_text(self, first: str, index: int, end: int) -> str:
+    def _speech_text(self, first: str, index: int, end: int, closer: str) -> str:
         parts = [first, *self.lines[index + 1 : end + 1]]
-        parts[-1] = _closing(parts[-1])[:-1]
+        parts[-1] = _closing(parts[-1], closer)[:-1]
         return "\n".join(parts)
 
     def _starts_next_turn(self, index: int) -> bool:

@@ -1,5 +1,7 @@
 """The message classes: the seed's attributes, rendered strings and validation rules."""
 
+import json
+
 import pytest
 from pydantic import ValidationError
 
@@ -286,3 +288,103 @@ Bob said: "Hi, Alice! How's the project going?"
     assert 'said: "Hello, how can I help you?"\n' in out
     assert "[private to ['agent2', 'agent3']] said: \"Psst, let's discuss this privately\"\n" in out
     assert out.endswith(interaction_script + "\n")
+
+
+@pytest.mark.parametrize(
+    ("context", "fragment"),
+    [
+        ({"agent_names": ["Alice", "Bob"]}, "gives 'agent_names' but not 'sender'"),
+        ({"sender": "Alice"}, "gives 'sender' but not 'agent_names'"),
+    ],
+)
+def test_a_partial_validation_context_is_an_error(
+    context: dict[str, object], fragment: str
+) -> None:
+    data = {"action_type": "speak", "argument": "psst", "to": ["Zed"]}
+    with pytest.raises(ValidationError, match=fragment):
+        AgentAction.model_validate(data, context=context)
+    # Contexts that say nothing about recipients are someone else's business.
+    assert AgentAction.model_validate(data, context={"other": 1}).to == ["Zed"]
+
+
+def test_a_sender_who_is_not_a_participant_is_named_as_such() -> None:
+    data = {"action_type": "speak", "argument": "psst", "to": ["Bob"]}
+    with pytest.raises(ValidationError, match=r"sender 'Eve' .* not a participant") as caught:
+        AgentAction.model_validate(data, context={"agent_names": ["Alice", "Bob"], "sender": "Eve"})
+    assert "themselves" not in str(caught.value)
+    with pytest.raises(ValueError, match="not a participant; participants: \\['Alice', 'Bob'\\]"):
+        validate_recipients(["Alice"], ["Alice", "Bob"], "Eve")
+
+
+def test_duplicate_recipients_are_rejected() -> None:
+    with pytest.raises(ValidationError, match="'Bob' is listed twice"):
+        AgentAction(action_type="speak", argument="x", to=["Bob", "Bob"])
+    with pytest.raises(ValidationError, match="'Bob' is listed twice"):
+        AgentAction.model_validate(
+            {"action_type": "speak", "argument": "x", "to": ["Bob", "Carol", "Bob"]},
+            context=CONTEXT,
+        )
+    with pytest.raises(ValueError, match="'Bob' is listed twice"):
+        validate_recipients(["Bob", "Bob"], ["Alice", "Bob"], "Alice")
+
+
+def test_two_participant_dumps_carry_sotopias_keys_and_round_trip() -> None:
+    background = seed_background()
+    dumped = background.model_dump()
+    assert {key: dumped[key] for key in ("p1_name", "p2_name", "p1_goal", "p2_background")} == {
+        "p1_name": "Alice",
+        "p2_name": "Bob",
+        "p1_goal": "Discuss project",
+        "p2_background": "Manager",
+    }
+    assert json.loads(background.model_dump_json())["p2_goal"] == "Approve budget"
+    assert ScriptBackground.model_validate(dumped) == background
+    assert ScriptBackground.model_validate_json(background.model_dump_json()) == background
+    with pytest.raises(ValidationError, match="not both"):
+        ScriptBackground.model_validate(dumped | {"p2_goal": "something else"})
+
+    response = ScriptEnvironmentResponse(
+        terminated=True, rates={"Alice": (8.0, {"goal": 8.0}), "Bob": None}, comments="c"
+    )
+    dumped = response.model_dump()
+    assert (dumped["p1_rate"], dumped["p2_rate"]) == ((8.0, {"goal": 8.0}), None)
+    as_json = json.loads(response.model_dump_json())
+    assert (as_json["p1_rate"], as_json["p2_rate"]) == ([8.0, {"goal": 8.0}], None)
+    assert ScriptEnvironmentResponse.model_validate(dumped) == response
+    assert ScriptEnvironmentResponse.model_validate_json(response.model_dump_json()) == response
+    with pytest.raises(ValidationError, match="not both"):
+        ScriptEnvironmentResponse.model_validate(dumped | {"p1_rate": 1.0})
+    seed = ScriptEnvironmentResponse(p1_rate=9.5, p2_rate=7.0)
+    assert ScriptEnvironmentResponse.model_validate_json(seed.model_dump_json()) == seed
+
+
+def test_n_participant_dumps_have_no_sotopia_keys_and_round_trip() -> None:
+    background = ScriptBackground(
+        scenario="A vote",
+        agent_names=["Ann", "Bo", "Cy"],
+        agent_backgrounds=["a", "b", "c"],
+        agent_goals=["ga", "gb", "gc"],
+    )
+    assert not any(key.startswith(("p1_", "p2_")) for key in background.model_dump())
+    assert ScriptBackground.model_validate(background.model_dump()) == background
+    assert ScriptBackground.model_validate_json(background.model_dump_json()) == background
+    response = ScriptEnvironmentResponse(rates={"Ann": 1.0, "Bo": (2.0, {"g": 2.0}), "Cy": None})
+    assert "p1_rate" not in response.model_dump()
+    assert ScriptEnvironmentResponse.model_validate(response.model_dump()) == response
+    assert ScriptEnvironmentResponse.model_validate_json(response.model_dump_json()) == response
+
+
+def test_background_lines_only_when_some_background_is_known() -> None:
+    def render(backgrounds: list[str], goals: list[str]) -> str:
+        return ScriptBackground(
+            scenario="S", agent_names=["A", "B"], agent_backgrounds=backgrounds, agent_goals=goals
+        ).to_natural_language()
+
+    head = "Here is the context of this interaction:\nScenario: S\nParticipants: A and B\n"
+    assert render(["", ""], ["ga", "gb"]) == head + "A's goal: ga\nB's goal: gb"
+    assert render(["", "b"], ["ga", "gb"]) == (
+        head + "A's background: Unknown\nB's background: b\nA's goal: ga\nB's goal: gb"
+    )
+    assert render(["a", ""], ["ga", ""]) == (
+        head + "A's background: a\nB's background: Unknown\nA's goal: ga\nB's goal:"
+    )

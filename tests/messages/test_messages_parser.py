@@ -286,3 +286,77 @@ def test_default_value_for_return_type() -> None:
         == "\nEnvironment is the agent\nConversation Starts:\n"
     )
     assert agent_results == [("", AgentAction(action_type="none", argument=""))]
+
+
+def test_screenplay_lines_before_the_first_header_are_context() -> None:
+    text = (
+        "Alice: a baker, 30\nBob: a customer\n\n"
+        'Turn #1\nAlice said: "Fresh bread?"\nTurn #2\nBob: Two loaves, please.\n'
+    )
+    parsed = parse_script(text, AB)
+    assert [(a.turn, a.speaker, a.action.argument, a.line) for a in parsed] == [
+        (1, "Alice", "Fresh bread?", 5),
+        (2, "Bob", "Two loaves, please.", 7),
+    ]
+    assert split_turns(text, AB) == [
+        'Turn #1\nAlice said: "Fresh bread?"',
+        "Turn #2\nBob: Two loaves, please.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('Alice said: "hi"\nTurn #2\nBob said: "yo"\n', 1),
+        ("Context\nAlice: a baker\nBob [action] waves\nTurn #1\nAlice did nothing\n", 3),
+        ("Alice: left the conversation\nTurn #1\nBob did nothing\n", 1),
+        ("Alice [private to ['Bob']]: psst\nTurn #1\nBob did nothing\n", 1),
+    ],
+)
+def test_actions_before_the_first_header_are_an_error_not_a_guess(text: str, line: int) -> None:
+    with pytest.raises(ScriptParseError, match="before the first turn header") as caught:
+        parse_script(text, AB)
+    assert caught.value.line_number == line
+    assert str(caught.value).endswith(text.split("\n")[line - 1])
+
+
+def test_typographic_quotes_delimit_speech() -> None:
+    text = (
+        "Alice said: \u201cHi, \u201cBob\u201d!\u201d\n"
+        "Bob: \u201cTwo\nlines\u201d\n"
+        'Alice said: "\u201cquoted\u201d"\n'
+    )
+    assert pairs(text) == [
+        ("Alice", "speak", "Hi, \u201cBob\u201d!", None),
+        ("Bob", "speak", "Two\nlines", None),
+        ("Alice", "speak", "\u201cquoted\u201d", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        (
+            'Alice said: "a" and smiled\nBob did nothing\n',
+            "text after the closing '\"' of this speech: 'and smiled'",
+        ),
+        (
+            "Alice said: \u201ca\u201d nods\n",
+            "text after the closing '\u201d' of this speech: 'nods'",
+        ),
+        ('Alice said: "a and smiled\nBob did nothing\n', "never closed"),
+    ],
+)
+def test_unclosed_speech_messages(text: str, fragment: str) -> None:
+    with pytest.raises(ScriptParseError) as caught:
+        parse_script(text, AB)
+    assert caught.value.line_number == 1
+    assert fragment in str(caught.value)
+
+
+def test_duplicate_private_recipients_are_an_error_at_their_line() -> None:
+    text = "Turn #1\nAlice [private to ['Bob', 'Bob']] said: \"x\"\n"
+    for parse in (lambda: parse_script(text, AB), lambda: parse_dialogue(text)):
+        with pytest.raises(ScriptParseError, match="'Bob' is listed twice") as caught:
+            parse()
+        assert caught.value.line_number == 2

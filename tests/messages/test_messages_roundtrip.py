@@ -2,10 +2,18 @@
 
 import re
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
-from sotopia_are.messages import AgentAction, ScriptInteraction, parse_script, render_script
+from sotopia_are.messages import (
+    AgentAction,
+    ScriptInteraction,
+    parse_script,
+    render_action,
+    render_script,
+)
 
 WORD = st.text(
     alphabet=st.sampled_from("abcdefgzABCDEFZéüøßłçÅÖ'-ñ李"), min_size=1, max_size=6
@@ -25,62 +33,149 @@ def participants(draw: st.DrawFn) -> list[str]:
     return names
 
 
-SPEECH_CHARS = st.sampled_from("abc XYZ,.!?:\"'[]-é—\n")
-ARG_CHARS = st.sampled_from("abc XYZ.!?:\"'[]-é—")
-
-
-def safe_speech(text: str, names: list[str]) -> bool:
-    # A line inside the speech that starts like a turn header or an action would make
-    # the rendered script ambiguous for any reader, so the law excludes it.
-    for line in text.split("\n")[1:]:
-        stripped = line.lstrip().lstrip(">").lstrip()
-        if re.match(r"turn\s*#?\s*\d", stripped, re.I) or any(
-            stripped.startswith(n) for n in names
-        ):
-            return False
-    return True
+# Every kind of argument may hold line breaks, surrounding spaces, quotes (straight and
+# typographic), brackets, colons and commas; lines may look like headers or actions.
+CHARS = st.sampled_from("abc XYZ,.!?:\"'[]-é—“”\n\r\t")
+TRICKY_LINES = st.sampled_from(
+    ["Turn #3", "turn 2:", "Turn #4: x", "> ", "did nothing", "left the conversation", '"', '",']
+)
+KINDS = ["speak", "none", "leave", "action", "non-verbal communication"]
 
 
 @st.composite
-def scripts(draw: st.DrawFn) -> tuple[list[str], list[tuple[str, AgentAction]]]:
-    names = draw(participants())
-    actions = []
-    for _ in range(draw(st.integers(1, 8))):
-        speaker = draw(st.sampled_from(names))
-        kind = draw(
-            st.sampled_from(["speak", "none", "leave", "action", "non-verbal communication"])
+def arguments(draw: st.DrawFn, names: list[str]) -> str:
+    pieces = draw(
+        st.lists(
+            st.text(CHARS, max_size=12)
+            | TRICKY_LINES.map(lambda line: f"\n{line}\n")
+            | st.sampled_from(names).map(lambda name: f'"\n{name} said: "')
+            | st.sampled_from(names).map(lambda name: f"\n{name}: "),
+            max_size=5,
         )
-        if kind == "speak":
-            argument = draw(st.text(SPEECH_CHARS, max_size=40))
-            assume(safe_speech(argument, names))
-        elif kind in ("none", "leave"):
-            argument = ""
-        else:
-            argument = draw(st.text(ARG_CHARS, max_size=30)).strip().rstrip(",")
+    )
+    return "".join(pieces)
+
+
+@st.composite
+def scripts(draw: st.DrawFn) -> tuple[list[str], list[tuple[str, dict[str, object]]]]:
+    """Participants and `(speaker, AgentAction data)` pairs, arguments unconstrained."""
+    names = draw(participants())
+    actions: list[tuple[str, dict[str, object]]] = []
+    for _ in range(draw(st.integers(1, 6))):
+        speaker = draw(st.sampled_from(names))
         others = [n for n in names if n != speaker]
         to = draw(st.none() | st.lists(st.sampled_from(others), min_size=1, unique=True))
-        actions.append((speaker, AgentAction(action_type=kind, argument=argument, to=to)))  # type: ignore[arg-type]
+        data = {"action_type": draw(st.sampled_from(KINDS)), "argument": draw(arguments(names))}
+        actions.append((speaker, data | {"to": to}))
     return names, actions
 
 
+def build(data: list[tuple[str, dict[str, object]]]) -> list[tuple[str, AgentAction]] | None:
+    """The actions, or None when one is refused (a multi-line description)."""
+    try:
+        return [(speaker, AgentAction.model_validate(item)) for speaker, item in data]
+    except ValidationError as error:
+        assert "must be a single line" in str(error)
+        return None
+
+
+def as_script_keeps(action: AgentAction) -> AgentAction:
+    # The argument of `none` and `leave` is not part of the script (Sotopia renders
+    # neither), so it reads back as "".
+    if action.action_type in ("none", "leave"):
+        return action.model_copy(update={"argument": ""})
+    return action
+
+
 @given(scripts())
-def test_render_then_parse_gives_the_actions_back(
-    script: tuple[list[str], list[tuple[str, AgentAction]]],
+def test_render_then_parse_gives_the_actions_back_or_render_refuses(
+    script: tuple[list[str], list[tuple[str, dict[str, object]]]],
 ) -> None:
-    names, actions = script
-    text = render_script(actions)
+    names, data = script
+    actions = build(data)
+    if actions is None:
+        return
+    try:
+        text = render_script(actions)
+    except ValueError as error:
+        assert "cannot render" in str(error)
+        assert any(s == "speak" for s in (a.action_type for _, a in actions))
+        return
     parsed = parse_script(text, names)
-    assert [(a.speaker, a.action) for a in parsed] == actions
+    assert [(a.speaker, a.action) for a in parsed] == [(s, as_script_keeps(a)) for s, a in actions]
     assert [a.turn for a in parsed] == list(range(1, len(actions) + 1))
+    crlf = parse_script(text.replace("\n", "\r\n"), names)
+    assert [(a.speaker, a.action) for a in crlf] == [(a.speaker, a.action) for a in parsed]
 
 
 @given(scripts())
-def test_crlf_rendering_parses_the_same(
-    script: tuple[list[str], list[tuple[str, AgentAction]]],
+def test_render_refuses_only_speech_with_a_closing_line_or_a_bare_header(
+    script: tuple[list[str], list[tuple[str, dict[str, object]]]],
 ) -> None:
-    names, actions = script
-    assume(all("\r" not in a.argument for _, a in actions))
-    parsed = parse_script(render_script(actions).replace("\n", "\r\n"), names)
+    # Render must not refuse ordinary speech: one line, or lines without `"` at their ends.
+    _, data = script
+    actions = build(data)
+    assume(actions is not None)
+    assert actions is not None
+    plain = [
+        (s, a)
+        for s, a in actions
+        if a.action_type != "speak"
+        or (
+            all(not line.rstrip().endswith(('"', '",')) for line in a.argument.split("\n"))
+            and not any(
+                re.fullmatch(r"\s*>?\s*turn\s*#?\s*\d+\s*[:.,-]?\s*", line, re.I)
+                for line in a.argument.split("\n")[1:]
+            )
+        )
+    ]
+    render_script(plain)
+
+
+def test_leading_and_trailing_spaces_and_commas_survive() -> None:
+    names = ["Alice", "Bob"]
+    actions = [
+        ("Alice", AgentAction(action_type="speak", argument="  two spaces first, two after  ")),
+        ("Bob", AgentAction(action_type="speak", argument="\nstarts and ends with a break\n")),
+        ("Alice", AgentAction(action_type="action", argument="waves,")),
+    ]
+    text = render_script(actions)
+    assert text.endswith("Alice [action] waves,,\n")  # the parser drops one final comma
+    assert [(a.speaker, a.action) for a in parse_script(text, names)] == actions
+
+
+def test_description_surrounding_space_is_dropped_and_line_breaks_refused() -> None:
+    action = AgentAction(action_type="action", argument="  nods\r\n")
+    assert action.argument == "nods"
+    speech = AgentAction(action_type="speak", argument=" a\r\nb\rc ")
+    assert speech.argument == " a\nb\nc "
+    with pytest.raises(ValidationError, match="must be a single line"):
+        AgentAction(action_type="non-verbal communication", argument="smiles\nand waves")
+
+
+@pytest.mark.parametrize(
+    ("speech", "fragment"),
+    [
+        ('x"\nBob said: "y', "'Bob said: \"y' would read as a new action"),
+        ('x",\n\n> Bob: y', "'> Bob: y' would read as a new action"),
+        ('"\nBob did nothing\nlater', "'Bob did nothing' would read as a new action"),
+        ("first\nTurn #2\nsecond", "'Turn #2' would start a new turn"),
+    ],
+)
+def test_render_refuses_speech_that_would_read_back_differently(speech: str, fragment: str) -> None:
+    action = AgentAction(action_type="speak", argument=speech)
+    with pytest.raises(ValueError, match="cannot render Alice's speech") as caught:
+        render_script([("Alice", action)])
+    assert fragment in str(caught.value)
+    with pytest.raises(ValueError, match="cannot render"):
+        render_action("Alice", action)
+
+
+def test_speech_with_quotes_inside_lines_still_renders() -> None:
+    names = ["Alice", "Bob"]
+    speech = 'She said "no"\nand left.\nTurn #3: Bob said: "hi"\nBob was there'
+    actions = [("Alice", AgentAction(action_type="speak", argument=speech))]
+    parsed = parse_script(render_script(actions), names)
     assert [(a.speaker, a.action) for a in parsed] == actions
 
 
