@@ -8,7 +8,6 @@ the errors the lower layers raise for bad input or an unusable server into exit 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -253,7 +252,8 @@ def usage_line(usage: EpisodeUsage) -> str:
 
 
 def print_scores(scores: Mapping[str, Mapping[str, float]], title: str = "Scores") -> None:
-    """A table of each agent's dimension scores (``overall_score`` last)."""
+    """A table of the dimension scores: one row per dimension, one column per agent
+    (narrow enough for a terminal with any number of dimensions)."""
     if not scores:
         return
     dimensions: list[str] = []
@@ -261,16 +261,13 @@ def print_scores(scores: Mapping[str, Mapping[str, float]], title: str = "Scores
         for name in by_dimension:
             if name not in dimensions and name != "overall_score":
                 dimensions.append(name)
-    table = Table(title=title)
-    table.add_column("agent")
+    table = Table(title=title, title_justify="left")
+    table.add_column("dimension")
+    for agent in scores:
+        table.add_column(agent, justify="right")
     for name in [*dimensions, "overall_score"]:
-        table.add_column(name.replace("_", " "), justify="right")
-    for agent, by_dimension in scores.items():
-        cells = [by_dimension.get(name) for name in [*dimensions, "overall_score"]]
-        table.add_row(agent, *("" if cell is None else f"{cell:g}" for cell in cells))
+        cells = [scores[agent].get(name) for agent in scores]
+        table.add_row(
+            name, *("" if cell is None else f"{cell:.2f}".rstrip("0").rstrip(".") for cell in cells)
+        )
     console.print(table)
-
-
-def dump_json(value: Any) -> str:
-    """``value`` as indented JSON text (unicode kept)."""
-    return json.dumps(value, ensure_ascii=False, indent=2)

@@ -39,6 +39,6 @@ def test_cli_usage_errors_exit_2() -> None:
     assert invoke("batch").exit_code == 2
 
 
-def test_cli_invalid_spec_names_the_field(redis_url: str, tmp_path: pytest.TempPathFactory) -> None:
+def test_cli_invalid_spec_is_one_error(redis_url: str) -> None:
     result = invoke("run", SCENARIOS / "are" / "team_standup.json", "--model", "m")
     assert result.exit_code == 1 and "is not a valid episode spec" in result.stderr
