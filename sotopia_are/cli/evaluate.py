@@ -59,13 +59,7 @@ def _context(path: Path, names: list[str] | None) -> EpisodeSpec:
                 f"{path} is neither an episode spec nor a background: "
                 f"{describe_validation(as_spec)}"
             )
-        spec = EpisodeSpec(
-            episode_id=path.stem,
-            scenario=background.scenario,
-            agent_names=list(background.agent_names),
-            agent_backgrounds=list(background.agent_backgrounds),
-            agent_goals=list(background.agent_goals),
-        )
+        spec = EpisodeSpec.from_background(background, path.stem)
     if names is not None and names != spec.agent_names:
         fail(
             f"--agents {', '.join(names)} do not match the participants of {path}: "

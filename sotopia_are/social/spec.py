@@ -110,6 +110,18 @@ class EpisodeSpec(BaseModel):
         """The simulated time at which ``turn_number`` is played."""
         return turn_number * self.turn_seconds
 
+    @classmethod
+    def from_background(cls, background: ScriptBackground, episode_id: str) -> EpisodeSpec:
+        """A spec with ``background``'s scenario, participants, backgrounds and goals, and
+        the default rules of play."""
+        return cls(
+            episode_id=episode_id,
+            scenario=background.scenario,
+            agent_names=list(background.agent_names),
+            agent_backgrounds=list(background.agent_backgrounds),
+            agent_goals=list(background.agent_goals),
+        )
+
     def background(self) -> ScriptBackground:
         """The full background: every participant's goal shown (the evaluator's view)."""
         return ScriptBackground(
