@@ -1,17 +1,21 @@
 """Test-wide settings and fixtures.
 
 litellm must never reach for the network at import time; ``llm_server`` is a local
-OpenAI-compatible server (see :mod:`sotopia_are.testing`) started fresh for each test.
+OpenAI-compatible server (see :mod:`sotopia_are.testing`) started fresh for each test, and
+``make_session`` builds LLM sessions aimed at it. A test folder tunes those sessions by
+overriding ``session_config`` (LLMConfig settings) or ``prompts`` in its own conftest.
 """
 
 import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
+from sotopia_are.llm import LLMConfig, LLMSession, PromptLibrary, RetryPolicy
 from sotopia_are.testing import LocalLLMServer
 
 
@@ -20,6 +24,40 @@ def llm_server() -> Iterator[LocalLLMServer]:
     """A running local LLM server; script it with ``enqueue`` or by setting ``rule``."""
     with LocalLLMServer() as server:
         yield server
+
+
+@pytest.fixture
+def session_config() -> dict[str, Any]:
+    """LLMConfig settings of ``make_session`` sessions (fast retries, short timeouts)."""
+    return {
+        "timeout_s": 5.0,
+        "retry": RetryPolicy(max_attempts=2, initial_backoff_s=0.01, max_backoff_s=0.02),
+    }
+
+
+@pytest.fixture
+def prompts() -> PromptLibrary:
+    """The prompt templates of ``make_session`` sessions (the packaged ones)."""
+    return PromptLibrary()
+
+
+@pytest.fixture
+def make_session(
+    llm_server: LocalLLMServer, session_config: dict[str, Any], prompts: PromptLibrary
+) -> Callable[..., LLMSession]:
+    """Build a session aimed at ``llm_server``: kwargs go to LLMConfig (over
+    ``session_config``), ``session_kwargs`` to LLMSession."""
+
+    def make(session_kwargs: dict[str, Any] | None = None, **config: Any) -> LLMSession:
+        settings: dict[str, Any] = {
+            "api_base": llm_server.url,
+            "api_key": "sk-test",
+            **session_config,
+            **config,
+        }
+        return LLMSession(LLMConfig(**settings), prompts=prompts, **(session_kwargs or {}))
+
+    return make
 
 
 @pytest.fixture

@@ -12,7 +12,12 @@ from sotopia_are.agents.human_agent import (
     HumanInputError,
     parse_command,
 )
-from sotopia_are.agents.llm_agent import ACTION_TEMPLATE, LLMAgent, action_output_type
+from sotopia_are.agents.llm_agent import (
+    ACTION_TEMPLATE,
+    LLMAgent,
+    action_output_type,
+    llm_agents_for,
+)
 from sotopia_are.agents.script_writing import (
     SCRIPT_TEMPLATE,
     ScriptWritingAgent,
@@ -43,6 +48,7 @@ __all__ = [
     "ScriptedAgent",
     "WrittenScript",
     "action_output_type",
+    "llm_agents_for",
     "parse_command",
     "script_output_type",
     "script_turns",

@@ -6,6 +6,11 @@ The prompt is the template ``agent_action.j2`` rendered from the :class:`AgentTu
 recipients (``to``) are other participants; anything else is fed back to the model by the
 LLM layer's retry, and a final failure raises :class:`GenerationError` — it is never
 turned into "did nothing".
+
+An agent plays one episode and calls through its own scoped session, which holds its call
+records (nothing else keeps a copy) and, in a recording, labels its calls so a replay
+gives them back to it. :func:`llm_agents_for` makes an episode's agents under the
+episode's scope — use it as (or in) the runner's ``make_agents``.
 """
 
 from __future__ import annotations
@@ -15,12 +20,13 @@ from functools import lru_cache
 
 from pydantic import JsonValue, ValidationInfo, create_model, field_validator
 
-from sotopia_are.llm import LLMCall, LLMError, LLMSession
+from sotopia_are.llm import LLMCall, LLMSession
 from sotopia_are.messages import AgentAction, validate_recipients
 from sotopia_are.messages.action import ActionType
 from sotopia_are.social.protocol import AgentTurn
+from sotopia_are.social.spec import EpisodeSpec
 
-__all__ = ["ACTION_TEMPLATE", "LLMAgent", "action_output_type"]
+__all__ = ["ACTION_TEMPLATE", "LLMAgent", "action_output_type", "llm_agents_for"]
 
 ACTION_TEMPLATE = "agent_action.j2"
 """The default prompt template of :class:`LLMAgent` (in ``prompts/``)."""
@@ -61,11 +67,15 @@ def action_output_type(
 
 
 class LLMAgent:
-    """An agent that asks ``model`` (through ``session``) for each action.
+    """An agent that asks ``model`` for each action, in one episode.
 
-    ``template`` is the prompt template's name; ``params`` are extra request parameters
-    (``temperature``, ``seed``…) for this agent's calls. :meth:`call_records` holds every
-    call this agent made, failed ones included.
+    It calls through ``session.scoped(scope)`` (``scope`` defaults to the agent's name), so
+    with an episode's session (``session.scoped(episode_id)``, or :func:`llm_agents_for`)
+    its calls are scoped ``"<episode_id>/<name>"``. ``template`` is the prompt template's
+    name; ``params`` are extra request parameters (``temperature``, ``seed``…).
+    :meth:`call_records` holds every call this agent made, failed ones included. Reusing
+    the agent in another episode (a turn not after the last it played) is a ValueError,
+    so no episode's records ever carry another's calls.
     """
 
     def __init__(
@@ -74,15 +84,16 @@ class LLMAgent:
         model: str,
         session: LLMSession,
         *,
+        scope: str | None = None,
         template: str = ACTION_TEMPLATE,
         params: Mapping[str, JsonValue] | None = None,
     ) -> None:
         self._name = name
         self.model = model
-        self.session = session
+        self.session = session.scoped(name if scope is None else scope)
         self.template = template
         self.params = dict(params or {})
-        self._calls: list[LLMCall] = []
+        self._last_turn: int | None = None
 
     @property
     def name(self) -> str:
@@ -104,26 +115,28 @@ class LLMAgent:
 
         Raises :class:`~sotopia_are.llm.GenerationError` when no answer validated within
         the session's ``output_attempts``, and the LLM layer's other errors as they come;
-        the failed call is in :meth:`call_records` either way.
+        the failed call is in :meth:`call_records` either way. ValueError for another
+        agent's turn, or a turn not after the last one played (another episode's).
         """
         if turn.agent_name != self._name:
             raise ValueError(f"agent {self._name!r} was given the turn of {turn.agent_name!r}")
+        if self._last_turn is not None and turn.turn_number <= self._last_turn:
+            raise ValueError(
+                f"LLMAgent {self._name!r} plays one episode: it already played turn "
+                f"{self._last_turn} and was given turn {turn.turn_number}; make new agents for "
+                "each episode (llm_agents_for(spec, models, session))"
+            )
+        self._last_turn = turn.turn_number
         output_type = action_output_type(
             self._name, tuple(turn.participants), tuple(turn.available_actions)
         )
-        try:
-            generation = await self.session.generate(
-                self.model,
-                self.template,
-                self.prompt_variables(turn),
-                output_type,
-                params=self.params or None,
-            )
-        except LLMError as error:
-            if error.call is not None:
-                self._calls.append(error.call)
-            raise
-        self._calls.append(generation.call)
+        generation = await self.session.generate(
+            self.model,
+            self.template,
+            self.prompt_variables(turn),
+            output_type,
+            params=self.params or None,
+        )
         return AgentAction.model_validate(
             generation.value.model_dump(),
             context={"agent_names": list(turn.participants), "sender": self._name},
@@ -131,4 +144,37 @@ class LLMAgent:
 
     def call_records(self) -> Sequence[LLMCall]:
         """Every call this agent made, in order (failed calls included)."""
-        return list(self._calls)
+        return self.session.calls
+
+
+def llm_agents_for(
+    spec: EpisodeSpec,
+    models: str | Mapping[str, str],
+    session: LLMSession,
+    *,
+    template: str = ACTION_TEMPLATE,
+    params: Mapping[str, JsonValue] | None = None,
+) -> list[LLMAgent]:
+    """One :class:`LLMAgent` per participant of ``spec``, in order, each calling through
+    ``session.scoped(spec.episode_id)`` (so its calls are scoped ``"<episode_id>/<name>"``).
+
+    ``models`` is one model for everyone or ``{participant: model}``; ValueError naming
+    the participants without one. Use it as the runner's agent factory::
+
+        await run_episodes(specs, lambda spec: llm_agents_for(spec, models, session))
+    """
+    if isinstance(models, str):
+        chosen = dict.fromkeys(spec.agent_names, models)
+    else:
+        missing = [name for name in spec.agent_names if name not in models]
+        if missing:
+            raise ValueError(
+                f"episode {spec.episode_id!r}: no model for {missing}; give one model for "
+                f"everyone or one per participant of {spec.agent_names}"
+            )
+        chosen = {name: models[name] for name in spec.agent_names}
+    episode = session.scoped(spec.episode_id)
+    return [
+        LLMAgent(name, model, episode, template=template, params=params)
+        for name, model in chosen.items()
+    ]

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from pydantic import JsonValue, ValidationInfo, create_model, field_validator
 
-from sotopia_are.llm import LLMCall, LLMError, LLMSession
+from sotopia_are.llm import LLMCall, LLMSession
 from sotopia_are.messages import ScriptAction, ScriptBackground, ScriptInteraction, parse_script
 from sotopia_are.social.replay import script_spec
 from sotopia_are.social.spec import EpisodeSpec
@@ -96,10 +96,12 @@ class WrittenScript:
 
 
 class ScriptWritingAgent:
-    """Writes whole interactions with ``model`` through ``session``.
+    """Writes whole interactions with ``model``, through its own ``session.scoped(scope)``.
 
     ``max_turns`` bounds the script's length when the background is a bare
     :class:`ScriptBackground` (an :class:`EpisodeSpec` brings its own ``max_turns``).
+    The script for an :class:`EpisodeSpec` is written in the scope of its episode id
+    (under ``scope``, if given), so a replay gives each episode back its own script.
     :meth:`call_records` holds every call made, failed ones included.
     """
 
@@ -108,16 +110,16 @@ class ScriptWritingAgent:
         model: str,
         session: LLMSession,
         *,
+        scope: str | None = None,
         template: str = SCRIPT_TEMPLATE,
         max_turns: int = _DEFAULT_MAX_TURNS,
         params: Mapping[str, JsonValue] | None = None,
     ) -> None:
         self.model = model
-        self.session = session
+        self.session = session.scoped(scope)
         self.template = template
         self.max_turns = max_turns
         self.params = dict(params or {})
-        self._calls: list[LLMCall] = []
 
     async def write(self, context: EpisodeSpec | ScriptBackground) -> WrittenScript:
         """The script of an interaction in ``context`` (every participant's goal shown).
@@ -127,26 +129,21 @@ class ScriptWritingAgent:
         """
         if isinstance(context, EpisodeSpec):
             background, max_turns = context.background(), context.max_turns
+            session = self.session.scoped(context.episode_id)
         else:
-            background, max_turns = context, self.max_turns
+            background, max_turns, session = context, self.max_turns, self.session
         names = tuple(background.agent_names)
-        try:
-            generation = await self.session.generate(
-                self.model,
-                self.template,
-                {
-                    "background": background.to_natural_language(),
-                    "agent_names": list(names),
-                    "max_turns": max_turns,
-                },
-                script_output_type(names, max_turns),
-                params=self.params or None,
-            )
-        except LLMError as error:
-            if error.call is not None:
-                self._calls.append(error.call)
-            raise
-        self._calls.append(generation.call)
+        generation = await session.generate(
+            self.model,
+            self.template,
+            {
+                "background": background.to_natural_language(),
+                "agent_names": list(names),
+                "max_turns": max_turns,
+            },
+            script_output_type(names, max_turns),
+            params=self.params or None,
+        )
         script = ScriptInteraction(interactions=generation.value.interactions)
         return WrittenScript(
             script=script,
@@ -157,7 +154,7 @@ class ScriptWritingAgent:
 
     def call_records(self) -> Sequence[LLMCall]:
         """Every call this writer made, in order (failed calls included)."""
-        return list(self._calls)
+        return self.session.calls
 
 
 async def write_script(

@@ -77,7 +77,8 @@ async def evaluate_episode(
     """Check and rate a finished (or stored, re-imported) episode.
 
     ``termination`` defaults to the spec's own limits (``max_turns``,
-    ``max_stale_turns``); ``session`` replaces the judge's for this episode.
+    ``max_stale_turns``); ``session`` replaces the judge's for this episode (by default
+    the judge calls in scope ``"<episode_id>/judge"`` of its own session).
     """
     rule = termination or RuleBasedTerminatedEvaluator(
         episode.spec.max_turns, episode.spec.max_stale_turns

@@ -43,9 +43,11 @@ class LLMJudge:
     ``samples`` independent calls run concurrently; each dimension reports the mean and
     the spread of the valid samples (see :class:`DimensionScore`). Repeated samples only
     differ if the model samples (``params={"temperature": ...}`` above 0) and no response
-    cache answers the repeats. ``session`` defaults to a fresh :class:`LLMSession`;
-    ``params`` are sent with every call; ``template`` names another judge prompt taking
-    the same variables.
+    cache answers the repeats. With more than one sample, sample *n* calls in scope
+    ``sample-<n>`` (under the session's), so a replay gives every sample its own recorded
+    answer although all send the same request. ``session`` defaults to a fresh
+    :class:`LLMSession`; ``params`` are sent with every call; ``template`` names another
+    judge prompt taking the same variables.
     """
 
     def __init__(
@@ -108,7 +110,12 @@ class LLMJudge:
         use = session or self.session
         outcomes = await asyncio.gather(
             *(
-                self._sample(use, variables, output_type, number)
+                self._sample(
+                    use if self.samples == 1 else use.scoped(f"sample-{number}"),
+                    variables,
+                    output_type,
+                    number,
+                )
                 for number in range(1, self.samples + 1)
             )
         )
@@ -128,8 +135,14 @@ class LLMJudge:
         self, episode: EpisodeResult, *, session: LLMSession | None = None
     ) -> Evaluation:
         """Rate a finished episode from its full background (every goal) and its
-        omniscient transcript (:meth:`EpisodeResult.transcript` with no viewer)."""
-        return await self.evaluate(episode.spec.background(), episode.transcript(), session=session)
+        omniscient transcript (:meth:`EpisodeResult.transcript` with no viewer).
+
+        The calls go through ``session`` if given, else through the judge's session in
+        scope ``"<episode_id>/judge"``, so a replayed batch rates each episode with its own
+        recorded answers.
+        """
+        use = session or self.session.scoped(f"{episode.spec.episode_id}/judge")
+        return await self.evaluate(episode.spec.background(), episode.transcript(), session=use)
 
     async def _sample(
         self,

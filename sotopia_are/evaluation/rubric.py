@@ -6,12 +6,15 @@ description) — defined in code or in a JSON file of the same shape as the buil
 in ``prompts/rubrics/``. :meth:`Rubric.output_model` turns it into the pydantic model the
 judge's answer must validate against: one entry per participant, and in it one
 ``{"reasoning": str, "score": int}`` per dimension with the score bounded by the range.
-An out-of-range score or a missing dimension is therefore a validation error, which the
-LLM layer sends back to the model (never clipped, never defaulted).
+Validation is strict: an out-of-range score, a missing dimension, a score that is not a
+JSON integer (``true``, ``"7"``, ``7.0``) or an entry the rubric does not have (another
+participant, another dimension) is a validation error, which the LLM layer sends back
+to the model — never clipped, coerced, defaulted or ignored.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -126,33 +129,52 @@ class Rubric(BaseModel):
 
         Its JSON keys are the participants' names (in order); each holds one
         ``{"reasoning", "score"}`` object per dimension, reasoning first so the model
-        thinks before it scores.
+        thinks before it scores. The same rubric and names give the same model.
         """
-        ratings: dict[str, Any] = {
-            d.name: (
-                _rating_model(d),
-                # The rubric text lives in the prompt; the schema only repeats the range.
-                Field(description=f"{d.name}: {d.low} to {d.high}, as the rubric defines it"),
-            )
-            for d in self.dimensions
-        }
-        per_agent: type[BaseModel] = create_model(f"{_camel(self.name)}Ratings", **ratings)
-        # Participant names are arbitrary text, so they are aliases of positional fields.
-        fields: dict[str, Any] = {
-            f"agent_{index}": (per_agent, Field(alias=name, description=f"the ratings of {name}"))
-            for index, name in enumerate(agent_names, start=1)
-        }
-        model: type[BaseModel] = create_model(f"{_camel(self.name)}Evaluation", **fields)
-        return model
+        return _output_model(self, tuple(agent_names))
+
+
+# Entries the rubric does not define are errors, not ignored: an answer rating someone or
+# something else is a misunderstanding the model must be told about.
+_STRICT = ConfigDict(extra="forbid")
+
+
+# Cached: building the models costs milliseconds, and a judge asks for the same one for
+# every episode of a batch (which also lets the LLM layer's schema cache hit).
+@functools.lru_cache(maxsize=256)
+def _output_model(rubric: Rubric, agent_names: tuple[str, ...]) -> type[BaseModel]:
+    ratings: dict[str, Any] = {
+        d.name: (
+            _rating_model(d),
+            # The rubric text lives in the prompt; the schema only repeats the range.
+            Field(description=f"{d.name}: {d.low} to {d.high}, as the rubric defines it"),
+        )
+        for d in rubric.dimensions
+    }
+    per_agent: type[BaseModel] = create_model(
+        f"{_camel(rubric.name)}Ratings", __config__=_STRICT, **ratings
+    )
+    # Participant names are arbitrary text, so they are aliases of positional fields.
+    fields: dict[str, Any] = {
+        f"agent_{index}": (per_agent, Field(alias=name, description=f"the ratings of {name}"))
+        for index, name in enumerate(agent_names, start=1)
+    }
+    model: type[BaseModel] = create_model(
+        f"{_camel(rubric.name)}Evaluation", __config__=_STRICT, **fields
+    )
+    return model
 
 
 def _rating_model(dimension: Dimension) -> type[BaseModel]:
     model: type[BaseModel] = create_model(
         f"{_camel(dimension.name)}Rating",
+        __config__=_STRICT,
         reasoning=(str, Field(description="why this score: evidence from the interaction")),
         score=(
             int,
             Field(
+                # Strict: true is not 1, "7" and 7.0 are not 7 (JSON integers still pass).
+                strict=True,
                 ge=dimension.low,
                 le=dimension.high,
                 description=f"an integer from {dimension.low} to {dimension.high}",

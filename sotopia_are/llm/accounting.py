@@ -23,14 +23,20 @@ AttemptError = Literal["transient", "permanent", "invalid_output", "unexpected"]
 class Attempt(BaseModel):
     """One request sent for a call, and what happened to it.
 
-    ``raw_text`` is the model's answer (``None`` if the request failed). ``error`` is the
-    transport error or the output validation error; ``error_kind`` classifies it.
-    ``cost_usd`` is ``None`` when unknown; answers from the cache or a replay cost 0.
+    ``added_messages`` are the messages this request sent beyond the previous request's
+    (the first request's are the call's ``messages``): after an invalid output, the
+    rejected answer and the repair prompt; nothing for the first request or for the same
+    request sent again after a transient failure (see :meth:`LLMCall.sent_messages`).
+    ``raw_text`` is the model's answer (``None`` if the
+    request failed). ``error`` is the transport error or the output validation error;
+    ``error_kind`` classifies it. ``cost_usd`` is ``None`` when unknown; answers from the
+    cache or a replay cost 0.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     number: int
+    added_messages: list[Message] = []
     source: ResponseSource = "network"
     latency_s: float
     raw_text: str | None = None
@@ -44,11 +50,12 @@ class Attempt(BaseModel):
 class LLMCall(BaseModel):
     """The record of one ``generate`` call (rule 5 of the design: every call is accounted).
 
-    ``messages`` are those of the first request (later attempts add the model's rejected
-    answer and the validation error). ``parsed`` is the validated value as JSON (the text
-    itself for text output), ``None`` when the call failed. Token counts sum every attempt
-    that reported usage; ``cost_usd`` sums every answered attempt and is ``None`` when
-    litellm does not know the price of one of them.
+    ``messages`` are those of the first request; what later requests added (the model's
+    rejected answer and the repair prompt) is in each attempt's ``added_messages``, and
+    :meth:`sent_messages` rebuilds any request exactly. ``parsed`` is the validated value
+    as JSON (the text itself for text output), ``None`` when the call failed. Token
+    counts sum every attempt that reported usage; ``cost_usd`` sums every answered attempt
+    and is ``None`` when litellm does not know the price of one of them.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -75,6 +82,13 @@ class LLMCall(BaseModel):
     def ok(self) -> bool:
         """Whether the call produced a value."""
         return self.error is None
+
+    def sent_messages(self, number: int) -> list[Message]:
+        """The messages attempt ``number`` (counting from 1) sent."""
+        if not 1 <= number <= len(self.attempts):
+            raise ValueError(f"the call has attempts 1 to {len(self.attempts)}, not {number}")
+        added = (m for attempt in self.attempts[:number] for m in attempt.added_messages)
+        return [*self.messages, *added]
 
     @classmethod
     def from_attempts(cls, attempts: list[Attempt], **fields: object) -> LLMCall:

@@ -27,8 +27,9 @@ class RetryPolicy(BaseModel):
 
     Without a ``Retry-After`` from the server, the wait before retry *n* is drawn
     uniformly from ``[0, min(max_backoff_s, initial_backoff_s * 2**n)]`` (exponential
-    backoff, full jitter). With one, the wait is what the server asked (capped at
-    ``max_retry_after_s``) plus up to ``initial_backoff_s`` of jitter.
+    backoff, full jitter). With one, the wait is what the server asked plus up to
+    ``initial_backoff_s`` of jitter; a server asking for more than ``max_retry_after_s``
+    fails the call at once with a :class:`~sotopia_are.llm.errors.TransientLLMError`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

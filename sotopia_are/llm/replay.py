@@ -1,9 +1,13 @@
 """Record and replay: what makes an episode's model answers reproducible.
 
-A :class:`Recorder` writes every request answered during a run, with its answer, to a
-JSONL file as it happens. A :class:`Replayer` answers from such a file instead of the
-network: identical requests get their recorded answers in recorded order, and a request
-the file does not hold is a :class:`~sotopia_are.llm.errors.ReplayMissError`.
+A :class:`Recorder` writes every request answered during a run, with its answer and the
+scope of the session that sent it, to a JSONL file as it happens. A :class:`Replayer`
+answers from such a file instead of the network. Answers are keyed on the scope *and*
+the request: concurrent episodes that send identical prompts are answered in network
+completion order, so only the scope (e.g. the episode id, see
+:meth:`~sotopia_are.llm.LLMSession.scoped`) says which answer was whose. Within one
+scope, identical requests get their recorded answers in recorded order. A request the
+file does not hold for its scope is a :class:`~sotopia_are.llm.errors.ReplayMissError`.
 """
 
 from __future__ import annotations
@@ -33,13 +37,28 @@ class RecordedExchange(BaseModel):
 
 
 class Recorder:
-    """Appends exchanges to a JSONL file (created or truncated when the recorder opens)."""
+    """Appends exchanges to a JSONL file.
 
-    def __init__(self, path: Path | str) -> None:
+    A new recorder refuses a file that exists (FileExistsError), so a finished recording
+    is never wiped by accident; ``append=True`` adds to it instead, e.g. to resume a batch
+    whose recording was cut short (a replay of the file then holds both runs).
+    """
+
+    def __init__(self, path: Path | str, *, append: bool = False) -> None:
         self.path = Path(path)
         self.count = 0
         self._lock = threading.Lock()
-        self._file = self.path.open("w", encoding="utf-8")
+        try:
+            self._file = self.path.open("a" if append else "x", encoding="utf-8")
+        except FileExistsError:
+            raise FileExistsError(
+                f"recording {self.path} already exists; pass append=True to add to it "
+                "(Recorder(path, append=True), LLMSession.recording(path, append=True)), "
+                "or delete it to record afresh"
+            ) from None
+        if append and self._file.tell() > 0 and not _ends_with_newline(self.path):
+            # A run that crashed mid-write left half a line; start ours on a new one.
+            self._file.write("\n")
 
     def record(self, request: LLMRequest, response: LLMResponse, scope: str | None) -> None:
         """Write one exchange and flush it, so a crash loses nothing already answered."""
@@ -68,35 +87,50 @@ class Recorder:
 
 
 class Replayer:
-    """Answers requests from a recording; never reaches the network."""
+    """Answers requests from a recording, per scope; never reaches the network."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self._answers: dict[str, collections.deque[LLMResponse]] = {}
+        self._answers: dict[tuple[str | None, str], collections.deque[LLMResponse]] = {}
         self._lock = threading.Lock()
         for line in self.path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 exchange = RecordedExchange.model_validate_json(line)
-                self._answers.setdefault(exchange.key, collections.deque()).append(
-                    exchange.response
-                )
+                self._answers.setdefault(
+                    (exchange.scope, exchange.key), collections.deque()
+                ).append(exchange.response)
 
     @property
     def remaining(self) -> int:
         """Recorded answers not used yet."""
         return sum(len(q) for q in self._answers.values())
 
-    def answer(self, request: LLMRequest) -> LLMResponse:
-        """The next recorded answer to ``request``."""
+    def answer(self, request: LLMRequest, scope: str | None = None) -> LLMResponse:
+        """The next answer recorded for ``request`` sent from a session scoped ``scope``."""
         key = request.key()
         with self._lock:
-            queue = self._answers.get(key)
+            queue = self._answers.get((scope, key))
             if queue:
                 return queue.popleft()
         last = request.messages[-1].content if request.messages else ""
         preview = " ".join(last.split())[:200]
-        why = "all its recorded answers were used" if queue is not None else "it was not recorded"
+        if queue is not None:
+            why = "all its recorded answers were used"
+        else:
+            elsewhere = sorted(repr(s) for s, k in self._answers if k == key)
+            why = (
+                f"it was recorded under scope {', '.join(elsewhere)}; replay with the scopes "
+                "of the recording run"
+                if elsewhere
+                else "it was not recorded"
+            )
         raise ReplayMissError(
-            f"replay of {self.path}: no answer for a request to model {request.model!r} "
-            f"({why}); request key {key[:16]}…, last message: {preview!r}"
+            f"replay of {self.path}: no answer for a request to model {request.model!r} in "
+            f"scope {scope!r} ({why}); request key {key[:16]}…, last message: {preview!r}"
         )
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(-1, 2)
+        return f.read(1) == b"\n"

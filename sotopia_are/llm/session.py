@@ -3,7 +3,9 @@
 A session holds everything a run needs to call models — configuration, prompt templates,
 an optional cache, an optional recorder or replayer — and the records of every call it
 made. Passing one session object to an episode runner or a judge switches the whole run
-into record or replay mode.
+into record or replay mode. Each episode (and each agent in it) should call through its
+own :meth:`~LLMSession.scoped` child: the scope keeps its records apart and is what a
+replay uses to give it back its own answers.
 """
 
 from __future__ import annotations
@@ -62,8 +64,9 @@ class LLMSession:
 
     ``replayer`` answers every request from a recording (no network); ``recorder``
     writes every answered request to a recording; ``cache`` answers repeated requests
-    without the network. :meth:`scoped` makes a child session for one episode that shares
-    all of that, keeps its own records and also reports them to its parent.
+    without the network. :meth:`scoped` makes a child session for one episode (or agent,
+    or judge sample) that shares all of that, keeps its own records and also reports them
+    to its parent.
     """
 
     def __init__(
@@ -94,9 +97,11 @@ class LLMSession:
         config: LLMConfig | None = None,
         *,
         prompts: PromptLibrary | None = None,
+        append: bool = False,
     ) -> LLMSession:
-        """A session that records every answered request to ``path`` (JSONL)."""
-        return cls(config, prompts=prompts, recorder=Recorder(path))
+        """A session that records every answered request to ``path`` (JSONL); an existing
+        file is refused unless ``append`` (see :class:`Recorder`)."""
+        return cls(config, prompts=prompts, recorder=Recorder(path, append=append))
 
     @classmethod
     def replaying(
@@ -109,16 +114,23 @@ class LLMSession:
         """A session that answers only from the recording at ``path``."""
         return cls(config, prompts=prompts, replayer=Replayer(path))
 
-    def scoped(self, scope: str) -> LLMSession:
-        """A child session labelled ``scope`` (e.g. an episode id) sharing this one's
-        config, prompts, cache and recorder/replayer."""
+    def scoped(self, scope: str | None = None) -> LLMSession:
+        """A child session sharing this one's config, prompts, cache and recorder/replayer,
+        with its own records (also reported to this session).
+
+        Its scope is ``scope`` under this session's (``"episode-1"`` then ``"Alice"``
+        gives ``"episode-1/Alice"``); with None it keeps this session's scope. Calls are
+        recorded with their scope and replayed only to the same scope, so concurrent
+        episodes sending identical prompts each get back their own answers.
+        """
+        label = self.scope if scope is None else _join(self.scope, scope)
         child = LLMSession(
             self.config,
             prompts=self.prompts,
             cache=self.cache,
             recorder=self.recorder,
             replayer=self.replayer,
-            scope=scope,
+            scope=label,
             concurrency=self.concurrency,
         )
         child._parent = self
@@ -229,10 +241,12 @@ class LLMSession:
             return call
 
         conversation = list(messages)
+        added: list[Message] = []  # what the next request sends beyond the previous one
         for _ in range(self.config.output_attempts):
             request = LLMRequest(model=model, messages=tuple(conversation), params=request_params)
+            first = len(attempts)
             try:
-                response, source, latency = await self._answer(request, endpoint, attempts)
+                response, source, latency = await self._answer(request, endpoint, attempts, added)
             except Exception as exc:
                 error = self._as_llm_error(exc, endpoint, len(attempts))
                 failure = error if error is not None else exc
@@ -243,6 +257,8 @@ class LLMSession:
                 raise error from (exc if error is not exc else None)
             attempt = Attempt(
                 number=len(attempts) + 1,
+                # After transient failures, the first failed attempt carries the addition.
+                added_messages=added if len(attempts) == first else [],
                 source=source,
                 latency_s=latency,
                 raw_text=response.text,
@@ -263,13 +279,14 @@ class LLMSession:
                         update={"error": str(invalid), "error_kind": "invalid_output"}
                     )
                 )
-                conversation += [
+                added = [
                     Message(role="assistant", content=response.text),
                     *self.prompts.render(
                         _REPAIR_TEMPLATE,
                         {"error": str(invalid), "schema": schema_text(output_type)},
                     ),
                 ]
+                conversation += added
                 continue
             attempts.append(attempt)
             return Generation(
@@ -304,18 +321,23 @@ class LLMSession:
         return [*messages, *instructions]
 
     async def _answer(
-        self, request: LLMRequest, endpoint: Endpoint, attempts: list[Attempt]
+        self,
+        request: LLMRequest,
+        endpoint: Endpoint,
+        attempts: list[Attempt],
+        added: list[Message],
     ) -> tuple[LLMResponse, ResponseSource, float]:
         """Answer ``request`` from the replay, the cache, or the network (with retries);
-        failed network requests are appended to ``attempts``."""
+        failed network requests are appended to ``attempts``, the first of them with the
+        messages ``added`` since the previous request."""
         started = time.perf_counter()
         source: ResponseSource
         if self.replayer is not None:
-            response, source = self.replayer.answer(request), "replay"
+            response, source = self.replayer.answer(request, self.scope), "replay"
         elif self.cache is not None and (hit := self.cache.get(request)) is not None:
             response, source = hit, "cache"
         else:
-            response, started = await self._from_network(request, endpoint, attempts)
+            response, started = await self._from_network(request, endpoint, attempts, added)
             source = "network"
             if self.cache is not None:
                 self.cache.put(request, response)
@@ -324,11 +346,16 @@ class LLMSession:
         return response, source, time.perf_counter() - started
 
     async def _from_network(
-        self, request: LLMRequest, endpoint: Endpoint, attempts: list[Attempt]
+        self,
+        request: LLMRequest,
+        endpoint: Endpoint,
+        attempts: list[Attempt],
+        added: list[Message],
     ) -> tuple[LLMResponse, float]:
         """Send with retries; return the response and when its successful request began."""
         semaphore = self.concurrency.semaphore(endpoint.key, self.config.max_concurrency)
         began = [0.0]
+        first = len(attempts)
 
         async def once() -> LLMResponse:
             async with semaphore:  # backoff sleeps happen outside: they hold no slot
@@ -339,6 +366,7 @@ class LLMSession:
                     attempts.append(
                         Attempt(
                             number=len(attempts) + 1,
+                            added_messages=added if len(attempts) == first else [],
                             latency_s=time.perf_counter() - began[0],
                             error=describe(exc),
                             error_kind=_error_kind(exc),
@@ -346,7 +374,7 @@ class LLMSession:
                     )
                     raise
 
-        response = await retrying(self.config.retry, once)
+        response = await retrying(self.config.retry, once, target=_describe_endpoint(endpoint))
         return response, began[0]
 
     def _as_llm_error(self, exc: Exception, endpoint: Endpoint, requests: int) -> LLMError | None:
@@ -354,9 +382,8 @@ class LLMSession:
         if isinstance(exc, LLMError):
             return exc
         if is_transient(exc):
-            where = f"at {endpoint.api_base}" if endpoint.api_base else ""
             return TransientLLMError(
-                f"model {endpoint.model!r} {where} still failing after {requests} requests: "
+                f"{_describe_endpoint(endpoint)} still failing after {requests} requests: "
                 f"{describe(exc)}; check that the server is up (api_base), lower "
                 f"LLMConfig.max_concurrency, or raise LLMConfig.retry.max_attempts."
             )
@@ -368,6 +395,15 @@ class LLMSession:
         self._calls.append(call)
         if self._parent is not None:
             self._parent._record(call)
+
+
+def _join(parent: str | None, scope: str) -> str:
+    return scope if parent is None else f"{parent}/{scope}"
+
+
+def _describe_endpoint(endpoint: Endpoint) -> str:
+    where = f" at {endpoint.api_base}" if endpoint.api_base else ""
+    return f"model {endpoint.model!r}{where}"
 
 
 def _error_kind(exc: BaseException) -> AttemptError:

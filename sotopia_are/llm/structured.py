@@ -7,6 +7,7 @@ never of content: a reply that does not validate against the pydantic model is a
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Literal, TypeVar
@@ -47,13 +48,29 @@ def resolve_output_mode(mode: OutputMode, model: str) -> OutputMode:
     """Turn ``auto`` into a concrete mode for ``model``; other modes are returned as is."""
     if mode != "auto":
         return mode
-    supported = load_litellm().supports_response_schema(model=model)
-    return "json_schema" if supported else "prompt"
+    return "json_schema" if _supports_response_schema(model) else "prompt"
 
 
+# The caches below sit on the path of every structured call: asking litellm costs ~0.1 ms
+# and building a schema ~0.5 ms (several ms for a judge's rubric model), while a turn's
+# whole framework budget is 1 ms. Models and output types are few and long-lived, so
+# small bounded caches hold them all.
+@functools.lru_cache(maxsize=256)
+def _supports_response_schema(model: str) -> bool:
+    return bool(load_litellm().supports_response_schema(model=model))
+
+
+@functools.lru_cache(maxsize=512)
+def _json_schema(output_type: type[BaseModel]) -> dict[str, Any]:
+    """``output_type``'s JSON schema, shared between calls: never mutate it (requests
+    copy their parameters on validation, so nothing downstream can)."""
+    return output_type.model_json_schema()
+
+
+@functools.lru_cache(maxsize=512)
 def schema_text(output_type: type[BaseModel]) -> str:
     """The JSON schema of ``output_type`` as indented text, for prompts."""
-    return json.dumps(output_type.model_json_schema(), indent=2)
+    return json.dumps(_json_schema(output_type), indent=2)
 
 
 def response_format_for(mode: OutputMode, output_type: type[BaseModel]) -> dict[str, Any] | None:
@@ -63,7 +80,7 @@ def response_format_for(mode: OutputMode, output_type: type[BaseModel]) -> dict[
             "type": "json_schema",
             "json_schema": {
                 "name": output_type.__name__,
-                "schema": output_type.model_json_schema(),
+                "schema": _json_schema(output_type),
                 # Strict mode would reject ordinary pydantic schemas (optional fields,
                 # defaults); validation happens here anyway.
                 "strict": False,

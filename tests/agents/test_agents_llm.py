@@ -2,16 +2,17 @@
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from agents_support import MODEL, make_turn
 
-from sotopia_are.agents import LLMAgent
-from sotopia_are.llm import GenerationError, LLMSession
+from sotopia_are.agents import LLMAgent, llm_agents_for
+from sotopia_are.llm import GenerationError, LLMSession, Recorder, Replayer
 from sotopia_are.messages import AgentAction, ScriptBackground
-from sotopia_are.social import EpisodeSpec, run_episode
+from sotopia_are.social import EpisodeSpec, run_episode, run_episodes
 from sotopia_are.social.protocol import SocialAgent
-from sotopia_are.testing import LocalLLMServer
+from sotopia_are.testing import LocalLLMServer, Reply
 
 NAMES = ["Alice Park", "Bob Stone", "Carol Diaz"]
 GOALS = [
@@ -189,3 +190,76 @@ async def test_llm_agents_play_an_episode_through_the_runner(
     assert "Psst: say no." in alice_prompt and "Ten dollars?" in alice_prompt
     assert GOALS[0] in alice_prompt and GOALS[1] not in alice_prompt
     assert result.call_records["Alice Park"] == (session.calls[2],)
+
+
+def yard_sale(episode_id: str) -> EpisodeSpec:
+    return EpisodeSpec(
+        episode_id=episode_id,
+        scenario="A yard sale on a Saturday morning.",
+        agent_names=["Alice Park", "Bob Stone"],
+        agent_backgrounds=["", ""],
+        agent_goals=[GOALS[0], GOALS[1]],
+        max_turns=2,
+    )
+
+
+def say(text: str) -> str:
+    return json.dumps({"action_type": "speak", "argument": text})
+
+
+async def test_an_agent_plays_one_episode_and_reports_only_its_calls(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.rule = lambda _body: say("Hello.")
+    session = make_session()
+    first = await run_episode(
+        yard_sale("first"), llm_agents_for(yard_sale("first"), MODEL, session)
+    )
+    second = await run_episode(
+        yard_sale("second"), llm_agents_for(yard_sale("second"), MODEL, session)
+    )
+    assert first.status == second.status == "completed"
+    for result in (first, second):
+        calls = [call for calls in result.call_records.values() for call in calls]
+        assert result.usage.calls == len(calls) == 2
+        assert {call.scope for call in calls} == {
+            f"{result.episode_id}/Alice Park",
+            f"{result.episode_id}/Bob Stone",
+        }
+    assert len(session.calls) == 4  # the batch session sees every episode's calls
+
+    reused = [LLMAgent(name, MODEL, session) for name in ("Alice Park", "Bob Stone")]
+    again = await run_episode(yard_sale("third"), reused)
+    assert again.status == "completed"
+    once_more = await run_episode(yard_sale("fourth"), reused)
+    assert once_more.status == "failed"
+    assert once_more.reason is not None and "plays one episode" in once_more.reason
+    assert len(again.call_records["Alice Park"]) == 1  # the first episode's records stand
+
+
+async def test_concurrent_episodes_with_identical_prompts_replay_their_own_answers(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], tmp_path: Path
+) -> None:
+    """Both episodes send the same first prompt; the first to arrive is answered last, so
+    the recording's order is not the request order. Replay still gives each episode its
+    own answers, through the per-episode scopes of llm_agents_for."""
+    recording = tmp_path / "batch.jsonl"
+    llm_server.enqueue(Reply.text(say("answer-0"), delay=0.3), Reply.text(say("answer-1")))
+    llm_server.rule = lambda _body: say("later")
+    specs = [yard_sale("episode-a"), yard_sale("episode-b")]
+    models = {"Alice Park": MODEL, "Bob Stone": MODEL}
+    with Recorder(recording) as recorder:
+        batch = make_session({"recorder": recorder})
+        recorded = await run_episodes(specs, lambda spec: llm_agents_for(spec, models, batch))
+    openers = sorted(result.actions()[0][1].argument for result in recorded)
+    assert openers == ["answer-0", "answer-1"]
+
+    replay = make_session({"replayer": Replayer(recording)})
+    replayed = await run_episodes(specs, lambda spec: llm_agents_for(spec, models, replay))
+    assert [r.canonical_log() for r in replayed] == [r.canonical_log() for r in recorded]
+    assert replay.replayer is not None and replay.replayer.remaining == 0
+
+
+def test_llm_agents_for_needs_a_model_for_everyone(make_session: Callable[..., LLMSession]) -> None:
+    with pytest.raises(ValueError, match=r"no model for \['Bob Stone'\]"):
+        llm_agents_for(yard_sale("x"), {"Alice Park": MODEL}, make_session())

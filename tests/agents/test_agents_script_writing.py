@@ -99,3 +99,15 @@ async def test_a_script_that_never_parses_is_a_recorded_failure(
         await writer.write(SPEC)
     assert writer.call_records() == [caught.value.call]
     assert [a.error_kind for a in caught.value.attempts] == ["invalid_output"] * 2
+
+
+async def test_a_writer_reports_its_calls_once_scoped_by_episode(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue(answer(SCRIPT), answer(SCRIPT))
+    session = make_session()
+    writer = ScriptWritingAgent(MODEL, session)
+    first = await writer.write(SPEC)
+    second = await writer.write(SPEC.model_copy(update={"episode_id": "written-2"}))
+    assert writer.call_records() == [first.call, second.call] == session.calls
+    assert [call.scope for call in writer.call_records()] == ["written", "written-2"]

@@ -1,33 +1,16 @@
-"""Fixtures of the evaluation tests: sessions aimed at the local LLM server, test data."""
+"""Fixtures of the evaluation tests: judge sessions, test data."""
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from sotopia_are.llm import LLMConfig, LLMSession, RetryPolicy
 from sotopia_are.messages import ScriptBackground
-from sotopia_are.testing import LocalLLMServer
-
-FAST_RETRY = RetryPolicy(max_attempts=2, initial_backoff_s=0.01, max_backoff_s=0.02)
 
 
 @pytest.fixture
-def make_session(llm_server: LocalLLMServer) -> Callable[..., LLMSession]:
-    """A session aimed at ``llm_server`` (schema in the prompt); kwargs go to LLMConfig."""
-
-    def make(**config: Any) -> LLMSession:
-        settings: dict[str, Any] = {
-            "api_base": llm_server.url,
-            "api_key": "sk-test",
-            "timeout_s": 5.0,
-            "retry": FAST_RETRY,
-            "output_mode": "prompt",
-            **config,
-        }
-        return LLMSession(LLMConfig(**settings))
-
-    return make
+def session_config(session_config: dict[str, Any]) -> dict[str, Any]:
+    """The test-wide settings with the schema in the prompt, as most local servers need."""
+    return {**session_config, "output_mode": "prompt"}
 
 
 @pytest.fixture

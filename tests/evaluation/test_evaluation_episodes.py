@@ -70,6 +70,7 @@ async def test_the_judge_reads_private_messages_marked_as_private(
     for goal in garden_spec().agent_goals:  # every goal, though agents see only their own
         assert goal in prompt
     assert evaluated.response.rates == {n: (5.0, {"goal": 5.0}) for n in GARDEN}
+    assert [call.scope for call in evaluated.evaluation.calls] == ["garden-1/judge"]
     assert evaluated.termination.reason == "reached the maximum of 3 turns"
     assert evaluated.response.terminated
 

@@ -2,6 +2,7 @@
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from _evaluation_support import DATA, follow_ups, judge_answer
@@ -14,7 +15,7 @@ from sotopia_are.evaluation import (
     RuleBasedTerminatedEvaluator,
     build_response,
 )
-from sotopia_are.llm import LLMSession, PermanentLLMError, Usage
+from sotopia_are.llm import LLMSession, PermanentLLMError, Recorder, Replayer, Usage
 from sotopia_are.messages import AgentAction, ScriptBackground, ScriptEnvironmentResponse
 from sotopia_are.testing import LocalLLMServer, Reply
 
@@ -333,3 +334,88 @@ async def test_an_episode_session_accounts_the_judge_calls(
 def test_samples_must_be_positive() -> None:
     with pytest.raises(ValueError, match="samples must be at least 1"):
         LLMJudge(MODEL, samples=0)
+
+
+def _goal_answer(mara: object, teo: object = 4, **extra: object) -> str:
+    """A goal-only answer with the given raw score values, plus any extra entries."""
+    answer: dict[str, object] = {
+        "Mara Quinn": {"goal": {"reasoning": "r", "score": mara}},
+        "Teo Alvarez": {"goal": {"reasoning": "r", "score": teo}},
+    }
+    return json.dumps({**answer, **extra})
+
+
+@pytest.mark.parametrize(
+    ("bad", "complaint"),
+    [
+        (_goal_answer(True), "Mara Quinn.goal.score: Input should be a valid integer"),
+        (_goal_answer("7"), "Mara Quinn.goal.score: Input should be a valid integer"),
+        (_goal_answer(7.0), "Mara Quinn.goal.score: Input should be a valid integer"),
+        (
+            _goal_answer(7, Zed={"goal": {"reasoning": "r", "score": 1}}),
+            "Zed: Extra inputs are not permitted",
+        ),
+        (
+            json.dumps(
+                {
+                    "Mara Quinn": {
+                        "goal": {"reasoning": "r", "score": 7},
+                        "charm": {"reasoning": "r", "score": 9},
+                    },
+                    "Teo Alvarez": {"goal": {"reasoning": "r", "score": 4}},
+                }
+            ),
+            "Mara Quinn.charm: Extra inputs are not permitted",
+        ),
+        (
+            json.dumps(
+                {
+                    "Mara Quinn": {"goal": {"reasoning": "r", "score": 7, "confidence": 9}},
+                    "Teo Alvarez": {"goal": {"reasoning": "r", "score": 4}},
+                }
+            ),
+            "Mara Quinn.goal.confidence: Extra inputs are not permitted",
+        ),
+    ],
+)
+async def test_a_coercible_or_extra_answer_is_sent_back_not_accepted(
+    llm_server: LocalLLMServer,
+    make_session: Callable[..., LLMSession],
+    bakery: ScriptBackground,
+    bad: str,
+    complaint: str,
+) -> None:
+    llm_server.enqueue(bad, _goal_answer(7))
+    evaluation = await LLMJudge(MODEL, GOAL_ONLY, session=make_session()).evaluate(
+        bakery, TRANSCRIPT
+    )
+    assert evaluation.ok and evaluation.rating("Mara Quinn").scores() == {"goal": 7.0}
+    assert len(llm_server.chat_requests) == 2
+    assert complaint in follow_ups(llm_server.chat_requests[1].messages)
+    [call] = evaluation.calls
+    assert [a.error_kind for a in call.attempts] == ["invalid_output", None]
+
+
+async def test_an_episode_is_judged_in_its_own_scope_and_samples_replay_in_order(
+    llm_server: LocalLLMServer,
+    make_session: Callable[..., LLMSession],
+    bakery: ScriptBackground,
+    tmp_path: Path,
+) -> None:
+    """Concurrent samples send identical requests; each sample has its own scope, so a
+    replay gives every sample the answer it had, whatever order the answers came in."""
+    recording = tmp_path / "judge.jsonl"
+    llm_server.enqueue(
+        Reply.text(_goal_answer(2), delay=0.3), Reply.text(_goal_answer(6)), _goal_answer(9)
+    )
+    with Recorder(recording) as recorder:
+        judge = LLMJudge(MODEL, GOAL_ONLY, samples=3, session=make_session({"recorder": recorder}))
+        recorded = await judge.evaluate(bakery, TRANSCRIPT)
+    assert sorted(recorded.rating("Mara Quinn").dimensions["goal"].scores) == [2, 6, 9]
+    assert [c.scope for c in recorded.calls] == ["sample-1", "sample-2", "sample-3"]
+
+    replay = LLMJudge(
+        MODEL, GOAL_ONLY, samples=3, session=make_session({"replayer": Replayer(recording)})
+    )
+    replayed = await replay.evaluate(bakery, TRANSCRIPT)
+    assert replayed.ratings == recorded.ratings

@@ -6,8 +6,8 @@ from collections.abc import Callable
 import pytest
 from pydantic import BaseModel
 
-from sotopia_are.llm import GenerationError, LLMSession, generate
-from sotopia_are.testing import LocalLLMServer
+from sotopia_are.llm import GenerationError, LLMCall, LLMSession, Message, generate
+from sotopia_are.testing import LocalLLMServer, Reply
 
 MODEL = "openai/test-model"
 
@@ -158,3 +158,29 @@ def test_the_server_serves_models_and_rejects_unknown_routes(llm_server: LocalLL
     assert models["data"][0]["id"] == "test-model"
     assert httpx.get(f"{llm_server.base_url}/nowhere").status_code == 404
     assert httpx.post(f"{llm_server.url}/chat/completions", content=b"{oops").status_code == 400
+
+
+async def test_every_attempt_records_the_messages_it_added(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    """A repaired call's whole exchange can be rebuilt from its record: the first request,
+    then what each later request added (the rejected answer and the repair text)."""
+    llm_server.enqueue(
+        Reply.server_error(), "not json", '{"score": 11}', '{"score": 4, "reason": "ok"}'
+    )
+    session = make_session(output_mode="prompt", output_attempts=3)
+    result = await session.generate(
+        MODEL, "test/ask.j2", {"persona": "a judge", "question": "Rate it."}, Verdict
+    )
+    call = result.call
+    kinds = [a.error_kind for a in call.attempts]
+    assert kinds == ["transient", "invalid_output", "invalid_output", None]
+    sent = [[Message(**m) for m in r.messages] for r in llm_server.chat_requests]
+    assert len(call.attempts) == len(sent) == 4
+    assert [call.sent_messages(a.number) for a in call.attempts] == sent
+    assert call.messages == sent[0] and call.attempts[0].added_messages == []
+    assert call.attempts[1].added_messages == []  # the same request, resent after a 500
+    repair = call.attempts[2].added_messages
+    assert repair[0] == Message(role="assistant", content="not json")
+    assert repair[1].role == "user" and "could not be used" in repair[1].content
+    assert LLMCall.model_validate_json(call.model_dump_json()) == call

@@ -16,7 +16,7 @@ from sotopia_are.llm import (
     ReplayMissError,
     ResponseCache,
 )
-from sotopia_are.testing import LocalLLMServer
+from sotopia_are.testing import LocalLLMServer, Reply
 
 MODEL = "openai/test-model"
 
@@ -133,3 +133,72 @@ async def test_recording_classmethod_writes_the_file(
     session.close()
     [line] = (tmp_path / "r.jsonl").read_text().splitlines()
     assert RecordedExchange.model_validate_json(line).response.text == "Say a."
+
+
+async def test_scopes_with_identical_prompts_replay_their_own_answers(
+    tmp_path: Path, llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    """Two episodes send the same prompt; the first request is answered last, so the
+    recording holds the answers in network-completion order, not in request order."""
+    recording = tmp_path / "batch.jsonl"
+    llm_server.enqueue(Reply.text("answer-0", delay=0.3), Reply.text("answer-1"))
+    batch = make_session({"recorder": Recorder(recording)})
+    first, second = batch.scoped("episode-a"), batch.scoped("episode-b")
+    slow = asyncio.create_task(first.generate(MODEL, "test/plain.j2", {"word": "hi"}))
+    while not llm_server.chat_requests:  # episode-a's request is the first to arrive
+        await asyncio.sleep(0.005)
+    fast = await second.generate(MODEL, "test/plain.j2", {"word": "hi"})
+    recorded = {"episode-a": (await slow).value, "episode-b": fast.value}
+    batch.close()
+    assert recorded == {"episode-a": "answer-0", "episode-b": "answer-1"}
+    lines = [RecordedExchange.model_validate_json(x) for x in recording.open()]
+    assert [x.scope for x in lines] == ["episode-b", "episode-a"]
+
+    replay = make_session({"replayer": Replayer(recording)})
+    replayed = {
+        scope: (await replay.scoped(scope).generate(MODEL, "test/plain.j2", {"word": "hi"})).value
+        for scope in ("episode-a", "episode-b")
+    }
+    assert replayed == recorded
+
+
+async def test_replay_refuses_a_request_recorded_under_another_scope(
+    tmp_path: Path, make_session: Callable[..., LLMSession]
+) -> None:
+    recording = tmp_path / "run.jsonl"
+    with Recorder(recording) as recorder:
+        session = make_session({"recorder": recorder})
+        await session.scoped("episode-a").generate(MODEL, "test/plain.j2", {"word": "a"})
+    replay = make_session({"replayer": Replayer(recording)})
+    with pytest.raises(ReplayMissError, match="recorded under scope 'episode-a'"):
+        await replay.scoped("episode-b").generate(MODEL, "test/plain.j2", {"word": "a"})
+    with pytest.raises(ReplayMissError, match="in scope None"):
+        await replay.generate(MODEL, "test/plain.j2", {"word": "a"})
+
+
+def test_nested_scopes_are_paths(make_session: Callable[..., LLMSession]) -> None:
+    batch = make_session()
+    episode = batch.scoped("episode-a")
+    assert episode.scoped("Alice").scope == "episode-a/Alice"
+    assert batch.scoped("Alice").scope == "Alice"
+    assert episode.scoped().scope == "episode-a"  # own records, same scope
+
+
+async def test_a_recorder_refuses_to_overwrite_and_appends_when_asked(
+    tmp_path: Path, make_session: Callable[..., LLMSession]
+) -> None:
+    recording = tmp_path / "batch.jsonl"
+    with Recorder(recording) as recorder:
+        await make_session({"recorder": recorder}).generate(MODEL, "test/plain.j2", {"word": "a"})
+    with pytest.raises(FileExistsError, match=r"append=True"):
+        Recorder(recording)
+    with pytest.raises(FileExistsError, match=r"append=True"):
+        LLMSession.recording(recording)
+    assert len(recording.read_text().splitlines()) == 1  # the earlier recording is intact
+    with Recorder(recording, append=True) as recorder:
+        await make_session({"recorder": recorder}).generate(MODEL, "test/plain.j2", {"word": "b"})
+    replay = make_session({"replayer": Replayer(recording)})
+    for word in ("a", "b"):
+        assert (
+            await replay.generate(MODEL, "test/plain.j2", {"word": word})
+        ).value == f"Say {word}."

@@ -1,6 +1,5 @@
 """Transient failures are retried (honouring Retry-After); permanent ones fail at once."""
 
-import time
 from collections.abc import Callable
 
 import pytest
@@ -24,9 +23,9 @@ async def test_429_is_retried_after_retry_after(
     result = await session.generate(MODEL, "test/plain.j2", {"word": "x"})
     assert result.value == "done"
     first, second = llm_server.chat_requests
-    # Backoff in these tests is at most 0.05 s, so only Retry-After explains the gap.
+    # Backoff in these tests is at most 0.05 s, so only Retry-After explains the gap (no
+    # upper bound: a busy machine may be slower, never faster).
     assert second.received_at - first.received_at >= 0.4
-    assert second.received_at - first.received_at < 0.4 + 0.5
     errors = [a.error_kind for a in result.call.attempts]
     assert errors == ["transient", None]
     assert "RateLimitError" in (result.call.attempts[0].error or "")
@@ -101,11 +100,9 @@ async def test_permanent_errors_fail_fast_with_the_fix(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     llm_server.rule = lambda _request: reply
     session = make_session()
-    started = time.monotonic()
     with pytest.raises(PermanentLLMError) as info:
         await session.generate(MODEL, "test/plain.j2", {"word": "x"})
-    assert time.monotonic() - started < 1.0
-    assert len(llm_server.chat_requests) == 1
+    assert len(llm_server.chat_requests) == 1  # failed at once: no retry
     message = str(info.value)
     assert "'openai/test-model'" in message and llm_server.url in message
     assert expected in message and reply.error_message in message
@@ -127,3 +124,19 @@ async def test_an_unreachable_server_is_transient_then_gives_up(
     )
     with pytest.raises(TransientLLMError, match=r"127\.0\.0\.1:9"):
         await session.generate(MODEL, "test/plain.j2", {"word": "x"})
+
+
+async def test_a_retry_after_beyond_the_cap_fails_at_once_naming_the_setting(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue(Reply.rate_limited(120), "too late")
+    session = make_session(retry=RetryPolicy(max_attempts=3, max_retry_after_s=30))
+    with pytest.raises(TransientLLMError) as info:
+        await session.generate(MODEL, "test/plain.j2", {"word": "x"})
+    message = str(info.value)
+    assert "asked to wait 120 s" in message and "'openai/test-model'" in message
+    assert "RetryPolicy.max_retry_after_s (30 s)" in message
+    assert len(llm_server.chat_requests) == 1  # no shortened wait burning an attempt
+    assert info.value.call is not None
+    assert [a.error_kind for a in info.value.call.attempts] == ["transient"]
+    assert info.value.call.error_type == "TransientLLMError"
