@@ -137,13 +137,7 @@ async def evaluate_script(
     base = (
         context
         if isinstance(context, EpisodeSpec)
-        else EpisodeSpec(
-            episode_id=episode_id,
-            scenario=context.scenario,
-            agent_names=list(context.agent_names),
-            agent_backgrounds=list(context.agent_backgrounds),
-            agent_goals=list(context.agent_goals),
-        )
+        else EpisodeSpec.from_background(context, episode_id)
     )
     spec = script_spec(base, text)
     episode = await run_episode(spec, scripted_agents(text, spec.agent_names))
