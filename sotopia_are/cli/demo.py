@@ -52,12 +52,13 @@ PRIVATE_VIEWER = "Benedikt Müller-Roth"
 
 
 def _examples_dir(given: Path | None) -> Path:
-    """``given``, else ``./examples``, else the examples of the checkout the package is
-    installed from (an editable install)."""
+    """``given``, else the examples shipped in the wheel, else those of the checkout the
+    package is installed from (an editable install), else ``./examples``."""
+    package = Path(sotopia_are.__file__).resolve().parent
     candidates = (
         [given]
         if given is not None
-        else [Path.cwd() / "examples", Path(sotopia_are.__file__).resolve().parents[1] / "examples"]
+        else [package / "examples", package.parent / "examples", Path.cwd() / "examples"]
     )
     for candidate in candidates:
         if (candidate / "scripts" / f"{NEGOTIATION}.txt").is_file():
