@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from sotopia_are.agents import LLMAgent
+from sotopia_are.agents import llm_agents_for
 from sotopia_are.llm import LLMConfig, LLMSession, ResponseCache, RetryPolicy
 from sotopia_are.messages import AgentAction
 from sotopia_are.social import AgentTurn, CallRecord, EpisodeSpec, SocialAgent, run_episodes
@@ -163,12 +163,12 @@ def run_phase(phase: str, url: str, episodes: int, turns: int) -> Run:
     )
     cache = ResponseCache()
     warm = LLMSession(config, cache=cache)
-    measure("warm-up", specs(1, turns), lambda s: [LLMAgent(n, MODEL, warm) for n in NAMES])
+    measure("warm-up", specs(1, turns), lambda s: llm_agents_for(s, MODEL, warm))
     session = LLMSession(config, cache=cache if phase == "cached" else None)
     make_agents: Callable[[EpisodeSpec], Sequence[SocialAgent]] = (
         (lambda s: [InstantAgent(n) for n in NAMES])
         if phase == "runner only"
-        else (lambda s: [LLMAgent(n, MODEL, session) for n in NAMES])
+        else (lambda s: llm_agents_for(s, MODEL, session))
     )
     return measure(phase, specs(episodes, turns), make_agents)
 

@@ -8,7 +8,7 @@ litellm model) to play it with real models. Run: ``python examples/llm_vs_llm.py
 import asyncio
 import json
 
-from sotopia_are.agents import LLMAgent
+from sotopia_are.agents import llm_agents_for
 from sotopia_are.llm import LLMConfig, LLMSession
 from sotopia_are.social import EpisodeSpec, run_episode
 from sotopia_are.testing import LocalLLMServer
@@ -41,7 +41,7 @@ async def main() -> None:
     with LocalLLMServer() as server:
         server.enqueue(*(json.dumps({"action_type": t, "argument": a}) for t, a in REPLIES))
         session = LLMSession(LLMConfig(api_base=server.url, api_key="sk-local"))
-        agents = [LLMAgent(name, "openai/test-model", session) for name in spec.agent_names]
+        agents = llm_agents_for(spec, "openai/test-model", session)
         result = await run_episode(spec, agents)
     print(result.transcript())
     print(f"\nended: {result.reason} ({result.status})")

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import typer
 
-from sotopia_are.agents import LLMAgent
+from sotopia_are.agents import LLMAgent, llm_agents_for
 from sotopia_are.evaluation import EvaluatedEpisode, Evaluation, LLMJudge, run_evaluated_episode
 from sotopia_are.llm import LLMSession
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
@@ -55,9 +55,10 @@ def require_models(spec: EpisodeSpec, models: Mapping[str, str]) -> None:
 
 
 def llm_agents(spec: EpisodeSpec, models: Mapping[str, str], session: LLMSession) -> list[LLMAgent]:
-    """One :class:`LLMAgent` per participant (see :func:`require_models`)."""
+    """One :class:`LLMAgent` per participant, its calls scoped to the episode (so a
+    recorded batch replays episode by episode); see :func:`require_models`."""
     require_models(spec, models)
-    return [LLMAgent(name, models[name], session) for name in spec.agent_names]
+    return llm_agents_for(spec, models, session)
 
 
 async def play(
