@@ -2,7 +2,7 @@
 
 import json
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -11,12 +11,9 @@ from rich.text import Text
 
 from sotopia_are.messages import ScriptAction, parse_script
 
+from .common import fail, read_text
+
 __all__ = ["parse"]
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(message, err=True)
-    raise typer.Exit(code=1)
 
 
 def _as_json(actions: list[ScriptAction]) -> str:
@@ -64,16 +61,11 @@ def parse(
 ) -> None:
     """Parse a conversation script (`Turn #1` / `Name said: "…"`) and print its actions."""
     names = [name.strip() for name in agents.split(",") if name.strip()]
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        _fail(f"error: cannot read {file}: {exc.strerror or exc}")
-    except UnicodeDecodeError as exc:
-        _fail(f"error: {file} is not UTF-8 text: {exc.reason} at byte {exc.start}")
+    text = read_text(file)
     try:
         actions = parse_script(text, names)
     except ValueError as exc:  # ScriptParseError, or an unusable --agents list
-        _fail(f"error: {file}: {exc}")
+        fail(f"{file}: {exc}")
     if as_json:
         typer.echo(_as_json(actions))
     else:

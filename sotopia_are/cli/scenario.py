@@ -7,7 +7,7 @@ import logging
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -27,6 +27,8 @@ from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
     ScenarioImportedFromJson,
 )
 from sotopia_are.simulation.types import CompletedEvent
+
+from .common import fail, read_text
 
 __all__ = ["scenario_app"]
 
@@ -53,17 +55,12 @@ SkipUnknownOption = Annotated[
 ]
 
 
-def _fail(message: str) -> NoReturn:
-    typer.echo(message, err=True)
-    raise typer.Exit(code=1)
-
-
 def _load_module(spec: str) -> ModuleType:
     if spec.endswith(".py") or Path(spec).is_file():
         path = Path(spec)
         found = importlib.util.spec_from_file_location(path.stem, path)
         if found is None or found.loader is None or not path.is_file():
-            _fail(f"error: --apps {spec}: no such Python file")
+            fail(f"--apps {spec}: no such Python file")
         loaded = sys.modules.get(path.stem)
         if loaded is not None and Path(getattr(loaded, "__file__", "")).resolve() == path.resolve():
             return loaded
@@ -81,25 +78,20 @@ def _registry(app_sources: list[str]) -> AppRegistry:
         try:
             module = _load_module(source)
         except Exception as exc:
-            _fail(f"error: --apps {source}: {type(exc).__name__}: {exc}")
+            fail(f"--apps {source}: {type(exc).__name__}: {exc}")
         for _, member in inspect.getmembers(module, inspect.isclass):
             if issubclass(member, App) and member.__module__ == module.__name__:
                 try:
                     registry.register(member)
                 except ValueError as exc:
-                    _fail(f"error: --apps {source}: {exc}")
+                    fail(f"--apps {source}: {exc}")
     return registry
 
 
 def _import(
     file: Path, apps: list[str] | None, skip_app: list[str] | None, skip_unknown_apps: bool
 ) -> tuple[ScenarioImportedFromJson, list[CompletedEvent]]:
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        _fail(f"error: cannot read {file}: {exc.strerror or exc}")
-    except UnicodeDecodeError as exc:
-        _fail(f"error: {file} is not UTF-8 text: {exc.reason} at byte {exc.start}")
+    text = read_text(file)
     importer = JsonScenarioImporter(_registry(apps or []))
     # The report is printed below; the importer's log warning would repeat it.
     importer_log = logging.getLogger(JsonScenarioImporter.__module__)
@@ -113,7 +105,7 @@ def _import(
         hint = ""
         if "unknown app classes" in exc.problem:
             hint = "\nhint: load them with --apps FILE, or use --skip-app / --skip-unknown-apps"
-        _fail(f"error: {file}: {exc}{hint}")
+        fail(f"{file}: {exc}{hint}")
     finally:
         importer_log.removeFilter(quiet)
     report = scenario.import_report
@@ -163,7 +155,7 @@ def run(
     Console().print(_table(events, start, f"{scenario.scenario_id}: {len(events)} events"))
     if env.state is EnvironmentState.FAILED:
         reason = f": {env.exception}" if env.exception is not None else " (a validation failed)"
-        _fail(f"error: the run failed{reason}")
+        fail(f"the run failed{reason}")
 
 
 def _table(events: list[CompletedEvent], start: float, title: str) -> Table:

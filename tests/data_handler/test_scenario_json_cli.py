@@ -82,4 +82,4 @@ def test_bad_files_fail_with_a_path_and_no_traceback(
 
 def test_missing_file() -> None:
     code, _, err = invoke("validate", "/no/such/file.json")
-    assert code == 1 and "cannot read" in err
+    assert code == 1 and "file.json: no such file" in err

@@ -83,7 +83,7 @@ def test_broken_script_fails_on_stderr_with_line_number() -> None:
 def test_missing_file_and_bad_agents(tmp_path: Path) -> None:
     missing = runner.invoke(app, ["parse", str(tmp_path / "nope.txt"), "--agents", "A,B"])
     assert missing.exit_code == 1
-    assert "cannot read" in missing.stderr
+    assert "nope.txt: no such file" in missing.stderr
     script = tmp_path / "s.txt"
     script.write_text('A said: "x"\n', encoding="utf-8")
     one = runner.invoke(app, ["parse", str(script), "--agents", "A"])
