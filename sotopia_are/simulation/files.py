@@ -6,22 +6,31 @@ import contextlib
 import os
 import tempfile
 
-__all__ = ["write_text_atomically"]
+__all__ = ["NEW_FILE_MODE", "write_text_atomically"]
+
+NEW_FILE_MODE = 0o644
 
 
 def write_text_atomically(path: str, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path``, creating its directory if needed.
 
+    A new file gets mode ``NEW_FILE_MODE`` (0644); a replaced one keeps its mode.
     The text goes to a temporary file in the same directory (a rename across file systems
     would not be atomic), is flushed to disk, then renamed over ``path``. On any error the
     temporary file is removed, ``path`` is as it was, and the error is raised.
     """
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = NEW_FILE_MODE
     descriptor, temporary = tempfile.mkstemp(
         dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
     )
     try:
+        # mkstemp makes the file private (0600); the result should read like any export.
+        os.fchmod(descriptor, mode)
         with open(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()

@@ -368,6 +368,18 @@ def test_a_failed_atomic_write_leaves_the_old_file_and_no_temporary(tmp_path: Pa
     assert [p.name for p in path.parent.iterdir()] == ["state.json"]
 
 
+def test_an_atomic_write_makes_a_readable_file_and_keeps_a_replaced_files_mode(
+    tmp_path: Path,
+) -> None:
+    fresh, kept = tmp_path / "fresh.json", tmp_path / "kept.json"
+    write_text_atomically(str(fresh), "{}")
+    assert fresh.stat().st_mode & 0o777 == 0o644
+    kept.write_text("old")
+    kept.chmod(0o600)
+    write_text_atomically(str(kept), "new")
+    assert (kept.read_text(), kept.stat().st_mode & 0o777) == ("new", 0o600)
+
+
 # ------------------------------------------------------ stop, placeholders, hooks
 
 
