@@ -26,7 +26,6 @@ async def main() -> None:
     spec = script_spec(base, script)
     with tempfile.TemporaryDirectory() as data_dir, connect(data_dir=data_dir) as store:
         recorder = EpisodeRecorder(store, tag="example")
-        recorder.start(spec)
         await run_episode(
             spec, ScriptedAgent.from_script(script, spec.agent_names), sinks=[recorder]
         )

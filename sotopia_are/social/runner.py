@@ -57,11 +57,12 @@ async def run_episode(
 
     ``termination_rules`` default to ``MaxTurnsAndStaleRule(spec.max_turns,
     spec.max_stale_turns)``; the first rule that gives a reason before a turn ends the
-    episode. ``sinks`` receive every completed event as it is logged, then the result.
+    episode. ``sinks`` are told the episode starts, receive every completed event as it
+    is logged, then the result.
     ValueError if the agents do not match the spec's participants.
     """
     cast = _agents_by_name(spec, agents)
-    on_event, on_end = sink_callbacks(tuple(sinks))
+    callbacks = sink_callbacks(tuple(sinks))
     rules = (
         (MaxTurnsAndStaleRule(spec.max_turns, spec.max_stale_turns),)
         if termination_rules is None
@@ -78,7 +79,9 @@ async def run_episode(
     env.register_apps([app])
     views = EpisodeViews(spec, app.name, notifications)
     env.add_completed_event_listener(views.add)
-    for callback in on_event:
+    for start in callbacks.on_start:
+        start(spec.episode_id, spec)
+    for callback in callbacks.on_event:
         env.add_completed_event_listener(functools.partial(callback, spec.episode_id))
     env.schedule(scenario.events)
 
@@ -131,7 +134,7 @@ async def run_episode(
         environment=env,
         scenario=scenario,
     )
-    for end in on_end:
+    for end in callbacks.on_end:
         end(spec.episode_id, result)
     return result
 

@@ -1,22 +1,22 @@
 """`EpisodeRecorder`: the social runner's sink that stores episodes as they are played.
 
-Give it to the runner (``run_episode(..., sinks=[recorder])``) and start each episode
-with :meth:`EpisodeRecorder.start` before it runs — with ``run_episodes``, wrap the agent
-factory with :meth:`EpisodeRecorder.starting`, since the runner makes an episode's agents
-when the episode starts. Every completed event then goes to the episode's Redis stream
-as it happens; at the end the record is finalised with its status, reason, model calls
-and usage; :meth:`EpisodeRecorder.save_evaluation` attaches the judge's verdict.
+Give it to the runner (``run_episode(..., sinks=[recorder])`` or ``run_episodes``): the
+runner tells it when each episode starts, and it stores the episode as running (call
+:meth:`EpisodeRecorder.start` first to give a scenario id, profiles or metadata). Every
+completed event then goes to the episode's Redis stream as it happens; at the end the
+record is finalised with its status, reason, model calls and usage;
+:meth:`EpisodeRecorder.save_evaluation` attaches the judge's verdict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
 from sotopia_are.simulation.types import CompletedEvent
-from sotopia_are.social import EpisodeResult, EpisodeSpec, EpisodeUsage, SocialAgent
+from sotopia_are.social import EpisodeResult, EpisodeSpec, EpisodeUsage
 from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus
 from sotopia_are.storage.store import EpisodeStore
 
@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from sotopia_are.evaluation import EvaluatedEpisode
 
 __all__ = ["EpisodeRecorder", "known_cost", "usage_summary"]
-
-AgentFactory = Callable[[EpisodeSpec], Sequence[SocialAgent] | Mapping[str, SocialAgent]]
 
 
 class EpisodeRecorder:
@@ -48,6 +46,7 @@ class EpisodeRecorder:
         self.tag = tag
         self.models = dict(models or {})
         self.evaluator_model = evaluator_model
+        self._started: set[str] = set()
 
     def start(
         self,
@@ -62,6 +61,7 @@ class EpisodeRecorder:
 
         ``scenario_id`` defaults to the spec's episode id (there is no stored scenario).
         """
+        self._started.add(spec.episode_id)
         return self.store.start_episode(
             EpisodeLog(
                 pk=spec.episode_id,
@@ -78,14 +78,11 @@ class EpisodeRecorder:
             )
         )
 
-    def starting(self, make_agents: AgentFactory) -> AgentFactory:
-        """``make_agents``, starting each episode's record first (for ``run_episodes``)."""
-
-        def make(spec: EpisodeSpec) -> Sequence[SocialAgent] | Mapping[str, SocialAgent]:
+    def on_episode_start(self, episode_id: str, spec: EpisodeSpec) -> None:
+        """Store the episode as running, unless :meth:`start` already did (the runner
+        calls this before the episode's first event)."""
+        if episode_id not in self._started:
             self.start(spec)
-            return make_agents(spec)
-
-        return make
 
     def on_event(self, episode_id: str, event: CompletedEvent) -> None:
         """Append ``event`` to the episode's stream (the runner calls this)."""

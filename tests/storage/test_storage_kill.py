@@ -54,9 +54,7 @@ async def test_storage_kill_mid_batch_then_resume(
     store = connect(server.url)
     recorder = EpisodeRecorder(store, tag=TAG)
     with pytest.raises(ExceptionGroup) as caught:
-        await run_episodes(
-            specs, recorder.starting(flat_agents), max_concurrent=1, sinks=[recorder, killer]
-        )
+        await run_episodes(specs, flat_agents, max_concurrent=1, sinks=[recorder, killer])
     assert caught.group_contains(StorageUnavailableError)
     store.client.close()
     completed_before = dict(killer.ended)
@@ -83,7 +81,7 @@ async def test_storage_kill_mid_batch_then_resume(
         assert done == set(completed_before)
         remaining = [spec for spec in specs if spec.episode_id not in done]
         recorder = EpisodeRecorder(store, tag=TAG)
-        results = await run_episodes(remaining, recorder.starting(flat_agents), sinks=[recorder])
+        results = await run_episodes(remaining, flat_agents, sinks=[recorder])
         assert [r.status for r in results] == ["completed"] * 3
 
         assert store.completed_episode_ids(TAG) == {spec.episode_id for spec in specs}

@@ -103,7 +103,7 @@ async def test_storage_recorder_batch_and_failed_episode(store: EpisodeStore) ->
             cast[NAMES[1]] = Broken()
         return cast
 
-    results = await run_episodes(specs, recorder.starting(agents), sinks=[recorder])
+    results = await run_episodes(specs, agents, sinks=[recorder])
     assert [r.status for r in results] == ["completed", "completed", "failed"]
     assert store.completed_episode_ids("batch") == {"b-0", "b-1"}
     failed = store.get_episode("b-2")
