@@ -9,7 +9,7 @@ is derived from the event log through :func:`is_visible`. This layer imports onl
 
 from .conversation_app import ENVIRONMENT_SENDER, NOTIFIED_TOOLS, ConversationApp
 from .entries import ConversationEntry, conversation_entries, entry_of, render_entries
-from .export import ImportedEpisode, export_episode, import_episode
+from .export import ImportedEpisode, episode_trace, export_episode, import_episode
 from .protocol import AgentTurn, CallRecord, SocialAgent
 from .replay import logged_actions, script_spec
 from .result import EpisodeResult, EpisodeStatus
@@ -64,6 +64,7 @@ __all__ = [
     "TurnPolicyName",
     "conversation_entries",
     "entry_of",
+    "episode_trace",
     "export_episode",
     "import_episode",
     "is_visible",

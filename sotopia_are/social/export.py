@@ -8,11 +8,14 @@ and the scheduled ENV events), the completed events of the run, and the spec und
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sotopia_are.simulation.data_handler.errors import ScenarioFormatError
-from sotopia_are.simulation.data_handler.exporter import JsonScenarioExporter
+from sotopia_are.simulation.data_handler.exporter import ExportOptions, JsonScenarioExporter
 from sotopia_are.simulation.data_handler.importer import JsonScenarioImporter
+from sotopia_are.simulation.data_handler.models import ExportedTrace
+from sotopia_are.simulation.environment import Environment, EnvironmentConfig
 from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
     ScenarioImportedFromJson,
 )
@@ -20,38 +23,68 @@ from sotopia_are.simulation.types import CompletedEvent
 
 from .conversation_app import ConversationApp
 from .result import EpisodeResult
+from .scenario import EpisodeScenario
 from .spec import EpisodeSpec
 
-__all__ = ["ImportedEpisode", "export_episode", "import_episode"]
+__all__ = ["ImportedEpisode", "episode_trace", "export_episode", "import_episode"]
 
 SPEC_KEY = "episode_spec"
+
+
+def episode_trace(
+    spec: EpisodeSpec,
+    *,
+    scenario: EpisodeScenario | None = None,
+    environment: Environment | None = None,
+    completed_events: Sequence[CompletedEvent] = (),
+    annotation_date: float = 0.0,
+) -> ExportedTrace:
+    """The ``ExportedTrace`` of an episode of ``spec``: its scenario (built from ``spec``
+    when not given — it derives deterministically from it), the ``ConversationApp`` in its
+    initial state, ``completed_events`` and the spec under ``metadata.runner_config``.
+
+    ``annotation_date`` defaults to 0 (not the wall clock) so that the same run always
+    exports to the same bytes.
+    """
+    if scenario is None:
+        scenario = EpisodeScenario(spec)
+        scenario.initialize()
+    if environment is None:
+        environment = Environment(
+            EnvironmentConfig(start_time=0, duration=None, queue_based_loop=True)
+        )
+    app = scenario.conversation
+    initial = ConversationApp(spec.agent_names, name=app.name)
+    return JsonScenarioExporter().to_trace(
+        environment,
+        scenario,
+        spec.episode_id,
+        ExportOptions(
+            runner_config={SPEC_KEY: spec.model_dump(mode="json")},
+            apps_state={
+                app.name: {
+                    "class_name": type(app).__name__,
+                    "serialized_state": json.dumps(initial.get_state()),
+                }
+            },
+            completed_events=list(completed_events),
+            annotation_date=annotation_date,
+        ),
+    )
 
 
 def export_episode(
     result: EpisodeResult, *, indent: int | None = None, annotation_date: float = 0.0
 ) -> str:
-    """``result`` as ARE scenario JSON.
-
-    ``annotation_date`` defaults to 0 (not the wall clock) so that the same run always
-    exports to the same bytes.
-    """
-    app = result.scenario.conversation
-    initial = ConversationApp(result.spec.agent_names, name=app.name)
-    return JsonScenarioExporter().export_to_json(
-        result.environment,
-        result.scenario,
-        result.episode_id,
-        runner_config={SPEC_KEY: result.spec.model_dump(mode="json")},
-        indent=indent,
-        apps_state={
-            app.name: {
-                "class_name": type(app).__name__,
-                "serialized_state": json.dumps(initial.get_state()),
-            }
-        },
+    """``result`` as ARE scenario JSON (see :func:`episode_trace`)."""
+    trace = episode_trace(
+        result.spec,
+        scenario=result.scenario,
+        environment=result.environment,
         completed_events=result.events,
         annotation_date=annotation_date,
     )
+    return trace.model_dump_json(indent=indent)
 
 
 @dataclass(frozen=True)

@@ -9,20 +9,14 @@ episode, even an incomplete one, exports, and imports back with ``import_episode
 
 from __future__ import annotations
 
-import json
-
-from sotopia_are.simulation.data_handler.exporter import ExportOptions, JsonScenarioExporter
 from sotopia_are.simulation.data_handler.models import ExportedTrace
-from sotopia_are.simulation.environment import Environment, EnvironmentConfig
-from sotopia_are.social import ConversationApp, EpisodeScenario, EpisodeSpec, ImportedEpisode
+from sotopia_are.social import EpisodeSpec, ImportedEpisode
+from sotopia_are.social import episode_trace as social_episode_trace
 from sotopia_are.social import import_episode as import_episode_json
 from sotopia_are.storage.errors import StorageError
 from sotopia_are.storage.store import EpisodeStore
 
 __all__ = ["episode_trace", "export_episode_json", "load_episode"]
-
-# Where social.export_episode puts the spec; an imported file needs it to replay.
-_SPEC_KEY = "episode_spec"
 
 
 def episode_trace(
@@ -39,26 +33,7 @@ def episode_trace(
             "so its scenario cannot be rebuilt for ARE JSON"
         )
     spec = EpisodeSpec.model_validate(episode.spec)
-    scenario = EpisodeScenario(spec)
-    scenario.initialize()
-    app = scenario.conversation
-    initial = ConversationApp(spec.agent_names, name=app.name)
-    trace = JsonScenarioExporter().to_trace(
-        Environment(EnvironmentConfig(start_time=0, duration=None, queue_based_loop=True)),
-        scenario,
-        spec.episode_id,
-        ExportOptions(
-            runner_config={_SPEC_KEY: spec.model_dump(mode="json")},
-            apps_state={
-                app.name: {
-                    "class_name": type(app).__name__,
-                    "serialized_state": json.dumps(initial.get_state()),
-                }
-            },
-            completed_events=[],
-            annotation_date=annotation_date,
-        ),
-    )
+    trace = social_episode_trace(spec, annotation_date=annotation_date)
     return trace.model_copy(update={"completed_events": store.read_events(episode_id)})
 
 
