@@ -23,6 +23,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Markdown reflows the docstrings' hard-wrapped lines into paragraphs in --help.
+    rich_markup_mode="markdown",
 )
 app.command("demo")(demo)
 app.command("run")(run)

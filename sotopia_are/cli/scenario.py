@@ -36,6 +36,7 @@ scenario_app = typer.Typer(
     name="scenario",
     help="Check and run scenario JSON files (Meta ARE's ExportedTrace format).",
     no_args_is_help=True,
+    rich_markup_mode="markdown",
 )
 
 FileArgument = Annotated[Path, typer.Argument(help="The scenario JSON file.")]
