@@ -1,5 +1,5 @@
 """`sotopia-are evaluate`: rate a stored episode (and store the verdict) or a
-human-written script (parse → replay → judge)."""
+human-written script (parse → replay → judge), its context from --spec or its own preamble."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from sotopia_are.evaluation import (
     evaluate_script,
 )
 from sotopia_are.llm import LLMCall
-from sotopia_are.messages import ScriptBackground
+from sotopia_are.messages import ScriptBackground, ScriptParseError, parse_background
 from sotopia_are.social import EpisodeResult, EpisodeSpec, logged_actions, run_episode
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore, load_episode
 
@@ -68,6 +68,26 @@ def _context(path: Path, names: list[str] | None) -> EpisodeSpec:
     return spec
 
 
+# What a script's own context looks like, for the error when it has none.
+_NEEDS_CONTEXT = (
+    "pass --spec FILE (an episode spec or background JSON with the scenario, each agent's "
+    "background and goal), or open the script with its context: 'Scenario: …', "
+    "'Participants: A and B', then \"A's background: …\" and \"A's goal: …\" lines"
+)
+
+
+def _preamble_context(path: Path, text: str, names: list[str] | None) -> EpisodeSpec:
+    """The script's context from its own preamble (see ``parse_background``), as
+    Sotopia's transcripts carry it; ``names``, if given, must match it."""
+    try:
+        background = parse_background(text, names)
+    except ScriptParseError as error:
+        fail(f"cannot read the context of {path} (or pass --spec FILE): {error}")
+    if background is None:
+        fail(f"{path} has no context before its first turn: {_NEEDS_CONTEXT}")
+    return EpisodeSpec.from_background(background, path.stem)
+
+
 async def _replay_stored(store: EpisodeStore, episode_id: str) -> EpisodeResult:
     """The stored episode replayed through the runner (the same log), carrying the model
     calls stored with it, so the verdict's usage totals keep the agents' calls."""
@@ -93,14 +113,18 @@ def evaluate(
         typer.Option(
             "--spec",
             help="The script's context: an episode spec or background JSON with the "
-            "scenario, backgrounds and goals.",
+            "scenario, backgrounds and goals (default: the script's own context preamble, "
+            "as in Sotopia's transcripts).",
             show_default=False,
         ),
     ] = None,
     agents: Annotated[
         str | None,
         typer.Option(
-            "--agents", "-a", help='The script\'s participants: "A,B" (checked against --spec).'
+            "--agents",
+            "-a",
+            help='The script\'s participants: "A,B" (default: those of its context; '
+            "checked against it).",
         ),
     ] = None,
     evaluator_model: EvaluatorModelOption = None,
@@ -113,7 +137,8 @@ def evaluate(
     redis_url: RedisUrlOption = None,
 ) -> None:
     """Rate each agent's social goals with the LLM judge: a stored episode (the verdict is
-    stored with it) or a script file (--script FILE --spec CONTEXT.json)."""
+    stored with it) or a script file (--script FILE [--spec CONTEXT.json]; without --spec
+    the context is read from the script's preamble)."""
     if (episode_id is None) == (script is None):
         fail("give a stored EPISODE_ID or --script FILE (one of the two)")
     judge_model = evaluator_model or model
@@ -127,14 +152,13 @@ def evaluate(
             session=llm_session(api_base, api_key),
         )
     if script is not None:
-        if spec_file is None:
-            fail(
-                "a script needs its context: pass --spec FILE (an episode spec or background "
-                "JSON with the scenario, each agent's background and goal)"
-            )
         names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
-        context = _context(spec_file, names)
         text = read_text(script)
+        context = (
+            _context(spec_file, names)
+            if spec_file is not None
+            else _preamble_context(script, text, names)
+        )
         with cli_errors():
             evaluated = run_async(
                 evaluate_script(

@@ -6,6 +6,7 @@ else of sotopia_are.
 
 from .action import ActionType, AgentAction, validate_recipients
 from .background import ScriptBackground
+from .context import parse_background
 from .message import Message, SimpleMessage
 from .observation import Observation
 from .parser import ScriptAction, ScriptParseError, parse_dialogue, parse_script, split_turns
@@ -26,6 +27,7 @@ __all__ = [
     "ScriptInteractionReturnType",
     "ScriptParseError",
     "SimpleMessage",
+    "parse_background",
     "parse_dialogue",
     "parse_script",
     "render_action",

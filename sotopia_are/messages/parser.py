@@ -29,6 +29,7 @@ __all__ = [
     "infer_speakers",
     "parse_dialogue",
     "parse_script",
+    "script_context",
     "split_turns",
     "unreadable_speech",
 ]
@@ -329,6 +330,19 @@ class _Parser:
             )
         return self.actions
 
+    def context_end(self) -> int:
+        """The index of the line where the conversation starts, as `run` sees it: the first
+        turn header in a script with headers, else the first action by a participant (the
+        number of lines when there is neither)."""
+        for index, raw in enumerate(self.lines):
+            line = _strip_markers(raw)
+            if self.has_headers:
+                if self.header(line):
+                    return index
+            elif self._quiet_match(line, index):
+                return index
+        return len(self.lines)
+
     def _not_understood(self, line: str, index: int) -> ScriptParseError:
         match = _ACTION_LIKE.match(line) or (self.started and _SCREENPLAY_LIKE.match(line))
         if match:
@@ -449,6 +463,14 @@ def parse_script(text: str, agent_names: Sequence[str]) -> list[ScriptAction]:
     """
     _check_names(agent_names)
     return _Parser(text, agent_names, check_recipients=True).run()
+
+
+def script_context(text: str, agent_names: Sequence[str]) -> list[str]:
+    """The lines of the context preamble that `parse_script` skips: those before the first
+    turn header, or before the first action by one of `agent_names` in a script without
+    headers. Line ends are read as the parser reads them, so item `i` is line `i + 1`."""
+    parser = _Parser(text, agent_names, check_recipients=False)
+    return parser.lines[: parser.context_end()]
 
 
 def split_turns(text: str, agent_names: Sequence[str] | None = None) -> list[str]:

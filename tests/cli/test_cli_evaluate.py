@@ -9,6 +9,10 @@ from sotopia_are.storage import connect
 from sotopia_are.testing import LocalLLMServer
 
 GARDEN = ["Ines Okafor", "Benedikt Müller-Roth", "Jo Ng"]
+TRANSCRIPTS = Path(__file__).parents[1] / "data" / "transcripts"
+# A real Sotopia transcript: its context preamble, then seven turns.
+VACATION = TRANSCRIPTS / "he_01H7VM65KGGY7842XGE5A7PEK1.txt"
+VACATIONERS = ["Sasha Ramirez", "Hendrick Heinz"]
 
 
 def test_cli_evaluate_a_script(redis_url: str, llm_server: LocalLLMServer) -> None:
@@ -28,8 +32,43 @@ def test_cli_evaluate_a_script(redis_url: str, llm_server: LocalLLMServer) -> No
 
 
 def test_cli_evaluate_a_script_needs_its_context(redis_url: str) -> None:
+    # Its preamble names the scenario and participants but no goals.
     result = invoke("evaluate", "--script", SCRIPTS / "garden_committee.txt", "--model", MODEL)
     assert result.exit_code == 1 and "pass --spec FILE" in result.stderr
+    assert "line 2: the context gives no goal for Ines Okafor" in result.stderr
+    # No preamble at all.
+    result = invoke("evaluate", "--script", SCRIPTS / "flat_share_chores.txt", "--model", MODEL)
+    assert result.exit_code == 1, result.output
+    assert "has no context before its first turn: pass --spec FILE" in result.stderr
+
+
+def test_cli_evaluate_a_transcript_by_its_own_context(
+    redis_url: str, llm_server: LocalLLMServer
+) -> None:
+    llm_server.rule = conversation_rule(VACATIONERS, GOAL_ONLY)
+    result = invoke(
+        "evaluate", "--script", VACATION, "--evaluator-model", MODEL,
+        "--api-base", llm_server.url, "--rubric", "goal_only",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert 'Hendrick Heinz said: "Thank you for your concern, Sasha.' in result.stdout
+    assert "Scores (goal_only, judge openai/test-model)" in result.stdout
+    assert len(llm_server.requests) == 1
+    # The judge got the scenario and goals of the preamble.
+    prompt = "\n".join(m["content"] for m in llm_server.requests[0].messages)
+    assert "Two people in a romantic relationship are on a vacation" in prompt
+    assert "Sleep in a separate bed to get a good night's sleep" in prompt
+
+
+def test_cli_evaluate_agents_must_match_the_scripts_context(redis_url: str) -> None:
+    result = invoke(
+        "evaluate", "--script", VACATION, "--agents", "Hendrick Heinz,Sasha Ramirez",
+        "--model", MODEL,
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "line 4: the context names the participants Sasha Ramirez and Hendrick" in (
+        result.stderr
+    )
 
 
 def test_cli_evaluate_a_stored_episode_stores_the_verdict(
