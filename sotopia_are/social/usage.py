@@ -12,9 +12,13 @@ __all__ = ["EpisodeUsage"]
 
 @dataclass(frozen=True, slots=True)
 class EpisodeUsage:
-    """Totals over calls. ``cost_usd`` sums the known costs; ``calls_without_cost``
-    counts the calls whose cost is unknown, so a partial total is never mistaken for a
-    full one."""
+    """Totals over calls: add them with ``+`` or :meth:`total`, or build with :meth:`of`.
+
+    ``cost_usd`` sums the known costs; ``calls_without_cost`` counts the calls whose cost
+    is unknown, so a partial total is never mistaken for a full one. Adding keeps that
+    meaning: known costs add up and the unknown counts add up (unlike
+    ``sotopia_are.llm.Usage``, ``cost_usd`` is never ``None``; a zero ``cost_usd`` with
+    ``calls_without_cost > 0`` means "nothing known", not "free")."""
 
     calls: int = 0
     prompt_tokens: int = 0
@@ -36,6 +40,25 @@ class EpisodeUsage:
             else:
                 cost += record.cost_usd
         return cls(calls, prompt, completion, cost, unknown)
+
+    @classmethod
+    def total(cls, usages: Iterable[EpisodeUsage]) -> EpisodeUsage:
+        """The sum of ``usages`` (an empty sum is all zeros); the same as
+        ``sum(usages, start=EpisodeUsage())``."""
+        result = cls()
+        for usage in usages:
+            result = result + usage
+        return result
+
+    def __add__(self, other: EpisodeUsage) -> EpisodeUsage:
+        """Field-wise sum of two totals."""
+        return EpisodeUsage(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            calls_without_cost=self.calls_without_cost + other.calls_without_cost,
+        )
 
     @property
     def total_tokens(self) -> int:
