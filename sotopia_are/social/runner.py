@@ -8,7 +8,10 @@ actions are applied through :meth:`ConversationApp.act`, one AGENT event each. A
 a simultaneous turn all choose before any of their actions is logged.
 
 An agent that raises, or returns an action it may not take, ends its episode with status
-``failed`` and the reason; it is never turned into "did nothing".
+``failed`` and the reason; it is never turned into "did nothing". Likewise a scheduled ENV
+event that raises ends the episode as ``failed`` before the turn it precedes, naming the
+event and its error: the agents must never play on without something that should have
+happened.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from sotopia_are.messages import AgentAction
 from sotopia_are.simulation.environment import Environment, EnvironmentConfig
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
+from sotopia_are.simulation.types import CompletedEvent, EventType
 
 from .protocol import AgentTurn, SocialAgent
 from .result import EpisodeResult, EpisodeStatus
@@ -79,6 +83,14 @@ async def run_episode(
     env.register_apps([app])
     views = EpisodeViews(spec, app.name, notifications)
     env.add_completed_event_listener(views.add)
+    # Collected as they complete, so checking them costs nothing per turn.
+    failed_env_events: list[CompletedEvent] = []
+
+    def note_failed_env_event(event: CompletedEvent) -> None:
+        if event.event_type is EventType.ENV and event.failed():
+            failed_env_events.append(event)
+
+    env.add_completed_event_listener(note_failed_env_event)
     for start in callbacks.on_start:
         start(spec.episode_id, spec)
     for callback in callbacks.on_event:
@@ -100,6 +112,14 @@ async def run_episode(
         if reason is not None:
             break
         env.run_until(spec.time_of_turn(turn))
+        if failed_env_events:
+            event = failed_env_events[0]
+            status = "failed"
+            reason = (
+                f"turn {turn}: ENV event {event.event_id} ({event.function_name()}) failed: "
+                f"{event.get_exception()}"
+            )
+            break
         try:
             try:
                 actors = policy.actors(turn, active)

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sotopia_are.messages import ScriptBackground
 from sotopia_are.messages.action import ActionType
 
+from .conversation_app import ENVIRONMENT_SENDER
+
 __all__ = ["ALL_ACTION_TYPES", "HIDDEN_GOAL", "EpisodeSpec", "ScheduledEnvEvent", "TurnPolicyName"]
 
 ALL_ACTION_TYPES: tuple[ActionType, ...] = get_args(ActionType)
@@ -29,6 +31,8 @@ class ScheduledEnvEvent(BaseModel):
 
     ``announce``: every participant (or only ``to``) perceives ``content``.
     ``message``: ``sender``, who is not a participant, sends ``content`` to ``to``.
+    ValueError for an event that could not run: an empty ``to`` (None means everyone), a
+    message without sender or recipients, or one from the reserved ``ENVIRONMENT_SENDER``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -45,6 +49,14 @@ class ScheduledEnvEvent(BaseModel):
             raise ValueError("a message event needs a sender and at least one recipient in to")
         if self.kind == "announce" and self.sender is not None:
             raise ValueError("an announce event has no sender; use kind='message'")
+        if self.to is not None and not self.to:
+            # An empty list would silently mean "everyone" downstream; make that explicit.
+            raise ValueError("to is an empty list; use null for everyone")
+        if self.sender == ENVIRONMENT_SENDER:
+            raise ValueError(
+                f"sender {ENVIRONMENT_SENDER!r} is reserved for announce events; "
+                "name the outside sender of a message"
+            )
         return self
 
 
@@ -86,6 +98,8 @@ class EpisodeSpec(BaseModel):
         # Building the background checks counts and distinct names in one place.
         self.background()
         names = self.agent_names
+        if ENVIRONMENT_SENDER in names:
+            raise ValueError(f"{ENVIRONMENT_SENDER!r} is reserved and cannot be an agent name")
         if (self.turn_policy == "fixed") != (self.turn_order is not None):
             raise ValueError("turn_order is given exactly when turn_policy is 'fixed'")
         if self.turn_order is not None and len(self.turn_order) < self.max_turns:
