@@ -2,7 +2,9 @@
 
 :class:`EpisodeViews` is fed every completed event once, in log order (the runner wires it
 as a listener of the environment), and keeps, per agent, the entries that agent may
-perceive. It never re-reads the log, so a turn costs time in the entries it adds.
+perceive. It never re-reads the log, and renders each entry once, when it is added: every
+transcript grows by appending the new lines, so a turn costs time in the entries it adds
+(plus one copy of the transcript string it hands out).
 """
 
 from __future__ import annotations
@@ -13,31 +15,81 @@ from sotopia_are.messages import Observation, ScriptBackground
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.simulation.types import CompletedEvent
 
-from .entries import ConversationEntry, entry_of, render_entries
+from .entries import ConversationEntry, entry_of
 from .protocol import AgentTurn
 from .spec import EpisodeSpec
 
 __all__ = ["AgentView", "EpisodeViews"]
 
 
+class _Transcript:
+    """:func:`render_entries` of a growing list of entries, built as entries arrive.
+
+    New lines wait in ``_pending`` and are joined onto the text only when it is asked for,
+    so the text is copied once per request, not once per entry.
+    """
+
+    __slots__ = ("_pending", "_text", "_turn")
+
+    def __init__(self) -> None:
+        self._text = ""
+        self._pending: list[str] = []
+        self._turn: int | None = None
+
+    def add(self, entry: ConversationEntry, line: str) -> None:
+        """Append ``entry``, whose :meth:`ConversationEntry.render` is ``line``."""
+        if entry.is_nothing:
+            return
+        if entry.turn != self._turn:
+            self._turn = entry.turn
+            line = f"Turn #{entry.turn}: {line}"
+        self._pending.append(line)
+
+    def text(self) -> str:
+        """The transcript so far, byte for byte what :func:`render_entries` gives."""
+        if self._pending:
+            joined = "\n".join(self._pending)
+            # The first line carries a "Turn #" prefix, so an empty text means no lines yet.
+            self._text = f"{self._text}\n{joined}" if self._text else joined
+            self._pending.clear()
+        return self._text
+
+
 class AgentView:
     """What one agent may perceive: its background and the entries visible to it."""
 
-    __slots__ = ("_seen", "background", "entries", "name")
+    __slots__ = ("_lines", "_seen", "_transcript", "background", "entries", "name")
 
     def __init__(self, name: str, background: ScriptBackground) -> None:
         self.name = name
         self.background = background
         self.entries: list[ConversationEntry] = []
+        self._lines: list[str] = []
+        self._transcript = _Transcript()
         self._seen = 0
+
+    def add(self, entry: ConversationEntry, line: str) -> None:
+        """Append ``entry`` (visible to this agent), whose rendering is ``line``."""
+        self.entries.append(entry)
+        self._lines.append(line)
+        self._transcript.add(entry, line)
 
     def transcript(self) -> str:
         """Everything this agent may see so far, turn by turn."""
-        return render_entries(self.entries)
+        return self._transcript.text()
 
     def new_entries(self) -> list[ConversationEntry]:
         """The entries added since the last :meth:`mark_seen`."""
         return self.entries[self._seen :]
+
+    def new_lines(self) -> str:
+        """What this agent newly perceived since the last :meth:`mark_seen`: the rendered
+        lines of the others' entries, doing nothing left out."""
+        return "\n".join(
+            line
+            for entry, line in zip(self.new_entries(), self._lines[self._seen :], strict=True)
+            if not entry.is_nothing and entry.sender != self.name
+        )
 
     def mark_seen(self) -> None:
         """Note that the agent has been shown every entry so far."""
@@ -52,6 +104,7 @@ class EpisodeViews:
         self.app_name = app_name
         self.notifications = notifications
         self.entries: list[ConversationEntry] = []
+        self._transcript = _Transcript()
         self.agents = {
             name: AgentView(name, spec.background_for(name)) for name in spec.agent_names
         }
@@ -67,10 +120,12 @@ class EpisodeViews:
         )
         if entry is None:
             return
+        line = entry.render()
         self.entries.append(entry)
+        self._transcript.add(entry, line)
         for view in self.agents.values():
             if entry.visible_to(view.name):
-                view.entries.append(entry)
+                view.add(entry, line)
 
     def add_all(self, events: Iterable[CompletedEvent]) -> None:
         """Take every event of a log, in order."""
@@ -85,14 +140,7 @@ class EpisodeViews:
         own actions are in the transcript).
         """
         view = self.agents[name]
-        if turn_number == 0:
-            last_turn = view.background.to_natural_language()
-        else:
-            last_turn = "\n".join(
-                entry.render()
-                for entry in view.new_entries()
-                if not entry.is_nothing and entry.sender != name
-            )
+        last_turn = view.background.to_natural_language() if turn_number == 0 else view.new_lines()
         view.mark_seen()
         return AgentTurn(
             agent_name=name,
@@ -112,5 +160,5 @@ class EpisodeViews:
         """``viewer``'s transcript, or with None the evaluator's: omniscient by design,
         with private entries marked as such."""
         if viewer is None:
-            return render_entries(self.entries)
+            return self._transcript.text()
         return self.agents[viewer].transcript()
