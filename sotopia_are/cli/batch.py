@@ -2,8 +2,15 @@
 
 Every episode of a batch has a deterministic id (``stable_episode_id`` of the tag, the
 spec's id, the models and the repetition), so ``--resume`` finds what a previous run of
-the same batch completed and skips it; episodes a dead run left ``running`` are marked
-``incomplete`` first and run again.
+the same batch completed and skips it. It reruns the failed and incomplete episodes, and
+the ``running`` ones with no event for ``--stale-after`` seconds (a dead run left them;
+they are marked ``incomplete`` first); more recently active ones belong to a run still
+going and are left alone. With a judge, complete episodes that were never rated (the run
+stopped between the last turn and the verdict) are rated from their stored log.
+
+Ctrl-C stops the batch: the workers ignore SIGINT (the parent stops them), and the
+parent marks this batch's episodes still ``running`` as ``incomplete`` and exits 130,
+pointing at ``--resume``.
 
 Why processes: litellm's own client costs a few milliseconds of CPU per call, which caps
 one process at a few hundred calls a second however many episodes run concurrently. The
@@ -15,14 +22,16 @@ the parent's server through its unix socket, so all of them write to one store.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import multiprocessing
 import os
 import queue
+import signal
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,9 +40,15 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sotopia_are.evaluation import LLMJudge, Rubric
+from sotopia_are.evaluation import EvaluatedEpisode, Rubric
 from sotopia_are.social import EpisodeSpec, EpisodeUsage
-from sotopia_are.storage import EpisodeRecorder, EpisodeStore, connect, stable_episode_id
+from sotopia_are.storage import (
+    EpisodeStatus,
+    EpisodeStore,
+    StorageError,
+    connect,
+    stable_episode_id,
+)
 
 from .common import (
     AgentModelOption,
@@ -55,18 +70,29 @@ from .common import (
     run_async,
     usage_line,
 )
-from .episodes import llm_agents, play, require_models
+from .episodes import (
+    INTERRUPTED_EXIT,
+    judge_for,
+    judge_stored,
+    llm_agents,
+    play,
+    require_models,
+    respec,
+    unrated,
+)
 
 __all__ = ["Outcome", "WorkerJob", "batch", "read_specs"]
 
 
 @dataclass(frozen=True)
 class Planned:
-    """One episode of the batch: its spec (with its stable id) and its scenario's id."""
+    """One episode of the batch: its spec (with its stable id) and its scenario's id;
+    ``judge_only``: it is complete but unrated, so only the judge runs."""
 
     spec: EpisodeSpec
     scenario_id: str
     models: dict[str, str]
+    judge_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,13 +112,15 @@ class WorkerJob:
 
 @dataclass(frozen=True)
 class Outcome:
-    """A finished episode as a worker reports it; ``error`` instead ends the worker."""
+    """A finished episode as a worker reports it; ``error`` instead ends the worker.
+    ``unrated``: the judge was asked but could not rate it."""
 
     episode_id: str = ""
     status: str = ""
     reason: str = ""
     usage: EpisodeUsage = field(default_factory=EpisodeUsage)
     error: str = ""
+    unrated: bool = False
 
 
 def read_specs(path: Path) -> list[EpisodeSpec]:
@@ -141,15 +169,7 @@ def _plan(
             )
             planned.append(
                 Planned(
-                    EpisodeSpec.model_validate(
-                        {
-                            **spec.model_dump(),
-                            "episode_id": episode_id,
-                            "seed": spec.seed + repetition,
-                        }
-                    ),
-                    spec.episode_id,
-                    models,
+                    respec(spec, episode_id, seed=spec.seed + repetition), spec.episode_id, models
                 )
             )
     if len({p.spec.episode_id for p in planned}) != len(planned):
@@ -161,24 +181,36 @@ async def _run_share(
     job: WorkerJob, store: EpisodeStore, report: Callable[[Outcome], None]
 ) -> None:
     session = llm_session(job.api_base, job.api_key, concurrency=max(job.concurrency, 1))
-    judge = (
-        LLMJudge(job.judge_model, Rubric.load(job.rubric), session=session)
-        if job.judge_model
-        else None
-    )
+    judge = judge_for(job.judge_model, session, job.rubric)
     gate = asyncio.Semaphore(job.concurrency)
 
     async def one(item: Planned) -> None:
         async with gate:
-            recorder = EpisodeRecorder(
-                store, tag=job.tag, models=item.models, evaluator_model=job.judge_model or ""
-            )
-            agents = llm_agents(item.spec, item.models, session)
-            result, evaluated = await play(
-                item.spec, agents, recorder, judge, scenario_id=item.scenario_id
-            )
+            evaluated: EvaluatedEpisode | None
+            if item.judge_only and judge is not None:
+                evaluated = await judge_stored(store, item.spec.episode_id, judge)
+                result = evaluated.episode
+            else:
+                agents = llm_agents(item.spec, item.models, session)
+                result, evaluated = await play(
+                    store,
+                    item.spec,
+                    agents,
+                    judge,
+                    tag=job.tag,
+                    models=item.models,
+                    scenario_id=item.scenario_id,
+                )
             usage = evaluated.usage if evaluated is not None else result.usage
-            report(Outcome(item.spec.episode_id, result.status, result.reason, usage))
+            report(
+                Outcome(
+                    item.spec.episode_id,
+                    result.status,
+                    result.reason,
+                    usage,
+                    unrated=result.status == "completed" and unrated(evaluated),
+                )
+            )
 
     async with asyncio.TaskGroup() as group:
         for item in job.episodes:
@@ -202,7 +234,13 @@ def _run_worker(job: WorkerJob, report: Callable[[Outcome], None]) -> None:
 
 
 def _worker_main(job: WorkerJob, outcomes: Any) -> None:
-    """Entry point of a spawned worker: outcomes go to the parent's queue."""
+    """Entry point of a spawned worker: outcomes go to the parent's queue.
+
+    Ctrl-C reaches every process of the terminal's group; the parent alone handles it
+    (it stops the workers and records what they left), so a worker ignores SIGINT rather
+    than dying with a traceback of its own.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _run_worker(job, outcomes.put)
 
 
@@ -235,8 +273,22 @@ def batch(
     ] = None,
     resume: Annotated[
         bool,
-        typer.Option("--resume", help="Skip the episodes this batch already completed."),
+        typer.Option(
+            "--resume",
+            help="Skip the episodes this batch already completed; rerun the failed and "
+            "interrupted ones, and rate the complete ones never rated (with a judge).",
+        ),
     ] = False,
+    stale_after: Annotated[
+        float,
+        typer.Option(
+            "--stale-after",
+            min=0,
+            help="With --resume: a running episode with no event for this many seconds is "
+            "taken as left by a dead run and rerun; more recent ones are left to the run "
+            "still playing them.",
+        ),
+    ] = 300.0,
     concurrency: Annotated[
         int, typer.Option("--concurrency", "-c", min=1, help="Episodes at once, in all.")
     ] = 16,
@@ -263,7 +315,8 @@ def batch(
     redis_url: RedisUrlOption = None,
 ) -> None:
     """Run many LLM episodes (SPECS x --repeat), stored under --tag, with a progress bar and
-    a usage and cost summary; --resume skips what a previous run completed."""
+    a usage and cost summary; --resume skips what a previous run completed. Exits 1 if an
+    episode failed or the judge could not rate one, 130 on Ctrl-C."""
     specs = read_specs(specs_path)
     batch_tag = tag or specs_path.stem
     planned = _plan(specs, repeat, batch_tag, model, agent_model)
@@ -276,9 +329,19 @@ def batch(
         Rubric.load(rubric)
     with open_store(data_dir, redis_url) as store, cli_errors():
         ids = {item.spec.episode_id for item in planned}
+        busy: set[str] = set()
+        unjudged: set[str] = set()
         if resume:
-            store.mark_interrupted(tag=batch_tag)
-            done = store.completed_episode_ids(batch_tag) & ids
+            store.mark_interrupted(tag=batch_tag, idle_for=stale_after)
+            busy = set(store.episode_ids(tag=batch_tag, status=EpisodeStatus.RUNNING)) & ids
+            complete = [
+                episode
+                for episode in store.list_episodes(tag=batch_tag, status=EpisodeStatus.COMPLETE)
+                if episode.pk in ids
+            ]
+            if judge_model is not None:
+                unjudged = {episode.pk for episode in complete if not episode.evaluation}
+            done = {episode.pk for episode in complete} - unjudged
         else:
             existing = set(store.episode_ids(tag=batch_tag)) & ids
             if existing:
@@ -288,7 +351,16 @@ def batch(
                     "others), or another --tag"
                 )
             done = set()
-        pending = [item for item in planned if item.spec.episode_id not in done]
+        pending = [
+            replace(item, judge_only=item.spec.episode_id in unjudged)
+            for item in planned
+            if item.spec.episode_id not in done | busy
+        ]
+        if busy:
+            typer.echo(
+                f"leaving {len(busy)} episodes to the run still playing them (an event in the "
+                f"last {stale_after:g} s; see --stale-after)"
+            )
         count = min(workers or os.cpu_count() or 1, max(len(pending), 1))
         per_worker = max(math.ceil(concurrency / count), 1)
         jobs = [
@@ -306,11 +378,26 @@ def batch(
             for share in _shares(pending, count)
         ]
         started = time.perf_counter()
-        outcomes = _execute(jobs, len(pending), len(done))
+        try:
+            outcomes = _execute(jobs, len(pending), len(done))
+        except KeyboardInterrupt:
+            _mark_left_running(store, [item.spec.episode_id for item in pending])
+            typer.echo("interrupted; rerun with --resume", err=True)
+            raise typer.Exit(code=INTERRUPTED_EXIT) from None
         elapsed = time.perf_counter() - started
         _summary(batch_tag, len(planned), len(done), outcomes, elapsed, len(jobs))
-        if any(outcome.status != "completed" for outcome in outcomes):
+        if any(outcome.status != "completed" or outcome.unrated for outcome in outcomes):
             raise typer.Exit(code=1)
+
+
+def _mark_left_running(store: EpisodeStore, episode_ids: Sequence[str]) -> None:
+    """Mark ``incomplete`` those of this batch's episodes that its stopped workers left
+    ``running`` (a terminated worker records nothing itself)."""
+    for episode in store.list_episodes(status=EpisodeStatus.RUNNING):
+        if episode.pk in episode_ids:
+            # It may have ended since it was listed; that is fine either way.
+            with contextlib.suppress(StorageError):
+                store.mark_incomplete(episode.pk, "interrupted: its batch was stopped (Ctrl-C)")
 
 
 def _execute(jobs: list[WorkerJob], pending: int, skipped: int) -> list[Outcome]:
@@ -329,9 +416,12 @@ def _execute(jobs: list[WorkerJob], pending: int, skipped: int) -> list[Outcome]
 
         def take(outcome: Outcome) -> None:
             if outcome.error:
-                fail(f"a worker stopped: {outcome.error}")
+                fail(
+                    f"a worker stopped: {outcome.error}. Its unfinished episodes are stored as "
+                    "incomplete; fix the cause, then rerun with --resume"
+                )
             outcomes.append(outcome)
-            failed = sum(o.status != "completed" for o in outcomes)
+            failed = sum(o.status != "completed" or o.unrated for o in outcomes)
             progress.update(task, advance=1, failed=failed)
 
         if skipped:
@@ -359,7 +449,10 @@ def _spawn(jobs: list[WorkerJob], pending: int, take: Callable[[Outcome], None])
             except queue.Empty:
                 # Outcomes put just before a worker exited are still in the queue.
                 if not any(process.is_alive() for process in processes) and results.empty():
-                    fail("the worker processes exited before finishing their episodes")
+                    fail(
+                        "the worker processes exited before finishing their episodes; rerun "
+                        "with --resume"
+                    )
                 continue
             take(outcome)
             received += 1
@@ -375,14 +468,9 @@ def _spawn(jobs: list[WorkerJob], pending: int, take: Callable[[Outcome], None])
 def _summary(
     tag: str, total: int, skipped: int, outcomes: list[Outcome], elapsed: float, workers: int
 ) -> None:
-    usage = EpisodeUsage(
-        calls=sum(o.usage.calls for o in outcomes),
-        prompt_tokens=sum(o.usage.prompt_tokens for o in outcomes),
-        completion_tokens=sum(o.usage.completion_tokens for o in outcomes),
-        cost_usd=sum(o.usage.cost_usd for o in outcomes),
-        calls_without_cost=sum(o.usage.calls_without_cost for o in outcomes),
-    )
+    usage = EpisodeUsage.total(o.usage for o in outcomes)
     complete = sum(o.status == "completed" for o in outcomes)
+    judge_failed = sum(o.unrated for o in outcomes)
     table = Table(title=f"batch {tag}", show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
@@ -391,6 +479,7 @@ def _summary(
         ("skipped (already complete)", str(skipped)),
         ("ran: complete", str(complete)),
         ("ran: failed", str(len(outcomes) - complete)),
+        ("judge failed (complete, not rated)", str(judge_failed)),
         ("worker processes", str(workers)),
         ("wall time", f"{elapsed:.1f} s"),
         ("episodes/s", f"{len(outcomes) / elapsed:.1f}" if elapsed > 0 else "-"),
@@ -403,3 +492,5 @@ def _summary(
     for outcome in outcomes:
         if outcome.status != "completed":
             typer.echo(f"failed: {outcome.episode_id}: {outcome.reason}")
+        elif outcome.unrated:
+            typer.echo(f"not rated: {outcome.episode_id}: the judge failed (rerun with --resume)")

@@ -11,6 +11,7 @@ the bakery scenario LLM vs LLM instead, rates it with the judge, and does the sa
 
 from __future__ import annotations
 
+import shlex
 import uuid
 from pathlib import Path
 from typing import Annotated
@@ -19,9 +20,9 @@ import typer
 
 import sotopia_are
 from sotopia_are.agents import ScriptedAgent
-from sotopia_are.evaluation import LLMJudge
+from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.social import EpisodeSpec, import_episode, script_spec
-from sotopia_are.storage import EpisodeRecorder, EpisodeStore, export_episode_json, load_episode
+from sotopia_are.storage import EpisodeStore, export_episode_json, load_episode
 
 from .common import (
     AgentModelOption,
@@ -38,9 +39,17 @@ from .common import (
     load_spec,
     open_store,
     read_text,
-    run_async,
 )
-from .episodes import llm_agents, play, print_episode, print_transcript, views_of
+from .episodes import (
+    judge_for,
+    llm_agents,
+    play_here,
+    print_episode,
+    print_transcript,
+    respec,
+    unrated,
+    views_of,
+)
 
 __all__ = ["demo"]
 
@@ -78,14 +87,13 @@ def _replay(store: EpisodeStore, examples: Path, name: str) -> EpisodeSpec:
     """Replay ``examples/scripts/<name>.txt`` (context ``scenarios/<name>.json``), stored."""
     base = load_spec(examples / "scenarios" / f"{name}.json")
     text = read_text(examples / "scripts" / f"{name}.txt")
-    spec = script_spec(base.model_copy(update={"episode_id": _fresh_id(name)}), text)
-    result, _ = run_async(
-        play(
-            spec,
-            ScriptedAgent.from_script(text, spec.agent_names),
-            EpisodeRecorder(store, tag=DEMO_TAG),
-            scenario_id=base.episode_id,
-        )
+    spec = script_spec(respec(base, _fresh_id(name)), text)
+    result, _ = play_here(
+        store,
+        spec,
+        ScriptedAgent.from_script(text, spec.agent_names),
+        tag=DEMO_TAG,
+        scenario_id=base.episode_id,
     )
     print_episode(result, None)
     typer.echo(f"stored as {spec.episode_id}\n")
@@ -110,8 +118,7 @@ def _show_view(store: EpisodeStore, episode_id: str, viewer: str) -> None:
 
 def _export(store: EpisodeStore, episode_id: str, output: Path) -> None:
     text = export_episode_json(store, episode_id, indent=2)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text + "\n", encoding="utf-8")
+    write_text_atomically(str(output), text + "\n")
     again = import_episode(output.read_text(encoding="utf-8"))
     typer.echo(
         f"\nexported {episode_id} as ARE JSON to {output} "
@@ -131,7 +138,10 @@ def demo(
     examples: Annotated[
         Path | None,
         typer.Option(
-            "--examples", help="The examples directory (default: ./examples).", show_default=False
+            "--examples",
+            help="The examples directory (default: those installed with the package, else "
+            "./examples).",
+            show_default=False,
         ),
     ] = None,
     data_dir: DataDirOption = None,
@@ -139,7 +149,8 @@ def demo(
 ) -> None:
     """Replay human-written example scripts through the engine (no model needed), store
     them, show a transcript and an agent's private view, export ARE JSON. With --model:
-    LLM vs LLM on the example scenario, rated by the judge."""
+    LLM vs LLM on the example scenario, rated by the judge. Exits 1 if that episode failed
+    or the judge could not rate it, 130 on Ctrl-C."""
     folder = _examples_dir(examples)
     with open_store(data_dir, redis_url) as store, cli_errors():
         typer.echo(f"sotopia-are demo: episodes are stored in {store.location}")
@@ -147,30 +158,30 @@ def demo(
             _replay(store, folder, NEGOTIATION)
             spec = _replay(store, folder, PRIVATE)
             _show_view(store, spec.episode_id, PRIVATE_VIEWER)
+            failed = False
         else:
             base = load_spec(folder / "scenarios" / f"{NEGOTIATION}.json")
-            spec = base.model_copy(update={"episode_id": _fresh_id(NEGOTIATION)})
+            spec = respec(base, _fresh_id(NEGOTIATION))
             models = agent_models(spec.agent_names, model, agent_model)
             session = llm_session(api_base, api_key)
-            judge_model = evaluator_model or model or next(iter(models.values()))
-            judge = LLMJudge(judge_model, session=session)
-            recorder = EpisodeRecorder(
-                store, tag=DEMO_TAG, models=models, evaluator_model=judge_model
-            )
-            result, evaluated = run_async(
-                play(
-                    spec,
-                    llm_agents(spec, models, session),
-                    recorder,
-                    judge,
-                    scenario_id=base.episode_id,
-                )
+            judge = judge_for(evaluator_model or model or next(iter(models.values())), session)
+            result, evaluated = play_here(
+                store,
+                spec,
+                llm_agents(spec, models, session),
+                judge,
+                tag=DEMO_TAG,
+                models=models,
+                scenario_id=base.episode_id,
             )
             print_episode(result, evaluated)
+            failed = result.status != "completed" or unrated(evaluated)
             typer.echo(f"stored as {spec.episode_id}\n")
             _show_view(store, spec.episode_id, spec.agent_names[1])
         _export(store, spec.episode_id, output)
         typer.echo(
-            f"next: sotopia-are show {spec.episode_id} --as '{spec.agent_names[0]}'  |  "
-            f"sotopia-are list --tag {DEMO_TAG}"
+            f"next: sotopia-are show {spec.episode_id} --as {shlex.quote(spec.agent_names[0])}"
+            f"  |  sotopia-are list --tag {DEMO_TAG}"
         )
+        if failed:
+            raise typer.Exit(code=1)

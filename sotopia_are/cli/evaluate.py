@@ -3,7 +3,6 @@ human-written script (parse → replay → judge), its context from --spec or it
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Annotated
 
@@ -11,17 +10,10 @@ import typer
 from pydantic import ValidationError
 
 from sotopia_are.agents import ScriptedAgent
-from sotopia_are.evaluation import (
-    EvaluatedEpisode,
-    LLMJudge,
-    Rubric,
-    evaluate_episode,
-    evaluate_script,
-)
-from sotopia_are.llm import LLMCall
+from sotopia_are.evaluation import EvaluatedEpisode, LLMJudge, Rubric, evaluate_script
 from sotopia_are.messages import ScriptBackground, ScriptParseError, parse_background
-from sotopia_are.social import EpisodeResult, EpisodeSpec, logged_actions, run_episode
-from sotopia_are.storage import EpisodeRecorder, EpisodeStore, load_episode
+from sotopia_are.social import EpisodeSpec
+from sotopia_are.storage import EpisodeStatus
 
 from .common import (
     ApiBaseOption,
@@ -40,7 +32,7 @@ from .common import (
     read_text,
     run_async,
 )
-from .episodes import print_episode
+from .episodes import judge_stored, print_episode
 
 __all__ = ["evaluate"]
 
@@ -86,17 +78,6 @@ def _preamble_context(path: Path, text: str, names: list[str] | None) -> Episode
     if background is None:
         fail(f"{path} has no context before its first turn: {_NEEDS_CONTEXT}")
     return EpisodeSpec.from_background(background, path.stem)
-
-
-async def _replay_stored(store: EpisodeStore, episode_id: str) -> EpisodeResult:
-    """The stored episode replayed through the runner (the same log), carrying the model
-    calls stored with it, so the verdict's usage totals keep the agents' calls."""
-    stored = load_episode(store, episode_id)
-    actions = logged_actions(stored.spec, stored.events)
-    agents = [ScriptedAgent(name, actions[name]) for name in stored.spec.agent_names]
-    replay = await run_episode(stored.spec, agents)
-    calls = tuple(LLMCall.model_validate(call) for call in store.read_calls(episode_id))
-    return dataclasses.replace(replay, call_records={"stored calls": calls})
 
 
 def evaluate(
@@ -170,9 +151,18 @@ def evaluate(
         return
     assert episode_id is not None
     with open_store(data_dir, redis_url) as store, cli_errors():
-        replay = run_async(_replay_stored(store, episode_id))
-        evaluated = run_async(evaluate_episode(replay, judge))
-        EpisodeRecorder(store, evaluator_model=judge_model).save_evaluation(evaluated)
+        status = store.get_episode(episode_id).status
+        if status is not EpisodeStatus.COMPLETE:
+            fail(
+                f"episode {episode_id} is {status.value}, not complete: only a finished "
+                "episode can be rated"
+                + (
+                    "; rerun it (batch --resume reruns failed and interrupted episodes)"
+                    if status is not EpisodeStatus.RUNNING
+                    else " (it is still being played, or its run died: see 'list')"
+                )
+            )
+        evaluated = run_async(judge_stored(store, episode_id, judge))
         print_episode(evaluated.episode, evaluated)
         if evaluated.evaluation is not None:
             typer.echo(f"stored the evaluation with {episode_id}")

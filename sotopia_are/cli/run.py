@@ -8,10 +8,6 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.evaluation import LLMJudge, Rubric
-from sotopia_are.social import EpisodeSpec
-from sotopia_are.storage import EpisodeRecorder
-
 from .common import (
     AgentModelOption,
     ApiBaseOption,
@@ -28,9 +24,8 @@ from .common import (
     llm_session,
     load_spec,
     open_store,
-    run_async,
 )
-from .episodes import llm_agents, play, print_episode
+from .episodes import judge_for, llm_agents, play_here, print_episode, respec, unrated
 from .profiles import spec_from_profiles
 
 __all__ = ["run"]
@@ -70,7 +65,8 @@ def run(
     redis_url: RedisUrlOption = None,
 ) -> None:
     """Run one LLM-vs-LLM episode, store it (events streamed as they happen), print the
-    transcript and the judge's scores."""
+    transcript and the judge's scores. Exits 1 if the episode failed or the judge could
+    not rate it, 130 on Ctrl-C (the episode is stored as incomplete)."""
     if (spec_file is None) == (env_id is None):
         fail("give a spec file or --env-id with --agent-ids (one of the two)")
     if env_id is not None and not agent_ids:
@@ -84,12 +80,10 @@ def run(
             spec = spec_from_profiles(store, env_id, ids)
         scenario_id = env_id or spec.episode_id
         # A fresh id per run: the same scenario may be run many times.
-        spec = EpisodeSpec.model_validate(
-            {
-                **spec.model_dump(),
-                "episode_id": f"{spec.episode_id}-{uuid.uuid4().hex[:8]}",
-                **({"max_turns": max_turns} if max_turns is not None else {}),
-            }
+        spec = respec(
+            spec,
+            f"{spec.episode_id}-{uuid.uuid4().hex[:8]}",
+            **({"max_turns": max_turns} if max_turns is not None else {}),
         )
         models = agent_models(spec.agent_names, model, agent_model)
         session = llm_session(api_base, api_key)
@@ -97,16 +91,11 @@ def run(
         judge_model = evaluator_model or model
         if evaluate and judge_model is None:
             fail("no model for the judge: pass --evaluator-model MODEL (or --no-evaluate)")
-        judge = (
-            LLMJudge(judge_model, Rubric.load(rubric), samples=samples, session=session)
-            if evaluate and judge_model is not None
-            else None
+        judge = judge_for(judge_model if evaluate else None, session, rubric, samples)
+        result, evaluated = play_here(
+            store, spec, agents, judge, tag=tag, models=models, scenario_id=scenario_id
         )
-        recorder = EpisodeRecorder(
-            store, tag=tag, models=models, evaluator_model=judge.model if judge else ""
-        )
-        result, evaluated = run_async(play(spec, agents, recorder, judge, scenario_id=scenario_id))
         print_episode(result, evaluated)
         typer.echo(f"stored as {spec.episode_id} in {store.location}")
-        if result.status != "completed":
+        if result.status != "completed" or unrated(evaluated):
             raise typer.Exit(code=1)
