@@ -1,13 +1,18 @@
 """Helpers shared by the CLI commands: errors, options, the store, models and files.
 
 Exit codes of every command: 0 success, 1 a user or input error (one ``error: …`` line
-on stderr, never a traceback), 2 a usage error (Typer's own). :func:`cli_errors` turns
-the errors the lower layers raise for bad input or an unusable server into exit 1.
+on stderr, never a traceback) or an episode that failed or could not be rated, 2 a usage
+error (Typer's own), 130 Ctrl-C, 141 the reader of the output went away (``| head``).
+:func:`cli_errors` turns the errors the lower layers raise for bad input or an unusable
+server into exit 1.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import sys
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +28,7 @@ from sotopia_are.social import EpisodeSpec, EpisodeUsage
 from sotopia_are.storage import DATA_DIR_ENV, EpisodeStore, StorageError, connect
 
 __all__ = [
+    "BROKEN_PIPE_EXIT",
     "MODEL_ENV",
     "AgentModelOption",
     "ApiBaseOption",
@@ -161,6 +167,8 @@ def cli_errors() -> Iterator[None]:
     """
     try:
         yield
+    except BrokenPipeError:
+        _quiet_broken_pipe()
     except ValidationError as error:
         fail(describe_validation(error))
     except StorageError as error:
@@ -171,6 +179,23 @@ def cli_errors() -> Iterator[None]:
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
         fail(f"{where}{error.strerror or error}")
+
+
+BROKEN_PIPE_EXIT = 141
+"""The exit code when the output's reader went away (128 + SIGPIPE, as a shell reports a
+program that SIGPIPE killed, e.g. ``cat big | head``)."""
+
+
+def _quiet_broken_pipe() -> NoReturn:
+    """Exit :data:`BROKEN_PIPE_EXIT` without a message: the reader (``| head``) chose to
+    stop. Standard output is pointed at /dev/null first, or Python's final flush of it
+    would fail again and print a warning."""
+    # A captured stdout (tests) has no file descriptor; nothing would flush to a pipe then.
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    raise typer.Exit(code=BROKEN_PIPE_EXIT)
 
 
 def run_async(coroutine: Coroutine[Any, Any, T]) -> T:

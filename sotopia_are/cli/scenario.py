@@ -10,6 +10,7 @@ from types import ModuleType
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -27,6 +28,7 @@ from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
     ScenarioImportedFromJson,
 )
 from sotopia_are.simulation.types import CompletedEvent
+from sotopia_are.social import EpisodeSpec
 
 from .common import fail, read_text
 
@@ -106,6 +108,11 @@ def _import(
         hint = ""
         if "unknown app classes" in exc.problem:
             hint = "\nhint: load them with --apps FILE, or use --skip-app / --skip-unknown-apps"
+        elif _is_episode_spec(text):
+            hint = (
+                "\nhint: this file looks like an episode spec, not ARE scenario JSON: run it "
+                "with 'sotopia-are run FILE' (or 'sotopia-are batch FILE')"
+            )
         fail(f"{file}: {exc}{hint}")
     finally:
         importer_log.removeFilter(quiet)
@@ -113,6 +120,15 @@ def _import(
     if report is not None and report.summary():
         typer.echo(report.summary(), err=True)
     return scenario, completed
+
+
+def _is_episode_spec(text: str) -> bool:
+    """Whether ``text`` is a valid social episode spec (``run``'s input)."""
+    try:
+        EpisodeSpec.model_validate_json(text)
+    except ValidationError:
+        return False
+    return True
 
 
 @scenario_app.command("validate")

@@ -45,17 +45,18 @@ def show(
         record = store.get_episode(episode_id)
         episode = load_episode(store, episode_id)
         views = views_of(episode)
+        # Checked before anything is printed: an error follows no half of the output.
+        if as_agent is not None and as_agent not in views.agents:
+            fail(
+                f"unknown agent {as_agent!r} in episode {episode_id} "
+                f"(agents: {', '.join(episode.spec.agent_names)})"
+            )
         _print_header(record)
         if as_agent is None:
             typer.echo(f"\n{episode.spec.background().to_natural_language()}\n")
             print_transcript("the full transcript (private actions marked)", views.transcript())
             print_scores(record.scores)
             return
-        if as_agent not in views.agents:
-            fail(
-                f"unknown agent {as_agent!r} in episode {episode_id} "
-                f"(agents: {', '.join(episode.spec.agent_names)})"
-            )
         view = views.agents[as_agent]
         typer.echo(f"\n{view.background.to_natural_language()}\n")
         print_transcript(f"as {as_agent} saw it", view.transcript())

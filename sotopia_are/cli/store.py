@@ -7,24 +7,29 @@ written by ``export`` (or ``demo``) imports back as an episode.
 
 from __future__ import annotations
 
+import io
 import json
-import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TextIO
+from typing import Annotated, Any
 
 import typer
 
+from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.social import import_episode
 from sotopia_are.storage import (
     AgentProfile,
     EnvironmentProfile,
+    EpisodeExistsError,
     EpisodeLog,
     EpisodeStatus,
     EpisodeStore,
     RelationshipProfile,
     StoredModel,
+    episode_status,
     export_episode_json,
     export_episodes,
     import_episodes,
@@ -132,13 +137,6 @@ def list_(
             )
 
 
-def _output(path: Path | None) -> TextIO:
-    if path is None or str(path) == "-":
-        return sys.stdout
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path.open("w", encoding="utf-8")
-
-
 def export(
     episode_id: Annotated[
         str | None, typer.Argument(help="The episode to export (or --all).", show_default=False)
@@ -163,18 +161,18 @@ def export(
     data_dir: DataDirOption = None,
     redis_url: RedisUrlOption = None,
 ) -> None:
-    """Export stored episodes as JSONL (re-importable with 'import') or ARE scenario JSON."""
+    """Export stored episodes as JSONL (re-importable with 'import') or ARE scenario JSON.
+
+    Files are written whole or not at all: everything is read from the store first, then
+    each file goes to a temporary file renamed over the target."""
     if (episode_id is None) == (not all_):
         fail("give an EPISODE_ID or --all (one of the two)")
     with open_store(data_dir, redis_url) as store, cli_errors():
         ids = store.episode_ids() if all_ else [store.get_episode(str(episode_id)).pk]
         if format_ is ExportFormat.jsonl:
-            out = _output(output)
-            try:
-                count = export_episodes(store, out, ids)
-            finally:
-                if out is not sys.stdout:
-                    out.close()
+            buffer = io.StringIO()
+            count = export_episodes(store, buffer, ids)
+            _write(output, buffer.getvalue())
             _done(f"exported {count} episodes", output)
             return
         if not all_:
@@ -183,21 +181,20 @@ def export(
             return
         if output is None:
             fail("--all --format are writes one file per episode: give a directory with -o")
-        output.mkdir(parents=True, exist_ok=True)
-        for pk in ids:
-            (output / f"{pk}.json").write_text(
-                export_episode_json(store, pk, indent=2), encoding="utf-8"
-            )
+        # All read before any is written: a store error leaves no partial set of files.
+        texts = {pk: export_episode_json(store, pk, indent=2) for pk in ids}
+        for pk, text in texts.items():
+            write_text_atomically(str(output / f"{pk}.json"), text)
         _done(f"exported {len(ids)} episodes as ARE JSON", output)
 
 
 def _write(path: Path | None, text: str) -> None:
-    out = _output(path)
-    try:
-        out.write(text + "\n")
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    """``text`` to stdout, or atomically to ``path`` (a newline ends a single document)."""
+    ending = "" if text.endswith("\n") or not text else "\n"
+    if path is None or str(path) == "-":
+        typer.echo(text + ending, nl=False)
+    else:
+        write_text_atomically(str(path), text + ending)
 
 
 def _done(message: str, output: Path | None) -> None:
@@ -229,7 +226,7 @@ def _is_are_trace(text: str) -> bool:
     return isinstance(data, dict) and "completed_events" in data and "metadata" in data
 
 
-def _import_are(store: EpisodeStore, text: str, source: Path) -> str:
+def _import_are(store: EpisodeStore, text: str, source: Path, *, replace: bool) -> str:
     episode = import_episode(text)
     spec = episode.spec
     store.restore_episode(
@@ -241,13 +238,23 @@ def _import_are(store: EpisodeStore, text: str, source: Path) -> str:
             models=[""] * len(spec.agent_names),
             seed=spec.seed,
             spec=spec.model_dump(mode="json"),
-            status=EpisodeStatus.COMPLETE,
+            status=episode_status(episode),
             termination_reason=f"imported from ARE JSON {source.name}",
             metadata={"imported_from": str(source)},
         ),
         episode.events,
+        replace=replace,
     )
     return spec.episode_id
+
+
+@contextmanager
+def _refuse_existing() -> Iterator[None]:
+    """An episode id already stored: one error naming it and the way to overwrite it."""
+    try:
+        yield
+    except EpisodeExistsError as error:
+        fail(f"{error}; pass --replace to overwrite")
 
 
 def import_(
@@ -258,15 +265,24 @@ def import_(
     kind: Annotated[
         ImportKind, typer.Option("--kind", help="What the JSONL file holds.")
     ] = ImportKind.auto,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace", help="Overwrite stored episodes with the same ids (and their data)."
+        ),
+    ] = False,
     data_dir: DataDirOption = None,
     redis_url: RedisUrlOption = None,
 ) -> None:
     """Import episodes or profiles (JSONL; SOTOPIA's profile files too) or an ARE episode
-    file into the store. A file with a bad line imports nothing."""
+    file into the store. A file with a bad line imports nothing; nor does one with an
+    episode id already stored, unless --replace. An episode keeps the status it was
+    exported with (an ARE file that does not say is imported as complete)."""
     text = read_text(file)
-    with open_store(data_dir, redis_url) as store, cli_errors():
+    with open_store(data_dir, redis_url) as store, cli_errors(), _refuse_existing():
         if _is_are_trace(text):
-            typer.echo(f"imported episode {_import_are(store, text, file)} from ARE JSON {file}")
+            pk = _import_are(store, text, file, replace=replace)
+            typer.echo(f"imported episode {pk} from ARE JSON {file}")
             return
         lines = text.splitlines()
         if kind is ImportKind.auto:
@@ -281,7 +297,7 @@ def import_(
                 fail(f"{file}:1: expected a JSON object")
             kind = _kind_of(record)
         if kind is ImportKind.episodes:
-            ids = import_episodes(store, lines, source=str(file))
+            ids = import_episodes(store, lines, source=str(file), replace=replace)
         else:
             ids = import_records(store, _PROFILE_MODELS[kind], lines, source=str(file))
         typer.echo(f"imported {len(ids)} {kind.value} from {file}")

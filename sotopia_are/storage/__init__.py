@@ -4,11 +4,18 @@
 work on plain Redis ≥ 6.2 with no modules. See the README's "Storage" section.
 """
 
-from sotopia_are.storage.are_export import episode_trace, export_episode_json, load_episode
+from sotopia_are.storage.are_export import (
+    STATUS_KEY,
+    episode_status,
+    episode_trace,
+    export_episode_json,
+    load_episode,
+)
 from sotopia_are.storage.connection import REDIS_URL_ENV, connect, redact_url
 from sotopia_are.storage.embedded import DATA_DIR_ENV, EmbeddedRedis, default_data_dir
 from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus, stable_episode_id
 from sotopia_are.storage.errors import (
+    EpisodeExistsError,
     EpisodeStateError,
     JsonlFormatError,
     RecordNotFoundError,
@@ -37,9 +44,11 @@ from sotopia_are.storage.store import EpisodeStore
 __all__ = [
     "DATA_DIR_ENV",
     "REDIS_URL_ENV",
+    "STATUS_KEY",
     "AgentProfile",
     "EmbeddedRedis",
     "EnvironmentProfile",
+    "EpisodeExistsError",
     "EpisodeLog",
     "EpisodeRecorder",
     "EpisodeStateError",
@@ -55,6 +64,7 @@ __all__ = [
     "StoredModel",
     "connect",
     "default_data_dir",
+    "episode_status",
     "episode_trace",
     "export_episode_json",
     "export_episodes",

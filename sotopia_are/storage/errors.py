@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "EpisodeExistsError",
     "EpisodeStateError",
     "JsonlFormatError",
     "RecordNotFoundError",
@@ -33,6 +34,10 @@ class RecordNotFoundError(StorageError, KeyError):
 
 class EpisodeStateError(StorageError):
     """An episode operation that its current status forbids (e.g. restarting a complete one)."""
+
+
+class EpisodeExistsError(EpisodeStateError):
+    """Restoring (importing) an episode whose id is already stored, without ``replace``."""
 
 
 class StorageConflictError(StorageError):

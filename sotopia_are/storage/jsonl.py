@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.storage.episode_log import EpisodeLog
-from sotopia_are.storage.errors import JsonlFormatError
+from sotopia_are.storage.errors import EpisodeExistsError, JsonlFormatError
 from sotopia_are.storage.fields import dumps_canonical
 from sotopia_are.storage.profiles import AgentProfile, EnvironmentProfile, RelationshipProfile
 from sotopia_are.storage.record import StoredModel
@@ -99,11 +99,14 @@ def export_episodes(
 
 
 def import_episodes(
-    store: EpisodeStore, lines: Iterable[str], *, source: str = "<input>"
+    store: EpisodeStore, lines: Iterable[str], *, source: str = "<input>", replace: bool = False
 ) -> list[str]:
-    """Store the episodes in ``lines`` (replacing any with the same pk); their pks.
+    """Store the episodes in ``lines``; their pks.
 
-    Every line is checked before the first episode is written.
+    Every line is checked before the first episode is written: a bad line is a
+    :class:`JsonlFormatError`, an id given twice or (without ``replace``) already stored
+    an :class:`EpisodeExistsError` naming the ids; either way nothing is written. With
+    ``replace``, stored episodes with those ids are overwritten.
     """
     parsed: list[tuple[EpisodeLog, list[ExportedCompletedEvent], list[dict[str, Any]]]] = []
     for number, data in _objects(lines, source):
@@ -115,8 +118,21 @@ def import_episodes(
             parsed.append((EpisodeLog.from_document(data), events, calls))
         except (ValidationError, ValueError, TypeError) as error:
             raise JsonlFormatError(f"{source}:{number}: not a valid episode: {error}") from None
+    pks = [episode.pk for episode, _, _ in parsed]
+    twice = sorted({pk for pk in pks if pks.count(pk) > 1})
+    if twice:
+        raise EpisodeExistsError(
+            f"{source}: episode {', '.join(twice)} appears more than once; nothing was imported"
+        )
+    if not replace:
+        existing = [pk for pk in pks if store.exists(EpisodeLog, pk)]
+        if existing:
+            raise EpisodeExistsError(
+                f"episode {', '.join(existing)} already exists in {store.location}; "
+                "nothing was imported"
+            )
     for episode, events, calls in parsed:
-        store.restore_episode(episode, events, calls)
+        store.restore_episode(episode, events, calls, replace=replace)
     return [episode.pk for episode, _, _ in parsed]
 
 

@@ -31,6 +31,7 @@ from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.storage.embedded import EmbeddedRedis
 from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus
 from sotopia_are.storage.errors import (
+    EpisodeExistsError,
     EpisodeStateError,
     RecordNotFoundError,
     StorageConflictError,
@@ -436,9 +437,15 @@ class EpisodeStore:
         episode: EpisodeLog,
         events: Sequence[ExportedCompletedEvent | CompletedEvent],
         calls: Sequence[Mapping[str, Any]] = (),
+        *,
+        replace: bool = False,
     ) -> EpisodeLog:
-        """Write a whole episode (as exported elsewhere) in one transaction, replacing any
-        episode with its pk; ``event_count`` is set from ``events``."""
+        """Write a whole episode (as exported elsewhere) in one transaction; ``event_count``
+        is set from ``events``.
+
+        An episode with its pk is an :class:`EpisodeExistsError` (nothing written) unless
+        ``replace``, which drops it, its events and calls first.
+        """
         key = episode.redis_key(episode.pk)
         restored = episode.replace(event_count=len(events))
         payloads = [encode_event(event) for event in events]
@@ -446,6 +453,11 @@ class EpisodeStore:
 
         def write(pipe: Any) -> EpisodeLog:
             old = _read_episode(pipe, episode.pk)
+            if old is not None and not replace:
+                raise EpisodeExistsError(
+                    f"episode {episode.pk} already exists in {self.location} "
+                    f"({old.status.value}); nothing was written"
+                )
             pipe.multi()
             pipe.delete(
                 key,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from sotopia_are.messages import AgentAction
 from sotopia_are.simulation.data_handler.exporter import convert_completed_event
 from sotopia_are.social import AgentTurn, CallRecord, export_episode, run_episode, run_episodes
 from sotopia_are.storage import (
+    STATUS_KEY,
     EpisodeRecorder,
     EpisodeStatus,
     EpisodeStore,
@@ -42,8 +44,10 @@ async def test_storage_recorder_streams_a_real_episode(store: EpisodeStore) -> N
     assert store.read_events("flat-1") == [convert_completed_event(e) for e in result.events]
     assert store.episode_ids(tag="demo", scenario="fridge", model="openai/test-model") == ["flat-1"]
     assert stored.usage["calls"] == 0 and stored.cost_usd is None
-    # ARE JSON from the store is, byte for byte, what the live run exports.
-    assert export_episode_json(store, "flat-1") == export_episode(result)
+    # ARE JSON from the store is what the live run exports, plus the stored status.
+    stored_json = json.loads(export_episode_json(store, "flat-1"))
+    assert stored_json["metadata"]["runner_config"].pop(STATUS_KEY) == "complete"
+    assert stored_json == json.loads(export_episode(result))
     loaded = load_episode(store, "flat-1")
     assert loaded.spec == spec
     assert [e.event_id for e in loaded.events] == [e.event_id for e in result.events]
