@@ -340,7 +340,8 @@ def batch(
                 if episode.pk in ids
             ]
             if judge_model is not None:
-                unjudged = {episode.pk for episode in complete if not episode.evaluation}
+                # No scores: never rated, or every judge sample failed.
+                unjudged = {episode.pk for episode in complete if not episode.scores}
             done = {episode.pk for episode in complete} - unjudged
         else:
             existing = set(store.episode_ids(tag=batch_tag)) & ids
