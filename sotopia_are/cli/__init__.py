@@ -1,7 +1,8 @@
 """The `sotopia-are` command line: one Typer app, one module per command group.
 
 Every command has ``--help``. Exit codes: 0 success, 1 a user or input error (one
-``error: …`` line on stderr), 2 a usage error.
+``error: …`` line on stderr) or an episode that failed or could not be rated, 2 a usage
+error, 130 Ctrl-C, 141 a closed output pipe (see :mod:`sotopia_are.cli.common`).
 """
 
 import typer

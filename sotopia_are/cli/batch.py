@@ -382,7 +382,7 @@ def batch(
         try:
             outcomes = _execute(jobs, len(pending), len(done))
         except KeyboardInterrupt:
-            _mark_left_running(store, [item.spec.episode_id for item in pending])
+            _mark_left_running(store, batch_tag, [item.spec.episode_id for item in pending])
             typer.echo("interrupted; rerun with --resume", err=True)
             raise typer.Exit(code=INTERRUPTED_EXIT) from None
         elapsed = time.perf_counter() - started
@@ -391,10 +391,10 @@ def batch(
             raise typer.Exit(code=1)
 
 
-def _mark_left_running(store: EpisodeStore, episode_ids: Sequence[str]) -> None:
-    """Mark ``incomplete`` those of this batch's episodes that its stopped workers left
-    ``running`` (a terminated worker records nothing itself)."""
-    for episode in store.list_episodes(status=EpisodeStatus.RUNNING):
+def _mark_left_running(store: EpisodeStore, tag: str, episode_ids: Sequence[str]) -> None:
+    """Mark ``incomplete`` those of this run's episodes (of batch ``tag``) that its stopped
+    workers left ``running`` (a terminated worker records nothing itself)."""
+    for episode in store.list_episodes(tag=tag, status=EpisodeStatus.RUNNING):
         if episode.pk in episode_ids:
             # It may have ended since it was listed; that is fine either way.
             with contextlib.suppress(StorageError):
