@@ -182,6 +182,40 @@ def test_cli_run_ctrl_c_stores_incomplete_and_exits_130(
     assert episode.status is EpisodeStatus.INCOMPLETE and "interrupted" in episode.error
 
 
+def test_cli_batch_ctrl_c_with_workers_points_at_resume(
+    redis_url: str, llm_server: LocalLLMServer, tmp_path: Path
+) -> None:
+    llm_server.rule = lambda body: SPEAK
+    llm_server.latency = 0.2
+    command = [sys.executable, "-c", "from sotopia_are.cli import main; main()", "batch",
+               str(specs_file(tmp_path)), "--model", MODEL, "--api-base", llm_server.url,
+               "--no-evaluate", "--workers", "2", "--tag", "bk"]  # fmt: skip
+    # A session of its own: Ctrl-C goes to the whole process group, workers included.
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "REDIS_OM_URL": redis_url},
+        start_new_session=True,
+    )
+    try:
+        with connect() as store:
+            deadline = time.monotonic() + 60
+            while not any(e.event_count for e in store.list_episodes(tag="bk")):
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    assert "interrupted; rerun with --resume" in stderr and "Traceback" not in stderr
+    with connect() as store:
+        assert not store.list_episodes(tag="bk", status=EpisodeStatus.RUNNING)
+        assert store.list_episodes(tag="bk", status=EpisodeStatus.INCOMPLETE)
+
+
 # -- import, export --------------------------------------------------------------------
 
 
