@@ -19,11 +19,7 @@ from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.apps.registry import AppRegistry, default_app_registry
 from sotopia_are.simulation.data_handler.errors import ScenarioFormatError
 from sotopia_are.simulation.data_handler.importer import JsonScenarioImporter
-from sotopia_are.simulation.environment import (
-    Environment,
-    EnvironmentConfig,
-    EnvironmentState,
-)
+from sotopia_are.simulation.environment import EnvironmentState, run_in_oracle_mode
 from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
     ScenarioImportedFromJson,
 )
@@ -155,18 +151,7 @@ def run(
 ) -> None:
     """Run FILE in oracle mode on a virtual clock and print the completed events."""
     scenario, _ = _import(file, apps, skip_app, skip_unknown_apps)
-    env = Environment(
-        EnvironmentConfig(
-            start_time=scenario.start_time,
-            duration=scenario.duration,
-            time_increment_in_seconds=scenario.time_increment_in_seconds,
-            oracle_mode=True,
-            queue_based_loop=True,
-            exit_when_no_events=True,
-            verbose=False,
-        )
-    )
-    env.run(scenario)
+    env = run_in_oracle_mode(scenario)
     events = env.event_log.list_view()
     start = float(scenario.start_time or 0)
     Console().print(_table(events, start, f"{scenario.scenario_id}: {len(events)} events"))

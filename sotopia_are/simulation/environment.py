@@ -57,6 +57,7 @@ __all__ = [
     "EnvironmentState",
     "EnvironmentType",
     "EventLog",
+    "run_in_oracle_mode",
 ]
 
 logger = logging.getLogger(__name__)
@@ -714,6 +715,24 @@ class Environment(AbstractEnvironment):
                 wait = increment if self.end_time is None else min(increment, self.end_time - now)
             if self._stop_signal.wait(wait):
                 return
+
+
+def run_in_oracle_mode(scenario: Scenario) -> Environment:
+    """Run ``scenario`` to its end in oracle mode on a virtual clock, with the scenario's
+    own start time, duration and tick; return the environment (its log holds the run)."""
+    env = Environment(
+        EnvironmentConfig(
+            start_time=scenario.start_time,
+            duration=scenario.duration,
+            time_increment_in_seconds=scenario.time_increment_in_seconds,
+            oracle_mode=True,
+            queue_based_loop=True,
+            exit_when_no_events=True,
+            verbose=False,
+        )
+    )
+    env.run(scenario)
+    return env
 
 
 def _has_placeholder(args: dict[str, Any]) -> bool:

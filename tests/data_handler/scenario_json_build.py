@@ -3,27 +3,7 @@
 import json
 from typing import Any
 
-from sotopia_are.simulation.environment import Environment, EnvironmentConfig
-from sotopia_are.simulation.scenarios.scenario import Scenario
-
-__all__ = ["oracle_run", "without_oracle_action_ids"]
-
-
-def oracle_run(scenario: Scenario) -> Environment:
-    """Run ``scenario`` to the end in oracle mode on a virtual clock."""
-    env = Environment(
-        EnvironmentConfig(
-            start_time=scenario.start_time,
-            duration=scenario.duration,
-            time_increment_in_seconds=scenario.time_increment_in_seconds,
-            oracle_mode=True,
-            queue_based_loop=True,
-            exit_when_no_events=True,
-            verbose=False,
-        )
-    )
-    env.run(scenario)
-    return env
+__all__ = ["without_oracle_action_ids"]
 
 
 def without_oracle_action_ids(text: str) -> dict[str, Any]:

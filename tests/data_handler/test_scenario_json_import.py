@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 from scenario_json_apps import are_registry, make_test_registry
-from scenario_json_build import oracle_run
 
 from sotopia_are.simulation.apps.registry import AppRegistry
 from sotopia_are.simulation.data_handler.errors import ScenarioFormatError, format_json_path
@@ -15,7 +14,7 @@ from sotopia_are.simulation.data_handler.exporter import JsonScenarioExporter
 from sotopia_are.simulation.data_handler.importer import JsonScenarioImporter
 from sotopia_are.simulation.data_handler.models import ExportedTrace
 from sotopia_are.simulation.data_handler.values import OpaqueValue
-from sotopia_are.simulation.environment import Environment
+from sotopia_are.simulation.environment import Environment, run_in_oracle_mode
 from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
     BenchmarkScenarioImportedFromJson,
 )
@@ -38,7 +37,7 @@ def summary(events: Any) -> list[tuple[str, str, float, str, str]]:
 def test_real_exports_import_and_run_like_are_ran_them(text: str) -> None:
     scenario, completed, world_logs = JsonScenarioImporter(are_registry()).import_from_json(text)
     assert scenario.import_report is not None and scenario.import_report.summary() == ""
-    env = oracle_run(scenario)
+    env = run_in_oracle_mode(scenario)
     # Same events at the same times as in ARE's own run recorded in the file.
     assert summary(env.event_log) == summary(completed)
     assert [e.get_args() for e in env.event_log] == [e.get_args() for e in completed]
@@ -136,7 +135,7 @@ def test_documentation_example_imports_with_unknown_apps_skipped() -> None:
     assert scenario.tags == ("email", "communication", "customer-service")
     assert scenario.hints is not None and scenario.hints[0].content.startswith("Check")
     assert scenario.context is not None and completed == []
-    oracle_run(scenario)
+    run_in_oracle_mode(scenario)
 
 
 def test_benchmark_import_carries_hugging_face_metadata() -> None:

@@ -7,11 +7,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scenario_json_apps import Echo, always_true, echo_was_called, make_test_registry, never_true
-from scenario_json_build import oracle_run, without_oracle_action_ids
+from scenario_json_build import without_oracle_action_ids
 
 from sotopia_are.simulation.data_handler.exporter import JsonScenarioExporter
 from sotopia_are.simulation.data_handler.importer import JsonScenarioImporter
-from sotopia_are.simulation.environment import Environment
+from sotopia_are.simulation.environment import Environment, run_in_oracle_mode
 from sotopia_are.simulation.ids import id_namespace
 from sotopia_are.simulation.scenarios.scenario import Scenario
 from sotopia_are.simulation.types import (
@@ -147,19 +147,19 @@ def import_(text: str) -> Any:
 @given(scenarios())
 def test_export_import_export_is_byte_identical(drawn: tuple[float, list[EventSpec], int]) -> None:
     scenario = build(*drawn)
-    first = export(oracle_run(scenario), scenario)
+    first = export(run_in_oracle_mode(scenario), scenario)
 
     imported, completed, world_logs = import_(first)
     assert export(Environment(), imported, completed_events=completed) == first
     assert world_logs == []
 
     # Running the imported scenario gives the same events and the same run.
-    rerun = export(oracle_run(imported), imported)
+    rerun = export(run_in_oracle_mode(imported), imported)
     assert without_oracle_action_ids(rerun) == without_oracle_action_ids(first)
 
     # ... and from then on every cycle gives exactly the same bytes.
     again, _, _ = import_(rerun)
-    assert export(oracle_run(again), again) == rerun
+    assert export(run_in_oracle_mode(again), again) == rerun
 
 
 def test_every_event_kind_survives_with_its_details() -> None:
@@ -173,7 +173,7 @@ def test_every_event_kind_survives_with_its_details() -> None:
         EventSpec("STOP", [5], 1.0, None, {}, None, None, 1),
     ]
     scenario = build(100.0, specs, 1)
-    first = export(oracle_run(scenario), scenario)
+    first = export(run_in_oracle_mode(scenario), scenario)
     data = json.loads(first)
     assert [(e["class_name"], e["event_type"]) for e in data["events"]] == [
         ("Event", "ENV"),
@@ -220,5 +220,5 @@ def test_every_event_kind_survives_with_its_details() -> None:
     validation = completed[5].metadata.return_value
     assert validation.success and validation.failed_milestones == []
     assert imported.hints is not None and imported.hints[0].hint_type is HintType.TASK_HINT
-    rerun = export(oracle_run(imported), imported)
+    rerun = export(run_in_oracle_mode(imported), imported)
     assert without_oracle_action_ids(rerun) == without_oracle_action_ids(first)
