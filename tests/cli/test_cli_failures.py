@@ -150,27 +150,37 @@ def test_cli_evaluate_refuses_an_unfinished_episode(redis_url: str) -> None:
     assert "ScriptExhausted" not in result.output
 
 
+def start_mid_episode(
+    args: list[str], tag: str, redis_url: str, *, own_session: bool = False
+) -> subprocess.Popen[str]:
+    """Start ``sotopia-are ARGS`` in a subprocess; return once its first event is stored."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from sotopia_are.cli import main; main()", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "REDIS_OM_URL": redis_url},
+        start_new_session=own_session,
+    )
+    with connect() as store:
+        deadline = time.monotonic() + 60
+        while not any(e.event_count for e in store.list_episodes(tag=tag)):
+            if time.monotonic() >= deadline or process.poll() is not None:
+                process.kill()
+                raise AssertionError(f"no event stored: {process.communicate()[1]}")
+            time.sleep(0.05)
+    return process
+
+
 def test_cli_run_ctrl_c_stores_incomplete_and_exits_130(
     redis_url: str, llm_server: LocalLLMServer
 ) -> None:
     llm_server.rule = lambda body: SPEAK
     llm_server.latency = 0.2  # slow replies: the episode is mid-way when Ctrl-C comes
-    command = [sys.executable, "-c", "from sotopia_are.cli import main; main()", "run",
-               str(BAKERY_SPEC), "--model", MODEL, "--api-base", llm_server.url,
-               "--no-evaluate", "--max-turns", "50", "--tag", "sigint"]  # fmt: skip
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "REDIS_OM_URL": redis_url},
-    )
+    args = ["run", str(BAKERY_SPEC), "--model", MODEL, "--api-base", llm_server.url,
+            "--no-evaluate", "--max-turns", "50", "--tag", "sigint"]  # fmt: skip
+    process = start_mid_episode(args, "sigint", redis_url)
     try:
-        with connect() as store:
-            deadline = time.monotonic() + 60
-            while not any(e.event_count for e in store.list_episodes(tag="sigint")):
-                assert time.monotonic() < deadline and process.poll() is None
-                time.sleep(0.05)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
     finally:
@@ -187,24 +197,11 @@ def test_cli_batch_ctrl_c_with_workers_points_at_resume(
 ) -> None:
     llm_server.rule = lambda body: SPEAK
     llm_server.latency = 0.2
-    command = [sys.executable, "-c", "from sotopia_are.cli import main; main()", "batch",
-               str(specs_file(tmp_path)), "--model", MODEL, "--api-base", llm_server.url,
-               "--no-evaluate", "--workers", "2", "--tag", "bk"]  # fmt: skip
+    args = ["batch", str(specs_file(tmp_path)), "--model", MODEL, "--api-base", llm_server.url,
+            "--no-evaluate", "--workers", "2", "--tag", "bk"]  # fmt: skip
     # A session of its own: Ctrl-C goes to the whole process group, workers included.
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "REDIS_OM_URL": redis_url},
-        start_new_session=True,
-    )
+    process = start_mid_episode(args, "bk", redis_url, own_session=True)
     try:
-        with connect() as store:
-            deadline = time.monotonic() + 60
-            while not any(e.event_count for e in store.list_episodes(tag="bk")):
-                assert time.monotonic() < deadline and process.poll() is None
-                time.sleep(0.05)
         os.killpg(process.pid, signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
     finally:
