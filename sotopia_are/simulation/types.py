@@ -607,7 +607,10 @@ class StopEvent(AbstractEvent):
     event_type: EventType = EventType.STOP
 
 
-_SIGNATURES: dict[Callable[..., Any], inspect.Signature] = {}
+@functools.lru_cache(maxsize=1024)
+def _signature(func: Callable[..., Any]) -> inspect.Signature:
+    """``inspect.signature`` once per decorated method (it is slow on the per-call path)."""
+    return inspect.signature(func)
 
 
 def _named_args(
@@ -616,9 +619,7 @@ def _named_args(
     """The call's arguments by parameter name (defaults not filled in)."""
     if not args:
         return dict(kwargs)
-    signature = _SIGNATURES.get(func)
-    if signature is None:
-        signature = _SIGNATURES.setdefault(func, inspect.signature(func))
+    signature = _signature(func)
     bound = signature.bind(app, *args, **kwargs).arguments
     bound.pop(next(iter(signature.parameters)))
     return dict(bound)
