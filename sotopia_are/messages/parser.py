@@ -1,11 +1,22 @@
 """Parse human-written conversation scripts into `(speaker, AgentAction)` pairs.
 
 A line-oriented state machine that knows the participants' names. It reads a context
-preamble, `Turn #N` headers (alone or followed by the action), headerless screenplays,
-all five action kinds in Sotopia's rendered form and their colon forms, private actions,
-and quoted speech that runs over several lines — even speech that itself contains
+preamble, `Turn #N` headers (alone or followed by the action, `Turn 1:`, `Turn #2`, any mix
+in one script), headerless screenplays, all five action kinds in Sotopia's rendered form
+and their colon forms (`Name: did nothing.`; trailing `,` `.` `;` are tolerated), private
+actions, and quoted speech that runs over several lines — even speech that itself contains
 `Turn #N:` lines. Anything else is a `ScriptParseError` naming the line. It never guesses
 a speaker.
+
+Where quoted speech ends: at the first line ending in its closing quote that is followed
+by the end of the script or by a well-formed next step — a participant's action, or a turn
+header numbered above the current turn (alone, or with a participant's action) — provided
+that step reads through to a well-formed step after it too (one step of look-ahead, so an
+embedded transcript's `Turn #5: Ann said: "…"` does not end the speech when what follows
+it cannot be read). A bare `Turn #N` line always starts the next turn. If the line that
+closes a speech reads as an explicit action of its own (`Bob said: "…"`, `Bob [action] …`,
+`Turn #N: Bob …` from this turn on), the script cannot tell a missing quote from quoted text, and
+that is a `ScriptParseError` at the line rather than a guess.
 
 In a script with turn headers, the lines before the first header are its context:
 screenplay-looking lines there (`Alice: a baker, 30`) describe people, they are not speech.
@@ -39,8 +50,10 @@ _PRIVATE = re.compile(r"\[\s*private\s+to\s*(\[[^\]]*\]|[^\]]*)\]\s*", re.IGNORE
 _COLON = re.compile(r"\s*:\s*")
 _SAID = re.compile(r"(?:\[speak\]\s*)?said\s*:\s*", re.IGNORECASE)
 _BRACKETED = re.compile(r"\[(action|non-verbal communication)\]\s*", re.IGNORECASE)
-_NOTHING = re.compile(r"did nothing\.?", re.IGNORECASE)
-_LEAVE = re.compile(r"left the conversation\.?", re.IGNORECASE)
+# People end actions with stray punctuation (`Name: left the conversation,`).
+_TRAILING = r"[\s,.;]*"
+_NOTHING = re.compile(rf"did nothing{_TRAILING}", re.IGNORECASE)
+_LEAVE = re.compile(rf"left the conversation{_TRAILING}", re.IGNORECASE)
 # What a speaker's name looks like when we do not know it: one to five words without
 # the characters that separate a name from its action.
 _NAME_LIKE = r"[^\s:\[\]\"#]+(?: [^\s:\[\]\"]+){0,4}?"
@@ -53,11 +66,21 @@ _ACTION_LIKE = re.compile(
 _SCREENPLAY_LIKE = re.compile(rf"(?P<name>{_NAME_LIKE})\s*:")
 # A line that ends like `Name did nothing` for some name; with a `:` or `[` after the first
 # character, this is every line that can start an action for some list of participants.
-_ENDS_LIKE_ACTION = re.compile(r"\S.*\s(?:did nothing|left the conversation)\.?", re.IGNORECASE)
+_ENDS_LIKE_ACTION = re.compile(
+    rf"\S.*\s(?:did nothing|left the conversation){_TRAILING}", re.IGNORECASE
+)
+# A superset of the lines that read as an explicit action (see `_Start.explicit`) for some
+# participant names: `said:`, a bracketed kind or private prefix, or `Name: "quoted"`.
+_EXPLICIT_LIKE = re.compile(
+    r"said\s*:|\[\s*(?:action|non-verbal communication|private\s+to)|:\s*[\"\u201c]",
+    re.IGNORECASE,
+)
 # Speech may be quoted with straight or with typographic double quotes.
 _QUOTES = {'"': '"', "\u201c": "\u201d"}
-
-Layout = Literal["block", "inline"]
+# What may follow a closing quote: one `,` (an artifact of transcripts exported from JSON
+# lists), or in the colon form, where people write `Name: "Hi".`, any of `,` `.` `;`.
+_AFTER_QUOTE = re.compile(r",?$")
+_AFTER_QUOTE_COLON = re.compile(rf"{_TRAILING}$")
 
 
 class ScriptParseError(ValueError):
@@ -98,6 +121,19 @@ class _Start:
     """The quote that closes the speech: `"`, or `\u201d` after an opening `\u201c`."""
     screenplay: bool = False
     """The public `Name: text` form, which a preamble also uses to describe people."""
+    colon: bool = False
+    """Written in a colon form (`Name: …`, `Name [private to …]: …`)."""
+
+    @property
+    def explicit(self) -> bool:
+        """Whether the line says outright that it is an action: anything but unquoted
+        `Name: text`, which is also how speech quotes people."""
+        return not (self.screenplay and self.quote_at is None)
+
+
+# A well-formed next step: the action it starts (None for a bare header), the text the
+# action starts in (the line, or what follows its header) and the turn it belongs to.
+_Step = tuple[_Start | None, str, int | None]
 
 
 def _strip_markers(raw: str) -> str:
@@ -105,12 +141,14 @@ def _strip_markers(raw: str) -> str:
     return raw.lstrip().lstrip(">").lstrip()
 
 
-def _closing(text: str, closer: str = '"') -> str:
-    """`text` up to and including a closing quote at its end (a stray `,` after it is
-    an export artifact), or "" when it does not end in a quote."""
+def _closing(text: str, closer: str = '"', colon: bool = False) -> str:
+    """`text` up to and including a closing quote at its end (allowing what
+    `_AFTER_QUOTE`, or `_AFTER_QUOTE_COLON` in the colon form, allows after it), or ""
+    when it does not end in a quote."""
     text = text.rstrip()
-    if text.endswith(closer + ","):
-        text = text[:-1]
+    after = (_AFTER_QUOTE_COLON if colon else _AFTER_QUOTE).search(text)
+    assert after is not None  # both patterns match the empty end of any text
+    text = text[: after.start()]
     return text if text.endswith(closer) else ""
 
 
@@ -135,8 +173,9 @@ def unreadable_speech(speech: str) -> str | None:
     as itself, whoever the participants are; None when it reads back exactly.
 
     Quoted speech ends at a line ending in `"` that is followed by a participant's action,
-    and a bare `Turn #N` line always starts the next turn. The participants are not known
-    here, so any line that could start an action for some name counts as one.
+    a bare `Turn #N` line always starts the next turn, and a closing line that reads as an
+    explicit action of its own is an error. The participants are not known here, so any
+    line that could be such an action for some name counts as one.
     """
     lines = speech.split("\n")
     rendered = [*lines[:-1], lines[-1] + '"']  # the closing quote ends the last line
@@ -154,6 +193,8 @@ def unreadable_speech(speech: str) -> str | None:
                 f"its line {lines[following]!r} would read as a new action after the line "
                 f"{lines[position]!r}, which ends in a quote"
             )
+    if len(lines) > 1 and _EXPLICIT_LIKE.search(rendered[-1]):
+        return f"its last line {lines[-1]!r} would read as an action of its own"
     return None
 
 
@@ -173,7 +214,8 @@ def infer_speakers(text: str) -> list[str]:
 
 
 class _Parser:
-    """One pass over a script's lines; `run` returns the actions and the turn spans."""
+    """One pass over a script's lines (looking one step ahead where quoted speech may
+    end); `run` returns the actions and the turn spans."""
 
     def __init__(self, text: str, agent_names: Sequence[str], check_recipients: bool) -> None:
         self.names = list(agent_names)
@@ -182,7 +224,6 @@ class _Parser:
         text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
         self.lines = text.split("\n")
         self._drop_trailing_comma()
-        self.layout: Layout | None = None
         # Decided up front: in a script with headers, what precedes the first one is context.
         self.has_headers = any(self.header(_strip_markers(line)) for line in self.lines)
         self.turn: int | None = None
@@ -228,31 +269,37 @@ class _Parser:
             if match := _COLON.match(line, pos):
                 colon, pos = True, match.end()
         if match := _SAID.match(line, pos):
-            return self._speech(name, line, match.end(), to)
+            return self._speech(name, line, match.end(), to, colon=colon)
         if match := _BRACKETED.match(line, pos):
             kind: ActionType = (
                 "action" if match[1].lower() == "action" else "non-verbal communication"
             )
-            return _Start(name, kind, line[match.end() :].strip(), to, None)
+            return _Start(name, kind, line[match.end() :].strip(), to, None, colon=colon)
         rest = line[pos:].rstrip()
         if _NOTHING.fullmatch(rest):
-            return _Start(name, "none", "", to, None)
+            return _Start(name, "none", "", to, None, colon=colon)
         if _LEAVE.fullmatch(rest):
-            return _Start(name, "leave", "", to, None)
+            return _Start(name, "leave", "", to, None, colon=colon)
         if colon:  # screenplay form `Name: text`
-            return self._speech(name, line, pos, to, screenplay=to is None)
+            return self._speech(name, line, pos, to, colon=True, screenplay=to is None)
         return None
 
     @staticmethod
     def _speech(
-        name: str, line: str, pos: int, to: list[str] | None, *, screenplay: bool = False
+        name: str,
+        line: str,
+        pos: int,
+        to: list[str] | None,
+        *,
+        colon: bool,
+        screenplay: bool = False,
     ) -> _Start | None:
         text = line[pos:]
         if text[:1] in _QUOTES:
-            return _Start(name, "speak", "", to, pos + 1, _QUOTES[text[0]], screenplay)
+            return _Start(name, "speak", "", to, pos + 1, _QUOTES[text[0]], screenplay, colon)
         if not text.strip():
             return None
-        return _Start(name, "speak", text.strip(), to, None, screenplay=screenplay)
+        return _Start(name, "speak", text.strip(), to, None, screenplay=screenplay, colon=colon)
 
     def _recipients(self, raw: str, sender: str, index: int) -> list[str]:
         raw = raw.strip()
@@ -296,8 +343,6 @@ class _Parser:
                 number, rest = header
                 self.started = True
                 self.turn = number
-                if self.layout is None:
-                    self.layout = "inline" if rest.strip() else "block"
                 self.spans.append([index, index])
                 if not rest.strip():
                     index += 1
@@ -339,7 +384,7 @@ class _Parser:
             if self.has_headers:
                 if self.header(line):
                     return index
-            elif self._quiet_match(line, index):
+            elif self._try_match(line, index) is not None:
                 return index
         return len(self.lines)
 
@@ -364,7 +409,7 @@ class _Parser:
         """Record the action starting on line `index`; return the index after it."""
         last, argument = index, start.argument
         if start.quote_at is not None:
-            last, argument = self._quoted(line[start.quote_at :], index, start.closer)
+            last, argument = self._quoted(start, line[start.quote_at :], index)
         action = AgentAction(action_type=start.kind, argument=argument, to=start.to)
         self.actions.append(ScriptAction(start.speaker, action, self.turn, index + 1))
         if self.turn is None:  # headerless so far: each action is a turn of its own
@@ -375,14 +420,14 @@ class _Parser:
 
     # -- quoted speech ---------------------------------------------------------------------
 
-    def _quoted(self, first: str, index: int, closer: str) -> tuple[int, str]:
+    def _quoted(self, start: _Start, first: str, index: int) -> tuple[int, str]:
         """Find where speech opened on line `index` closes: `(last line, the speech)`.
 
-        The speech closes at a line ending in `closer` that is followed by the end of the
-        script, a participant's action or a turn header that fits the script (same
-        layout, a higher number); failing that, by any header; failing that, by anything.
-        The search stops at the first line that would start the next turn, so a missing
-        quote is reported.
+        The speech closes at a line ending in its closing quote that is followed by the
+        end of the script or a well-formed next step that reads through (see the module
+        docstring); failing that, by any header or a step that does not read through;
+        failing that, by anything. The search stops at the first line that starts the next
+        turn for sure, so a missing quote is reported.
         """
         # The earliest closing line of each strength: strong, weak, and one followed by a
         # line that is neither (which then gets its own error).
@@ -391,16 +436,16 @@ class _Parser:
             if end > index and self._starts_next_turn(end):
                 break
             text = first if end == index else self.lines[end]
-            if not _closing(text, closer):
+            if not _closing(text, start.closer, start.colon):
                 continue
             strength = self._boundary_after(end)
             if strength == "strong":
-                return end, self._speech_text(first, index, end, closer)
+                return self._closed_at(start, first, index, end)
             earliest.setdefault(strength, end)
         for strength in ("weak", "none"):
             if strength in earliest:
-                end = earliest[strength]
-                return end, self._speech_text(first, index, end, closer)
+                return self._closed_at(start, first, index, earliest[strength])
+        closer = start.closer
         if closer in first and first.rsplit(closer, 1)[1].strip() not in ("", ","):
             after = first.rsplit(closer, 1)[1].strip()
             raise self.error(
@@ -410,40 +455,100 @@ class _Parser:
             )
         raise self.error(f"this quoted speech is never closed with a {closer!r}", index)
 
-    def _speech_text(self, first: str, index: int, end: int, closer: str) -> str:
+    def _closed_at(self, start: _Start, first: str, index: int, end: int) -> tuple[int, str]:
+        """`(end, the speech)` for speech from line `index` closing on line `end`; raises if
+        line `end` also reads as an explicit action of its own, since a closing quote may
+        then be missing on an earlier line: that cannot be decided, so it is not guessed."""
+        if end > index:
+            # Numbers count as going on from this turn here: people repeat a number by mistake.
+            found = self._well_formed_step(end, self.turn, same_turn=True)
+            if found is not None and (found[0] is None or found[0].explicit):
+                repeated = " or a turn number repeated" if found[2] == self.turn else ""
+                raise self.error(
+                    f"this line closes the quoted speech opened on line {index + 1} but also "
+                    f"reads as an action of its own; is a closing quote missing on an earlier "
+                    f"line{repeated}? Close the speech before this line, or reword it",
+                    end,
+                )
         parts = [first, *self.lines[index + 1 : end + 1]]
-        parts[-1] = _closing(parts[-1], closer)[:-1]
-        return "\n".join(parts)
+        parts[-1] = _closing(parts[-1], start.closer, start.colon)[:-1]
+        return end, "\n".join(parts)
 
     def _starts_next_turn(self, index: int) -> bool:
-        line = _strip_markers(self.lines[index]).rstrip()
-        header = self.header(line)
-        if self.layout is None:  # headerless so far: the next action starts the next turn
-            return header is not None or self._quiet_match(line, index)
-        # In a `Turn #N` (block) script, quoted `Turn #N: …` lines are part of the speech.
-        return header is not None and not (self.layout == "block" and header[1])
+        """Whether line `index` starts the next turn whatever came before: a bare `Turn #N`
+        line, or in a script without headers any action. Quoted speech never spans it."""
+        line = _strip_markers(self.lines[index])
+        if not self.has_headers:
+            return self._try_match(line, index) is not None
+        return _bare_header(line)
 
     def _boundary_after(self, end: int) -> Literal["strong", "weak", "none"]:
-        following = next(
-            (i for i in range(end + 1, len(self.lines)) if self.lines[i].strip()),
-            None,
-        )
+        following = self._next_text_line(end)
         if following is None:
             return "strong"
-        line = _strip_markers(self.lines[following]).rstrip()
-        if header := self.header(line):
-            number, rest = header
-            fits_layout = not rest or self.layout in (None, "inline")
-            later = self.turn is None or number > self.turn
-            valid = not rest or self._quiet_match(rest, following)
-            return "strong" if fits_layout and later and valid else "weak"
-        return "strong" if self._quiet_match(line, following) else "none"
+        found = self._well_formed_step(following, self.turn)
+        if found is not None and self._reads_through(found, following):
+            return "strong"
+        header = self.header(_strip_markers(self.lines[following]))
+        return "weak" if header is not None or found is not None else "none"
 
-    def _quiet_match(self, line: str, index: int) -> bool:
-        try:
-            return self.match_action(line, index) is not None
-        except ScriptParseError:
+    def _next_text_line(self, index: int) -> int | None:
+        """The index of the first non-blank line after `index`, if any."""
+        return next((i for i in range(index + 1, len(self.lines)) if self.lines[i].strip()), None)
+
+    def _well_formed_step(
+        self, index: int, turn: int | None, *, same_turn: bool = False
+    ) -> _Step | None:
+        """What line `index` starts, if it is a well-formed next step after turn `turn`: a
+        participant's action, or a header numbered above `turn` (or equal to it, with
+        `same_turn`) with nothing or with a participant's action after it."""
+        line = _strip_markers(self.lines[index])
+        header = self.header(line)
+        if header is None:
+            start = self._try_match(line, index)
+            return None if start is None else (start, line, turn)
+        number, rest = header
+        if turn is not None and (number < turn or (number == turn and not same_turn)):
+            return None
+        if not rest.strip():
+            return None, rest, number
+        start = self._try_match(rest, index)
+        return None if start is None else (start, rest, number)
+
+    def _reads_through(self, step: _Step, index: int) -> bool:
+        """Whether `step` (on line `index`) ends, its quoted speech included, where a
+        well-formed step or the end of the script follows (no further look-ahead)."""
+        start, text, turn = step
+        if start is None:
+            return True  # a bare header
+        last: int | None = index
+        if start.quote_at is not None:
+            last = self._plain_close(start, text[start.quote_at :], index, turn)
+        if last is None:
             return False
+        following = self._next_text_line(last)
+        return following is None or self._well_formed_step(following, turn) is not None
+
+    def _plain_close(self, start: _Start, first: str, index: int, turn: int | None) -> int | None:
+        """The first line from `index` that closes `start`'s speech and is followed by a
+        well-formed step or the end of the script; None if there is none before the next
+        turn surely starts."""
+        for end in range(index, len(self.lines)):
+            if end > index and self._starts_next_turn(end):
+                return None
+            text = first if end == index else self.lines[end]
+            if _closing(text, start.closer, start.colon):
+                following = self._next_text_line(end)
+                if following is None or self._well_formed_step(following, turn) is not None:
+                    return end
+        return None
+
+    def _try_match(self, line: str, index: int) -> _Start | None:
+        """`match_action`, with None for a line whose recipients cannot be read."""
+        try:
+            return self.match_action(line, index)
+        except ScriptParseError:
+            return None
 
 
 def _check_names(agent_names: Sequence[str]) -> None:

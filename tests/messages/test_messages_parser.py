@@ -360,3 +360,88 @@ def test_duplicate_private_recipients_are_an_error_at_their_line() -> None:
         with pytest.raises(ScriptParseError, match="'Bob' is listed twice") as caught:
             parse()
         assert caught.value.line_number == 2
+
+
+def test_mixed_header_styles_and_line_endings_in_one_script() -> None:
+    # A speech must not swallow the next turn because the first header was a bare one.
+    text = (
+        'Turn 1:\nAnn said: "One."\nTurn #2:\nBob said: "Two."\n\n'
+        'Turn #3: Ann said: "Three."\r\nTurn 4\r\nBob said: "Four."\r\n'
+        "turn 5 Ann [action] waves\rTurn #6\rBob did nothing\r"
+    )
+    parsed = parse_script(text, ["Ann", "Bob"])
+    assert [(a.turn, a.speaker, a.action.argument) for a in parsed] == [
+        (1, "Ann", "One."),
+        (2, "Bob", "Two."),
+        (3, "Ann", "Three."),
+        (4, "Bob", "Four."),
+        (5, "Ann", "waves"),
+        (6, "Bob", ""),
+    ]
+    assert [a.line for a in parsed] == [2, 4, 6, 8, 9, 11]
+
+
+def test_a_well_formed_later_turn_ends_speech_whatever_the_first_header() -> None:
+    for first in ("Turn #1\nAlice said: ", "Turn #1: Alice said: "):
+        text = first + '"a\nb"\nTurn #2: Bob said: "c"\nTurn #3\nAlice did nothing\n'
+        assert pairs(text) == [
+            ("Alice", "speak", "a\nb", None),
+            ("Bob", "speak", "c", None),
+            ("Alice", "none", "", None),
+        ]
+
+
+@pytest.mark.parametrize("tail", [",", ".", ";", " ,", ".,;  ", ""])
+def test_colon_forms_with_trailing_punctuation(tail: str) -> None:
+    names = ["Ann", "Bob"]
+    text = (
+        f"Ann: left the conversation{tail}\nBob: did nothing{tail}\n"
+        f'Ann: "Hi"{tail}\nBob [private to Ann]: did nothing{tail}\n'
+        f"Ann [private to Bob]: left the conversation{tail}\nBob: [action] waves{tail}\n"
+        f'Ann: said: "Yes"{tail}\nBob left the conversation{tail}\n'
+    )
+    assert pairs(text, names) == [
+        ("Ann", "leave", "", None),
+        ("Bob", "none", "", None),
+        ("Ann", "speak", "Hi", None),
+        ("Bob", "none", "", ["Ann"]),
+        ("Ann", "leave", "", ["Bob"]),
+        ("Bob", "action", f"waves{tail}".strip(), None),
+        ("Ann", "speak", "Yes", None),
+        ("Bob", "leave", "", None),
+    ]
+
+
+def test_trailing_punctuation_after_a_quote_needs_the_colon_form() -> None:
+    # `said: "…".` is Sotopia's own form, where only a stray `,` is an export artifact.
+    with pytest.raises(ScriptParseError, match="text after the closing") as caught:
+        parse_script('Alice said: "Hi".\nBob did nothing\n', AB)
+    assert caught.value.line_number == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "opened"),
+    [
+        ('Turn #1: Alice said: "hi\nTurn #2: Bob said: "x"\nTurn #3: Alice said: "y"\n', 2, 1),
+        ('Turn #1\nAlice said: "hi\nBob said: "x"\nTurn #2\nAlice did nothing\n', 3, 2),
+        ('Turn #1\nAlice said: "hi\nBob [action] waves "x"\n', 3, 2),
+        ('Turn #1\nAlice said: "hi\nBob: "x"\n', 3, 2),
+        ('Turn #3: Alice said: "x"\nTurn #3: Bob said: "y"\n', 2, 1),
+    ],
+)
+def test_a_closing_line_that_reads_as_an_action_is_an_error_not_a_guess(
+    text: str, line: int, opened: int
+) -> None:
+    # A missing quote and quoted text cannot be told apart here: the parser says so.
+    with pytest.raises(ScriptParseError, match=f"opened on line {opened} but also reads") as err:
+        parse_script(text, AB)
+    assert err.value.line_number == line
+    assert str(err.value).endswith(text.split("\n")[line - 1])
+
+
+def test_speech_may_quote_actions_inside_it_and_unquoted_screenplay_at_its_end() -> None:
+    # Quoted across: the lines are inside the quotes; `Name: text` is how speech quotes.
+    text = 'Turn #1\nAlice said: "He wrote:\nBob said: "x"\nand left.\nBob: fine"\nTurn #2\n'
+    assert pairs(text) == [
+        ("Alice", "speak", 'He wrote:\nBob said: "x"\nand left.\nBob: fine', None)
+    ]
