@@ -5,6 +5,11 @@ Every agent here satisfies :class:`sotopia_are.social.protocol.SocialAgent` (a `
 ``messages``, ``social`` and ``llm`` only.
 """
 
+from sotopia_are.agents.action_reply import (
+    action_output_type,
+    match_participant,
+    normalize_action_reply,
+)
 from sotopia_are.agents.human_agent import (
     COMMANDS,
     HUMAN_TEMPLATE,
@@ -15,7 +20,6 @@ from sotopia_are.agents.human_agent import (
 from sotopia_are.agents.llm_agent import (
     ACTION_TEMPLATE,
     LLMAgent,
-    action_output_type,
     llm_agents_for,
 )
 from sotopia_are.agents.script_writing import (
@@ -49,6 +53,8 @@ __all__ = [
     "WrittenScript",
     "action_output_type",
     "llm_agents_for",
+    "match_participant",
+    "normalize_action_reply",
     "parse_command",
     "script_output_type",
     "script_turns",

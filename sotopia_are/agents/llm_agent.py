@@ -1,9 +1,10 @@
 """`LLMAgent`: an episode participant whose every action is one structured model call.
 
 The prompt is the template ``agent_action.j2`` rendered from the :class:`AgentTurn` alone
-(so the agent can only ever say what the runner let it see). The answer must be an
-:class:`AgentAction` whose type is one of the turn's available actions and whose private
-recipients (``to``) are other participants; anything else is fed back to the model by the
+(so the agent can only ever say what the runner let it see). The answer is normalised in
+form and must then be an :class:`AgentAction` whose type is one of the turn's available
+actions and whose private recipients (``to``) are other participants (see
+:mod:`sotopia_are.agents.action_reply`); anything else is fed back to the model by the
 LLM layer's retry, and a final failure raises :class:`GenerationError` — it is never
 turned into "did nothing".
 
@@ -16,54 +17,19 @@ episode's scope — use it as (or in) the runner's ``make_agents``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 
-from pydantic import JsonValue, ValidationInfo, create_model, field_validator
+from pydantic import JsonValue
 
+from sotopia_are.agents.action_reply import action_output_type
 from sotopia_are.llm import LLMCall, LLMSession
-from sotopia_are.messages import AgentAction, validate_recipients
-from sotopia_are.messages.action import ActionType
+from sotopia_are.messages import AgentAction
 from sotopia_are.social.protocol import AgentTurn
 from sotopia_are.social.spec import EpisodeSpec
 
-__all__ = ["ACTION_TEMPLATE", "LLMAgent", "action_output_type", "llm_agents_for"]
+__all__ = ["ACTION_TEMPLATE", "LLMAgent", "llm_agents_for"]
 
 ACTION_TEMPLATE = "agent_action.j2"
 """The default prompt template of :class:`LLMAgent` (in ``prompts/``)."""
-
-
-# Cached because building a pydantic model costs far more than a turn's framework budget,
-# and the same (sender, participants, actions) recur in every turn of every episode.
-@lru_cache(maxsize=1024)
-def action_output_type(
-    sender: str, participants: tuple[str, ...], available_actions: tuple[ActionType, ...]
-) -> type[AgentAction]:
-    """An :class:`AgentAction` subclass that only validates what ``sender`` may do now.
-
-    ``action_type`` must be one of ``available_actions``; ``to`` must name participants
-    other than ``sender`` (checked by :func:`validate_recipients`, whose message names the
-    allowed recipients — it is what the model reads when asked to try again).
-    """
-
-    def check_action_type(value: ActionType, _info: ValidationInfo) -> ActionType:
-        if value not in available_actions:
-            raise ValueError(
-                f"{value!r} is not available now; choose one of {list(available_actions)}"
-            )
-        return value
-
-    def check_recipients(value: list[str] | None, _info: ValidationInfo) -> list[str] | None:
-        return validate_recipients(value, participants, sender) if value else None
-
-    # Named like its base so the schema and the call records say "AgentAction".
-    return create_model(
-        "AgentAction",
-        __base__=AgentAction,
-        __validators__={
-            "check_action_type": field_validator("action_type")(check_action_type),
-            "check_recipients": field_validator("to")(check_recipients),
-        },
-    )
 
 
 class LLMAgent:

@@ -264,7 +264,8 @@ def llm_session(api_base: str | None, api_key: str | None, *, concurrency: int =
 
 
 def usage_line(usage: EpisodeUsage) -> str:
-    """``N model calls, T tokens, $C`` (the cost only as far as it is known)."""
+    """``N model calls, T tokens, $C`` (the cost only as far as it is known), and how many
+    answers needed normalising or asking again, if any did."""
     if usage.calls == 0:
         return "no model calls"
     if usage.calls_without_cost == usage.calls:
@@ -273,7 +274,13 @@ def usage_line(usage: EpisodeUsage) -> str:
         cost = f"${usage.cost_usd:.4f} + {usage.calls_without_cost} calls of unknown cost"
     else:
         cost = f"${usage.cost_usd:.4f}"
-    return f"{usage.calls} model calls, {usage.total_tokens} tokens, {cost}"
+    fixed = (
+        f"; answers accepted after normalising their form: {usage.normalized_calls}, "
+        f"after asking again: {usage.repaired_calls}"
+        if usage.normalized_calls or usage.repaired_calls
+        else ""
+    )
+    return f"{usage.calls} model calls, {usage.total_tokens} tokens, {cost}{fixed}"
 
 
 def print_scores(scores: Mapping[str, Mapping[str, float]], title: str = "Scores") -> None:

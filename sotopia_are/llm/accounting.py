@@ -30,7 +30,8 @@ class Attempt(BaseModel):
     ``raw_text`` is the model's answer (``None`` if the
     request failed). ``error`` is the transport error or the output validation error;
     ``error_kind`` classifies it. ``cost_usd`` is ``None`` when unknown; answers from the
-    cache or a replay cost 0.
+    cache or a replay cost 0. ``normalized`` lists what the output type's normalisation
+    changed in an accepted answer's form (``null`` argument → ``""``…), one note each.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -45,6 +46,7 @@ class Attempt(BaseModel):
     cost_usd: float | None = None
     error: str | None = None
     error_kind: AttemptError | None = None
+    normalized: list[str] = []
 
 
 class LLMCall(BaseModel):
@@ -83,6 +85,17 @@ class LLMCall(BaseModel):
         """Whether the call produced a value."""
         return self.error is None
 
+    @property
+    def normalized(self) -> bool:
+        """Whether the accepted answer was valid only after normalising its form."""
+        return self.ok and any(a.normalized for a in self.attempts)
+
+    @property
+    def repaired(self) -> bool:
+        """Whether the call produced a value only after the model was asked again with the
+        problem of an invalid answer."""
+        return self.ok and any(a.error_kind == "invalid_output" for a in self.attempts)
+
     def sent_messages(self, number: int) -> list[Message]:
         """The messages attempt ``number`` (counting from 1) sent."""
         if not 1 <= number <= len(self.attempts):
@@ -115,7 +128,9 @@ class Usage(BaseModel):
 
     ``cost_usd`` sums the calls whose price is known and is ``None`` when none is;
     ``unpriced_calls`` counts the answered calls whose price litellm does not know, so a
-    partial sum never passes for a total.
+    partial sum never passes for a total. ``normalized_calls`` and ``repaired_calls``
+    count the calls whose answer was accepted after normalising its form, or after asking
+    the model again (see :attr:`LLMCall.normalized`, :attr:`LLMCall.repaired`).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -128,6 +143,8 @@ class Usage(BaseModel):
     cost_usd: float | None = None
     unpriced_calls: int = 0
     latency_s: float = 0.0
+    normalized_calls: int = 0
+    repaired_calls: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -152,6 +169,8 @@ class Usage(BaseModel):
             cost_usd=call.cost_usd,
             unpriced_calls=1 if answered and call.cost_usd is None else 0,
             latency_s=call.latency_s,
+            normalized_calls=int(call.normalized),
+            repaired_calls=int(call.repaired),
         )
 
     @classmethod
@@ -173,6 +192,8 @@ class Usage(BaseModel):
             cost_usd=sum(costs) if costs else None,
             unpriced_calls=self.unpriced_calls + other.unpriced_calls,
             latency_s=self.latency_s + other.latency_s,
+            normalized_calls=self.normalized_calls + other.normalized_calls,
+            repaired_calls=self.repaired_calls + other.repaired_calls,
         )
 
 

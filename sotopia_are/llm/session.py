@@ -10,6 +10,7 @@ replay uses to give it back its own answers.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from sotopia_are.llm.config import Endpoint, LLMConfig
 from sotopia_are.llm.errors import (
     GenerationError,
     LLMError,
+    PermanentLLMError,
+    ReplayMissError,
     TransientLLMError,
 )
 from sotopia_are.llm.failures import describe, is_provider_error, is_transient, permanent_error
@@ -32,12 +35,16 @@ from sotopia_are.llm.replay import Recorder, Replayer
 from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
 from sotopia_are.llm.retry import retrying
 from sotopia_are.llm.structured import (
+    OUTPUT_MODES,
     OutputMode,
+    OutputModeMemory,
     OutputValidationError,
-    parse_output,
+    parse_reply,
+    rejects_response_format,
     resolve_output_mode,
     response_format_for,
     schema_text,
+    weaker_output_mode,
 )
 from sotopia_are.llm.templates import PromptLibrary
 from sotopia_are.llm.transport import send
@@ -46,6 +53,8 @@ __all__ = ["Generation", "LLMSession", "generate"]
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
+
+_log = logging.getLogger(__name__)
 
 _FORMAT_TEMPLATE = "llm/format_instructions.j2"
 _REPAIR_TEMPLATE = "llm/repair.j2"
@@ -79,6 +88,7 @@ class LLMSession:
         replayer: Replayer | None = None,
         scope: str | None = None,
         concurrency: ConcurrencyRegistry = CONCURRENCY,
+        output_modes: OutputModeMemory = OUTPUT_MODES,
     ) -> None:
         self.config = config or LLMConfig()
         self.prompts = prompts or PromptLibrary()
@@ -87,6 +97,7 @@ class LLMSession:
         self.replayer = replayer
         self.scope = scope
         self.concurrency = concurrency
+        self.output_modes = output_modes
         self._calls: list[LLMCall] = []
         self._parent: LLMSession | None = None
 
@@ -132,6 +143,7 @@ class LLMSession:
             replayer=self.replayer,
             scope=label,
             concurrency=self.concurrency,
+            output_modes=self.output_modes,
         )
         child._parent = self
         return child
@@ -209,13 +221,69 @@ class LLMSession:
         Every call, failed or not, is appended to :attr:`calls`; raised
         :class:`LLMError`\\ s carry it as ``.call``.
         """
-        started = time.perf_counter()
         endpoint = self.config.endpoint(model, api_base=api_base, api_key=api_key)
-        messages = self.prompts.render(template, variables)
-        request_params: dict[str, JsonValue] = {**self.config.params, **(params or {})}
         mode: OutputMode | None = None
         if output_type is not None:
-            mode = resolve_output_mode(self.config.output_mode, model)
+            mode = resolve_output_mode(
+                self.config.output_mode,
+                model,
+                endpoint.api_base,
+                endpoint=endpoint.key,
+                memory=self.output_modes,
+            )
+        while True:
+            try:
+                return await self._generate_in_mode(
+                    model, template, variables, output_type, mode, endpoint, params
+                )
+            except (PermanentLLMError, ReplayMissError) as error:
+                weaker = self._weaker_mode(error, mode, endpoint)
+                if weaker is None:
+                    raise
+                mode = weaker
+
+    def _weaker_mode(
+        self, error: LLMError, mode: OutputMode | None, endpoint: Endpoint
+    ) -> OutputMode | None:
+        """The mode to try after ``error`` ended a call's first request, when ``auto``
+        chose ``mode`` and the server rejected its ``response_format`` (remembered for the
+        endpoint), or a replay holds no such request (the recording run fell back too);
+        else None."""
+        if self.config.output_mode != "auto" or mode is None:
+            return None
+        if error.call is None or any(a.raw_text is not None for a in error.call.attempts):
+            return None  # a later request failed: the format was accepted before
+        if isinstance(error, ReplayMissError):
+            return weaker_output_mode(mode)
+        # The server's own words, not our error message (whose hint names response_format).
+        if not rejects_response_format(str(error.__cause__ or "")):
+            return None
+        weaker = self.output_modes.weaken(endpoint.key, mode)
+        _log.warning(
+            "%s rejected response_format %r; using output mode %r for it from now on (%s)",
+            _describe_endpoint(endpoint),
+            mode,
+            weaker,
+            error,
+        )
+        return weaker
+
+    async def _generate_in_mode(
+        self,
+        model: str,
+        template: str,
+        variables: Mapping[str, Any] | None,
+        output_type: type[BaseModel] | None,
+        mode: OutputMode | None,
+        endpoint: Endpoint,
+        params: Mapping[str, JsonValue] | None,
+    ) -> Generation[Any]:
+        """One :meth:`generate` call with structured output requested in ``mode``."""
+        started = time.perf_counter()
+        messages = self.prompts.render(template, variables)
+        request_params: dict[str, JsonValue] = {**self.config.params, **(params or {})}
+        if output_type is not None:
+            assert mode is not None
             response_format = response_format_for(mode, output_type)
             if response_format is not None:
                 request_params["response_format"] = response_format
@@ -272,7 +340,7 @@ class LLMSession:
                     response.text, record(raw_text=response.text, parsed=response.text)
                 )
             try:
-                value = parse_output(response.text, output_type)
+                parsed = parse_reply(response.text, output_type)
             except OutputValidationError as invalid:
                 attempts.append(
                     attempt.model_copy(
@@ -288,10 +356,10 @@ class LLMSession:
                 ]
                 conversation += added
                 continue
-            attempts.append(attempt)
+            attempts.append(attempt.model_copy(update={"normalized": list(parsed.normalizations)}))
             return Generation(
-                value,
-                record(raw_text=response.text, parsed=value.model_dump(mode="json")),
+                parsed.value,
+                record(raw_text=response.text, parsed=parsed.value.model_dump(mode="json")),
             )
         assert output_type is not None  # text output returns on its first answer
         last_error = attempts[-1].error

@@ -1,8 +1,10 @@
 """Structured output: how the schema is requested, and how a reply becomes a model.
 
-Parsing is tolerant of presentation (```json fences, prose before or after the JSON) but
-never of content: a reply that does not validate against the pydantic model is an
-:class:`OutputValidationError`, never a default value.
+Parsing is lenient in form and strict in content. Presentation is tolerated (```json
+fences, prose before or after the JSON), and an output type may define one normalisation
+step for the form its JSON takes (see :class:`NormalizesReplies`), but a reply that does
+not then validate against the pydantic model is an :class:`OutputValidationError`, never
+a default value.
 """
 
 from __future__ import annotations
@@ -10,20 +12,29 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Literal, TypeVar
+import threading
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
 from sotopia_are.llm._litellm import load_litellm
 
 __all__ = [
+    "OUTPUT_MODES",
+    "NormalizesReplies",
     "OutputMode",
+    "OutputModeMemory",
     "OutputValidationError",
+    "ParsedReply",
     "extract_json",
     "parse_output",
+    "parse_reply",
+    "rejects_response_format",
     "resolve_output_mode",
     "response_format_for",
     "schema_text",
+    "weaker_output_mode",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -33,8 +44,12 @@ OutputMode = Literal["auto", "json_schema", "json_object", "prompt"]
 
 ``json_schema`` sends the schema as ``response_format`` (the provider enforces it);
 ``json_object`` asks for JSON mode and puts the schema in the prompt; ``prompt`` only puts
-the schema in the prompt; ``auto`` picks ``json_schema`` when litellm says the model
-supports it, else ``prompt``.
+the schema in the prompt; ``auto`` picks ``json_schema`` for a model behind an
+OpenAI-compatible base URL (vLLM, SGLang, llama.cpp and Ollama enforce it while decoding)
+or one litellm says supports it, else ``prompt``. When a server rejects the
+``response_format`` that ``auto`` chose, the call falls back to the next weaker mode
+(``json_schema`` → ``json_object`` → ``prompt``), and :class:`OutputModeMemory` keeps
+that answer for the endpoint.
 """
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
@@ -44,11 +59,96 @@ class OutputValidationError(ValueError):
     """A reply is not JSON, or its JSON does not validate; the message says why."""
 
 
-def resolve_output_mode(mode: OutputMode, model: str) -> OutputMode:
-    """Turn ``auto`` into a concrete mode for ``model``; other modes are returned as is."""
+@runtime_checkable
+class NormalizesReplies(Protocol):
+    """An output type that puts a reply's JSON into canonical form before validation.
+
+    ``normalize_reply(data)`` returns the data to validate and one note per change (what
+    was written and what it became). It may only change form (spelling, case, ``null``
+    for an empty text, a wrapper object); what a reply means stays for validation to
+    accept or refuse.
+    """
+
+    @classmethod
+    def normalize_reply(cls, data: Any) -> tuple[Any, list[str]]: ...
+
+
+@dataclass(frozen=True)
+class ParsedReply(Generic[M]):
+    """A validated reply: the ``value`` and the ``normalizations`` made to its JSON first."""
+
+    value: M
+    normalizations: tuple[str, ...] = ()
+
+
+_WEAKER: dict[OutputMode, OutputMode] = {"json_schema": "json_object", "json_object": "prompt"}
+
+
+def weaker_output_mode(mode: OutputMode) -> OutputMode | None:
+    """The mode ``auto`` falls back to after ``mode`` (None after ``prompt``)."""
+    return _WEAKER.get(mode)
+
+
+class OutputModeMemory:
+    """The output mode each endpoint accepted after rejecting a stronger one.
+
+    Process-wide by design (like the concurrency registry): a server that refused
+    ``json_schema`` once refuses it for every episode, so no later call should pay for
+    asking again.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._modes: dict[str, OutputMode] = {}
+
+    def get(self, endpoint: str) -> OutputMode | None:
+        """The mode learned for ``endpoint`` (``model@api_base``), if any."""
+        with self._lock:
+            return self._modes.get(endpoint)
+
+    def weaken(self, endpoint: str, rejected: OutputMode) -> OutputMode | None:
+        """Remember that ``endpoint`` rejected ``rejected``; the mode to use instead
+        (None: there is no weaker one)."""
+        weaker = weaker_output_mode(rejected)
+        if weaker is not None:
+            with self._lock:
+                self._modes[endpoint] = weaker
+        return weaker
+
+
+OUTPUT_MODES = OutputModeMemory()
+"""The memory every :class:`~sotopia_are.llm.session.LLMSession` uses by default."""
+
+
+def resolve_output_mode(
+    mode: OutputMode,
+    model: str,
+    api_base: str | None = None,
+    *,
+    endpoint: str | None = None,
+    memory: OutputModeMemory = OUTPUT_MODES,
+) -> OutputMode:
+    """Turn ``auto`` into a concrete mode for ``model`` (at ``api_base``); other modes are
+    returned as is. What ``memory`` learned for ``endpoint`` wins over the first guess."""
     if mode != "auto":
         return mode
+    learned = memory.get(endpoint) if endpoint is not None else None
+    if learned is not None:
+        return learned
+    if api_base is not None:
+        return "json_schema"
     return "json_schema" if _supports_response_schema(model) else "prompt"
+
+
+# What servers say when they do not take a response_format (llama.cpp, vLLM, SGLang,
+# LM Studio and hosted APIs word it differently; each names one of these).
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar", "guided")
+
+
+def rejects_response_format(message: str) -> bool:
+    """Whether a server's error ``message`` for a request is about its ``response_format``."""
+    lowered = message.lower()
+    return any(word in lowered for word in _FORMAT_WORDS)
 
 
 # The caches below sit on the path of every structured call: asking litellm costs ~0.1 ms
@@ -112,14 +212,30 @@ def extract_json(text: str) -> Any:
 
 
 def parse_output(text: str, output_type: type[M]) -> M:
-    """Parse and validate ``text`` as ``output_type``."""
+    """Parse and validate ``text`` as ``output_type`` (see :func:`parse_reply`)."""
+    return parse_reply(text, output_type).value
+
+
+def parse_reply(text: str, output_type: type[M]) -> ParsedReply[M]:
+    """Parse ``text``, normalise its JSON if ``output_type`` says how
+    (:class:`NormalizesReplies`), and validate it as ``output_type``."""
     data = extract_json(text)
+    notes: list[str] = []
+    if isinstance(output_type, NormalizesReplies):
+        data, notes = output_type.normalize_reply(data)
     try:
-        return output_type.model_validate(data)
+        return ParsedReply(output_type.model_validate(data), tuple(notes))
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()
-        )
+        problems = "; ".join(_problem(error) for error in exc.errors())
         raise OutputValidationError(
             f"the JSON does not match {output_type.__name__}: {problems}"
         ) from exc
+
+
+def _problem(error: Any) -> str:
+    """``where: what (got value)``: the repair prompt quotes what was wrong, exactly."""
+    where = ".".join(str(part) for part in error["loc"]) or "(root)"
+    value = error.get("input")
+    # A whole object or list is the model's own answer; quoting it again adds nothing.
+    got = "" if isinstance(value, dict | list) else f" (got {json.dumps(value, default=str)})"
+    return f"{where}: {error['msg']}{got}"

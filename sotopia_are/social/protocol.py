@@ -43,6 +43,16 @@ class CallRecord(Protocol):
     completion_tokens: int | None
     cost_usd: float | None
 
+    @property
+    def normalized(self) -> bool:
+        """Whether the answer was accepted after normalising its form."""
+        ...
+
+    @property
+    def repaired(self) -> bool:
+        """Whether the answer was accepted after asking the model again."""
+        ...
+
     def model_dump(self, *, mode: str = ...) -> dict[str, Any]: ...
 
 

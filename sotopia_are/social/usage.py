@@ -18,28 +18,34 @@ class EpisodeUsage:
     is unknown, so a partial total is never mistaken for a full one. Adding keeps that
     meaning: known costs add up and the unknown counts add up (unlike
     ``sotopia_are.llm.Usage``, ``cost_usd`` is never ``None``; a zero ``cost_usd`` with
-    ``calls_without_cost > 0`` means "nothing known", not "free")."""
+    ``calls_without_cost > 0`` means "nothing known", not "free"). ``normalized_calls`` and
+    ``repaired_calls`` count the answers accepted only after normalising their form or
+    after asking the model again."""
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
     calls_without_cost: int = 0
+    normalized_calls: int = 0
+    repaired_calls: int = 0
 
     @classmethod
     def of(cls, records: Iterable[CallRecord]) -> EpisodeUsage:
         """The totals of ``records``."""
-        calls = prompt = completion = unknown = 0
+        calls = prompt = completion = unknown = normalized = repaired = 0
         cost = 0.0
         for record in records:
             calls += 1
+            normalized += record.normalized
+            repaired += record.repaired
             prompt += record.prompt_tokens or 0
             completion += record.completion_tokens or 0
             if record.cost_usd is None:
                 unknown += 1
             else:
                 cost += record.cost_usd
-        return cls(calls, prompt, completion, cost, unknown)
+        return cls(calls, prompt, completion, cost, unknown, normalized, repaired)
 
     @classmethod
     def total(cls, usages: Iterable[EpisodeUsage]) -> EpisodeUsage:
@@ -58,6 +64,8 @@ class EpisodeUsage:
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             calls_without_cost=self.calls_without_cost + other.calls_without_cost,
+            normalized_calls=self.normalized_calls + other.normalized_calls,
+            repaired_calls=self.repaired_calls + other.repaired_calls,
         )
 
     @property

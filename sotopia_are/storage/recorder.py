@@ -142,6 +142,8 @@ def usage_summary(usage: EpisodeUsage) -> dict[str, JsonValue]:
         "completion_tokens": usage.completion_tokens,
         "cost_usd": usage.cost_usd,
         "calls_without_cost": usage.calls_without_cost,
+        "normalized_calls": usage.normalized_calls,
+        "repaired_calls": usage.repaired_calls,
     }
 
 

@@ -126,7 +126,7 @@ async def test_the_prompt_shows_the_own_goal_and_hides_the_others(
     await LLMAgent("Bob Stone", MODEL, session).act(make_turn("Bob Stone", background("Bob Stone")))
     await LLMAgent("Bob Stone", MODEL, session).act(make_turn("Bob Stone", background(None)))
     masked, omniscient = prompt_text(llm_server, 0), prompt_text(llm_server, 1)
-    assert "Imagine you are Bob Stone" in masked
+    assert "You play Bob Stone in a conversation" in masked
     assert "Bob Stone's goal: Buy a bike for under 50 dollars." in masked
     assert GOALS[0] not in masked and GOALS[2] not in masked
     assert all(goal in omniscient for goal in GOALS)

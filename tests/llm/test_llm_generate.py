@@ -56,7 +56,7 @@ async def test_prompt_mode_puts_the_schema_in_the_last_user_message(
     llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
 ) -> None:
     llm_server.enqueue('Sure! ```json\n{"score": 3, "reason": "meh"}\n``` Hope that helps.')
-    session = make_session()  # auto: litellm does not know test-model supports schemas
+    session = make_session(output_mode="prompt")
     result = await session.generate(
         MODEL, "test/ask.j2", {"persona": "a judge", "question": "Rate it."}, Verdict
     )

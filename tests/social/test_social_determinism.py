@@ -29,7 +29,7 @@ def chatty(body: Mapping[str, Any]) -> str:
     """Each agent answers with its name and how many requests it has seen, sometimes
     privately (so the log holds private actions too)."""
     system = body["messages"][0]["content"]
-    name = next(n for n in NAMES if system.startswith(f"Imagine you are {n},"))
+    name = next(n for n in NAMES if system.startswith(f"You play {n} in a conversation"))
     text = "\n".join(m["content"] for m in body["messages"])
     count = text.count('said: "')
     others = [n for n in NAMES if n != name and n in text]

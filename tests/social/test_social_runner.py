@@ -136,6 +136,8 @@ class FakeCall:
     prompt_tokens: int | None
     completion_tokens: int | None
     cost_usd: float | None
+    normalized: bool = False
+    repaired: bool = False
 
     def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
         return {}

@@ -11,6 +11,8 @@ class Call:
     prompt_tokens: int | None
     completion_tokens: int | None
     cost_usd: float | None
+    normalized: bool = False
+    repaired: bool = False
 
     def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
         return {}
@@ -35,3 +37,11 @@ def test_total_and_sum_agree_and_an_empty_total_is_zero() -> None:
     assert EpisodeUsage.total(parts) == expected
     assert sum(parts, start=EpisodeUsage()) == expected
     assert EpisodeUsage.total([]) == EpisodeUsage()
+
+
+def test_answers_fixed_by_normalising_or_asking_again_are_counted() -> None:
+    usage = EpisodeUsage.of(
+        [Call(1, 1, None, normalized=True), Call(1, 1, None, repaired=True), Call(1, 1, None)]
+    )
+    assert (usage.calls, usage.normalized_calls, usage.repaired_calls) == (3, 1, 1)
+    assert (usage + usage).repaired_calls == 2 and (usage + usage).normalized_calls == 2

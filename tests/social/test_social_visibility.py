@@ -145,7 +145,7 @@ def scripted_reply(plan: Mapping[str, list[AgentAction]]) -> Any:
 
     def rule(body: Mapping[str, Any]) -> str:
         system = body["messages"][0]["content"]
-        name = next(n for n in queues if system.startswith(f"Imagine you are {n},"))
+        name = next(n for n in queues if system.startswith(f"You play {n} in a conversation"))
         action = queues[name].pop(0)
         return json.dumps(action.model_dump())
 
@@ -182,6 +182,8 @@ def test_property_no_private_text_reaches_a_non_recipients_prompt(
     assert len(prompts) == len(result.actions())
     for text, audience in private_texts(plan, spec):
         for system, prompt in prompts:
-            viewer = next(n for n in spec.agent_names if system.startswith(f"Imagine you are {n},"))
+            viewer = next(
+                n for n in spec.agent_names if system.startswith(f"You play {n} in a conversation")
+            )
             if viewer not in audience:
                 assert text not in prompt, (text, viewer)

@@ -1,0 +1,252 @@
+"""How a model's JSON answer becomes an action: lenient in form, strict in content.
+
+Real models write the same action in many shapes. :func:`normalize_action_reply` is the
+one step, run before validation, that puts the shape into canonical form and says what it
+changed; :func:`action_output_type` is the model the result must then validate against.
+
+Form, normalised (each change is noted on the call's record):
+
+- ``null`` or a missing ``argument`` of ``none`` or ``leave`` becomes ``""``, and so does
+  an argument of only white space;
+- ``"to": []`` or ``null`` means public (no ``to``); a single name as a string is a list
+  of that name;
+- a recipient is matched to a participant exactly, else case-insensitively, else by a
+  unique first name (``"bob"`` → ``"Bob Lee"`` when no one else is called Bob);
+- the action type is matched ignoring case, spaces, ``_`` and ``-``
+  (``"Non_Verbal_Communication"``), and ``"nonverbal"`` names non-verbal communication;
+- keys are matched ignoring case (``"Action_Type"``, ``"actionType"``); unknown keys are
+  dropped; an action wrapped in one outer object (``{"action": {...}}``) is unwrapped.
+
+Content, refused and sent back to the model with the problem: an action type that is not
+available now, speech as the argument of ``none`` or ``leave``, a recipient who is not
+another participant, a missing argument of ``speak``, ``action`` or
+``non-verbal communication``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field, ValidationInfo, WithJsonSchema, create_model, field_validator
+
+from sotopia_are.messages import AgentAction, validate_recipients
+from sotopia_are.messages.action import ActionType
+
+__all__ = ["action_output_type", "match_participant", "normalize_action_reply"]
+
+_ACTION_TYPES: tuple[ActionType, ...] = (
+    "none",
+    "speak",
+    "non-verbal communication",
+    "action",
+    "leave",
+)
+_SILENT: tuple[ActionType, ...] = ("none", "leave")
+_FIELDS = ("action_type", "argument", "to")
+_KEY_ALIASES = {"type": "action_type", "actiontype": "action_type", "recipients": "to"}
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[^a-z]", "", text.lower())
+
+
+_TYPE_BY_LETTERS: dict[str, ActionType] = {
+    **{_letters(kind): kind for kind in _ACTION_TYPES},
+    "nonverbal": "non-verbal communication",
+}
+
+
+def match_participant(written: str, participants: Sequence[str]) -> str | None:
+    """The participant ``written`` names: exactly, else ignoring case and surrounding
+    space, else by a unique first name ignoring case; None if no one or several match."""
+    if written in participants:
+        return written
+    wanted = " ".join(written.split()).casefold()
+    same = [name for name in participants if name.casefold() == wanted]
+    if len(same) == 1:
+        return same[0]
+    by_first = [name for name in participants if name.split()[0].casefold() == wanted]
+    return by_first[0] if len(by_first) == 1 else None
+
+
+def normalize_action_reply(data: Any, participants: Sequence[str]) -> tuple[Any, list[str]]:
+    """``data`` (a model's parsed JSON) in canonical action form, and one note per change.
+
+    Anything that is not a JSON object is returned as is, for validation to refuse.
+    """
+    if not isinstance(data, dict):
+        return data, []
+    notes: list[str] = []
+    data = _unwrapped(data, notes)
+    action = _canonical_keys(data, notes)
+    _normalize_type(action, notes)
+    _normalize_argument(action, notes)
+    _normalize_recipients(action, participants, notes)
+    return action, notes
+
+
+def _unwrapped(data: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    if len(data) == 1:
+        [(key, inner)] = data.items()
+        if (
+            isinstance(inner, dict)
+            and _canonical_key(key) not in _FIELDS
+            and any(_canonical_key(k) == "action_type" for k in inner)
+        ):
+            notes.append(f"unwrapped the action from {key!r}")
+            return inner
+    return data
+
+
+def _canonical_key(key: str) -> str:
+    letters = _letters(key)
+    for field in _FIELDS:
+        if letters == _letters(field):
+            return field
+    return _KEY_ALIASES.get(letters, key)
+
+
+def _canonical_keys(data: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    action: dict[str, Any] = {}
+    dropped: list[str] = []
+    # Exact keys first, so {"to": ..., "To": ...} keeps the exact one.
+    for key in sorted(data, key=lambda k: k not in _FIELDS):
+        field = _canonical_key(key)
+        if field in _FIELDS and field not in action:
+            if field != key:
+                notes.append(f"read key {key!r} as {field!r}")
+            action[field] = data[key]
+        else:
+            dropped.append(key)
+    if dropped:
+        notes.append(f"ignored unknown keys {dropped}")
+    return action
+
+
+def _normalize_type(action: dict[str, Any], notes: list[str]) -> None:
+    written = action.get("action_type")
+    if not isinstance(written, str) or written in _ACTION_TYPES:
+        return
+    kind = _TYPE_BY_LETTERS.get(_letters(written))
+    if kind is not None:
+        notes.append(f"read action_type {written!r} as {kind!r}")
+        action["action_type"] = kind
+
+
+def _normalize_argument(action: dict[str, Any], notes: list[str]) -> None:
+    if action.get("action_type") not in _SILENT:
+        return
+    argument = action.get("argument")
+    if argument is None or (isinstance(argument, str) and argument and not argument.strip()):
+        notes.append(f'read argument {json.dumps(argument)} of {action["action_type"]!r} as ""')
+        action["argument"] = ""
+
+
+def _normalize_recipients(
+    action: dict[str, Any], participants: Sequence[str], notes: list[str]
+) -> None:
+    if "to" not in action:
+        return
+    to = action["to"]
+    if to is None:
+        return
+    if to == [] or to == "":
+        notes.append(f"read to {json.dumps(to)} as public")
+        action["to"] = None
+        return
+    if isinstance(to, str):
+        notes.append(f"read to {to!r} as [{to!r}]")
+        to = [to]
+    if not isinstance(to, list):
+        return
+    matched: list[Any] = []
+    for written in to:
+        name = match_participant(written, participants) if isinstance(written, str) else None
+        if name is not None and name != written:
+            notes.append(f"read recipient {written!r} as {name!r}")
+        matched.append(name if name is not None else written)
+    action["to"] = matched
+
+
+class _ActionReply(AgentAction):
+    """An :class:`AgentAction` answer of a model: normalised, then checked for this turn."""
+
+    participants: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def normalize_reply(cls, data: Any) -> tuple[Any, list[str]]:
+        return normalize_action_reply(data, cls.participants)
+
+
+# Cached because building a pydantic model costs far more than a turn's framework budget,
+# and the same (sender, participants, actions) recur in every turn of every episode.
+@lru_cache(maxsize=1024)
+def action_output_type(
+    sender: str, participants: tuple[str, ...], available_actions: tuple[ActionType, ...]
+) -> type[AgentAction]:
+    """An :class:`AgentAction` subclass that only validates what ``sender`` may do now.
+
+    Its JSON schema states every constraint a server can enforce while decoding: the
+    available action types and the allowed recipients (participants other than
+    ``sender``) as enums. Validation refuses the content errors listed in this module's
+    docstring with a message naming what is allowed — it is what the model reads when
+    asked to try again. Its ``normalize_reply``
+    is :func:`normalize_action_reply` with these participants.
+    """
+    recipients = [name for name in participants if name != sender]
+
+    def check_action_type(value: ActionType, _info: ValidationInfo) -> ActionType:
+        if value not in available_actions:
+            raise ValueError(
+                f"{value!r} is not available now; choose one of {list(available_actions)}"
+            )
+        return value
+
+    def check_argument(value: str, info: ValidationInfo) -> str:
+        kind = info.data.get("action_type")
+        if kind in _SILENT and value.strip():
+            raise ValueError(
+                f"{kind!r} takes no argument (use \"\"); to say something, use 'speak'"
+                + (" first, and leave at a later turn" if kind == "leave" else "")
+            )
+        return value
+
+    def check_recipients(value: list[str] | None, _info: ValidationInfo) -> list[str] | None:
+        return validate_recipients(value, participants, sender) if value else None
+
+    # The schema states the enums a server enforces while decoding; validation keeps the
+    # wider types so that a violation gets the message naming what is allowed.
+    type_schema = {"type": "string", "enum": list(available_actions)}
+    to_schema: dict[str, Any] = {
+        "anyOf": [
+            {"type": "array", "items": {"type": "string", "enum": recipients}},
+            {"type": "null"},
+        ]
+    }
+    to_type: Any = Annotated[
+        list[str] | None, WithJsonSchema(to_schema if recipients else {"type": "null"})
+    ]
+    type_type: Any = Annotated[ActionType, WithJsonSchema(type_schema)]
+    model: type[_ActionReply] = create_model(
+        # Named like its base so the schema and the call records say "AgentAction".
+        "AgentAction",
+        __base__=_ActionReply,
+        action_type=(type_type, Field(description="what to do at this turn")),
+        to=(
+            to_type,
+            Field(
+                default=None, description="the recipients of a private action; null for everyone"
+            ),
+        ),
+        __validators__={
+            "check_action_type": field_validator("action_type")(check_action_type),
+            "check_argument": field_validator("argument")(check_argument),
+            "check_recipients": field_validator("to")(check_recipients),
+        },
+    )
+    model.participants = participants
+    return model
