@@ -156,7 +156,9 @@ async def test_the_schema_sent_states_the_available_actions_and_recipients(
 ACTIONS = st.builds(
     dict,
     action_type=st.sampled_from(ALL),
-    argument=st.text(min_size=1, max_size=20).filter(lambda t: t and t.strip() == t and "\n" not in t),
+    argument=st.text(min_size=1, max_size=20).filter(
+        lambda t: t and t.strip() == t and not {"\n", "\r"} & set(t)
+    ),
     to=st.one_of(
         st.none(), st.lists(st.sampled_from(NAMES[1:]), min_size=1, max_size=2, unique=True)
     ),
