@@ -128,6 +128,57 @@ def plain_speech(speech: str) -> bool:
     )
 
 
+# How people write a turn header, alone on its line or followed by the action ({n} is the
+# turn number), and the line endings a turn may use; a script mixes them freely.
+HEADERS = [
+    "Turn #{n}\n",
+    "Turn {n}:\n",
+    "Turn #{n}:\n",
+    "Turn {n}\n",
+    "turn {n}.\n\n",
+    "Turn #{n}: ",
+    "Turn {n}: ",
+    "turn {n} ",
+    "> Turn #{n} - ",
+]
+ENDINGS = ["\n", "\r\n", "\r"]
+
+
+@st.composite
+def mixed_scripts(draw: st.DrawFn) -> tuple[list[str], list[tuple[str, AgentAction]], str]:
+    """Participants, actions and a script of them whose turns each pick a header style and
+    a line ending (actions that render refuses are left out)."""
+    names, data = draw(scripts())
+    actions = build(data) or []
+    turns = []
+    kept: list[tuple[str, AgentAction]] = []
+    for speaker, action in actions:
+        try:
+            line = render_action(speaker, action)
+        except ValueError:
+            continue
+        header = draw(st.sampled_from(HEADERS)).format(n=len(kept) + 1)
+        blank = "\n" * draw(st.integers(0, 2))
+        turn = f"{header}{line}\n{blank}".replace("\n", draw(st.sampled_from(ENDINGS)))
+        turns.append(turn)
+        kept.append((speaker, action))
+    text = "".join(turns)
+    if text.rstrip().endswith(","):  # the parser drops one final `,` (see render_script)
+        text = text.rstrip() + ","
+    return names, kept, text
+
+
+@given(mixed_scripts())
+def test_mixed_header_styles_and_line_endings_parse_back(
+    script: tuple[list[str], list[tuple[str, AgentAction]], str],
+) -> None:
+    names, actions, text = script
+    assume(actions)
+    parsed = parse_script(text, names)
+    assert [(a.speaker, a.action) for a in parsed] == [(s, as_script_keeps(a)) for s, a in actions]
+    assert [a.turn for a in parsed] == list(range(1, len(actions) + 1))
+
+
 @given(scripts())
 def test_render_refuses_only_speech_with_a_closing_line_or_a_bare_header(
     script: tuple[list[str], list[tuple[str, dict[str, object]]]],
