@@ -26,10 +26,15 @@ from sotopia_are.messages import AgentAction
 from sotopia_are.social.protocol import AgentTurn
 from sotopia_are.social.spec import EpisodeSpec
 
-__all__ = ["ACTION_TEMPLATE", "LLMAgent", "llm_agents_for"]
+__all__ = ["ACTION_MAX_TOKENS", "ACTION_TEMPLATE", "LLMAgent", "llm_agents_for"]
 
 ACTION_TEMPLATE = "agent_action.j2"
 """The default prompt template of :class:`LLMAgent` (in ``prompts/``)."""
+
+
+ACTION_MAX_TOKENS = 400
+"""The answer budget of one action unless ``params`` or the session's config give one: a
+turn's utterance with its JSON fits, a model that rambles is cut off."""
 
 
 class LLMAgent:
@@ -102,6 +107,7 @@ class LLMAgent:
             self.prompt_variables(turn),
             output_type,
             params=self.params or None,
+            max_tokens=ACTION_MAX_TOKENS,
         )
         return AgentAction.model_validate(
             generation.value.model_dump(),

@@ -28,6 +28,7 @@ from sotopia_are.social.spec import EpisodeSpec
 from .scripted_agent import OnExhausted, ScriptedAgent
 
 __all__ = [
+    "SCRIPT_MAX_TOKENS",
     "SCRIPT_TEMPLATE",
     "ScriptWritingAgent",
     "WrittenScript",
@@ -37,6 +38,10 @@ __all__ = [
 
 SCRIPT_TEMPLATE = "script_writing.j2"
 """The default prompt template of :class:`ScriptWritingAgent` (in ``prompts/``)."""
+
+SCRIPT_MAX_TOKENS = 4096
+"""The answer budget of a whole written script unless ``params`` or the session's config
+give one."""
 
 _DEFAULT_MAX_TURNS = 20  # Sotopia's episode length
 
@@ -143,6 +148,7 @@ class ScriptWritingAgent:
             },
             script_output_type(names, max_turns),
             params=self.params or None,
+            max_tokens=SCRIPT_MAX_TOKENS,
         )
         script = ScriptInteraction(interactions=generation.value.interactions)
         return WrittenScript(

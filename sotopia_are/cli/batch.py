@@ -41,6 +41,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sotopia_are.evaluation import EvaluatedEpisode, Rubric
+from sotopia_are.llm import OutputMode
 from sotopia_are.social import EpisodeSpec, EpisodeUsage
 from sotopia_are.storage import (
     EpisodeStatus,
@@ -57,6 +58,7 @@ from .common import (
     DataDirOption,
     EvaluatorModelOption,
     ModelOption,
+    OutputModeOption,
     RedisUrlOption,
     RubricOption,
     agent_models,
@@ -74,6 +76,7 @@ from .episodes import (
     INTERRUPTED_EXIT,
     judge_for,
     judge_stored,
+    judge_warnings_of,
     llm_agents,
     play,
     require_models,
@@ -108,12 +111,14 @@ class WorkerJob:
     rubric: str
     api_base: str | None
     api_key: str | None
+    output_mode: OutputMode
 
 
 @dataclass(frozen=True)
 class Outcome:
     """A finished episode as a worker reports it; ``error`` instead ends the worker.
-    ``unrated``: the judge was asked but could not rate it."""
+    ``unrated``: the judge was asked but could not rate it; ``judge_warnings``: what is
+    suspicious in its verdict."""
 
     episode_id: str = ""
     status: str = ""
@@ -121,6 +126,7 @@ class Outcome:
     usage: EpisodeUsage = field(default_factory=EpisodeUsage)
     error: str = ""
     unrated: bool = False
+    judge_warnings: tuple[str, ...] = ()
 
 
 def read_specs(path: Path) -> list[EpisodeSpec]:
@@ -180,7 +186,12 @@ def _plan(
 async def _run_share(
     job: WorkerJob, store: EpisodeStore, report: Callable[[Outcome], None]
 ) -> None:
-    session = llm_session(job.api_base, job.api_key, concurrency=max(job.concurrency, 1))
+    session = llm_session(
+        job.api_base,
+        job.api_key,
+        concurrency=max(job.concurrency, 1),
+        output_mode=job.output_mode,
+    )
     judge = judge_for(job.judge_model, session, job.rubric)
     gate = asyncio.Semaphore(job.concurrency)
 
@@ -209,6 +220,7 @@ async def _run_share(
                     result.reason,
                     usage,
                     unrated=result.status == "completed" and unrated(evaluated),
+                    judge_warnings=tuple(judge_warnings_of(evaluated)),
                 )
             )
 
@@ -311,6 +323,7 @@ def batch(
     rubric: RubricOption = "sotopia_eval",
     api_base: ApiBaseOption = None,
     api_key: ApiKeyOption = None,
+    output_mode: OutputModeOption = "auto",
     data_dir: DataDirOption = None,
     redis_url: RedisUrlOption = None,
 ) -> None:
@@ -375,6 +388,7 @@ def batch(
                 rubric,
                 api_base,
                 api_key,
+                output_mode,
             )
             for share in _shares(pending, count)
         ]
@@ -481,6 +495,7 @@ def _summary(
         ("ran: complete", str(complete)),
         ("ran: failed", str(len(outcomes) - complete)),
         ("judge failed (complete, not rated)", str(judge_failed)),
+        ("rated, with judge warnings", str(sum(bool(o.judge_warnings) for o in outcomes))),
         ("worker processes", str(workers)),
         ("wall time", f"{elapsed:.1f} s"),
         ("episodes/s", f"{len(outcomes) / elapsed:.1f}" if elapsed > 0 else "-"),
@@ -495,3 +510,5 @@ def _summary(
             typer.echo(f"failed: {outcome.episode_id}: {outcome.reason}")
         elif outcome.unrated:
             typer.echo(f"not rated: {outcome.episode_id}: the judge failed (rerun with --resume)")
+        for warning in outcome.judge_warnings:
+            typer.echo(f"judge warning: {outcome.episode_id}: {warning}")

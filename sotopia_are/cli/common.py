@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from sotopia_are.llm import API_BASE_ENV, API_KEY_ENV, LLMConfig, LLMError, LLMSession
+from sotopia_are.llm import API_BASE_ENV, API_KEY_ENV, LLMConfig, LLMError, LLMSession, OutputMode
 from sotopia_are.social import EpisodeSpec, EpisodeUsage
 from sotopia_are.storage import DATA_DIR_ENV, EpisodeStore, StorageError, connect
 
@@ -36,6 +36,7 @@ __all__ = [
     "DataDirOption",
     "EvaluatorModelOption",
     "ModelOption",
+    "OutputModeOption",
     "RedisUrlOption",
     "RubricOption",
     "SamplesOption",
@@ -105,10 +106,22 @@ AgentModelOption = Annotated[
 EvaluatorModelOption = Annotated[
     str | None,
     typer.Option(
+        "--judge-model",
         "--evaluator-model",
         envvar=EVALUATOR_MODEL_ENV,
-        help="The judge's model (default: --model).",
+        help="The judge's model (default: --model); it may differ from the agents' (small "
+        "agents, a strong judge).",
         show_default=False,
+    ),
+]
+OutputModeOption = Annotated[
+    OutputMode,
+    typer.Option(
+        "--output-mode",
+        help="How JSON answers are requested: json_schema (the server enforces the schema), "
+        "json_object, prompt (schema in the prompt only), or auto: json_schema with "
+        "--api-base or when litellm knows the model supports it, falling back to json_object "
+        "then prompt if the server rejects it.",
     ),
 ]
 ApiBaseOption = Annotated[
@@ -257,10 +270,21 @@ def agent_models(
     return {name: model for name, model in chosen.items() if model}
 
 
-def llm_session(api_base: str | None, api_key: str | None, *, concurrency: int = 16) -> LLMSession:
-    """A session on ``api_base`` (else the model's provider default) with ``api_key``."""
+def llm_session(
+    api_base: str | None,
+    api_key: str | None,
+    *,
+    concurrency: int = 16,
+    output_mode: OutputMode = "auto",
+) -> LLMSession:
+    """A session on ``api_base`` (else the model's provider default) with ``api_key``,
+    asking for JSON answers in ``output_mode``."""
     key = api_key or (_PLACEHOLDER_KEY if api_base else None)
-    return LLMSession(LLMConfig(api_base=api_base, api_key=key, max_concurrency=concurrency))
+    return LLMSession(
+        LLMConfig(
+            api_base=api_base, api_key=key, max_concurrency=concurrency, output_mode=output_mode
+        )
+    )
 
 
 def usage_line(usage: EpisodeUsage) -> str:

@@ -31,6 +31,7 @@ from .common import (
     DataDirOption,
     EvaluatorModelOption,
     ModelOption,
+    OutputModeOption,
     RedisUrlOption,
     agent_models,
     cli_errors,
@@ -132,6 +133,7 @@ def demo(
     evaluator_model: EvaluatorModelOption = None,
     api_base: ApiBaseOption = None,
     api_key: ApiKeyOption = None,
+    output_mode: OutputModeOption = "auto",
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the ARE JSON export.")
     ] = Path("sotopia-are-demo.json"),
@@ -163,7 +165,7 @@ def demo(
             base = load_spec(folder / "scenarios" / f"{NEGOTIATION}.json")
             spec = respec(base, _fresh_id(NEGOTIATION))
             models = agent_models(spec.agent_names, model, agent_model)
-            session = llm_session(api_base, api_key)
+            session = llm_session(api_base, api_key, output_mode=output_mode)
             judge = judge_for(evaluator_model or model or next(iter(models.values())), session)
             result, evaluated = play_here(
                 store,

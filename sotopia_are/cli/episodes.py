@@ -57,6 +57,7 @@ __all__ = [
     "INTERRUPTED_EXIT",
     "judge_for",
     "judge_stored",
+    "judge_warnings_of",
     "llm_agents",
     "play",
     "play_here",
@@ -106,6 +107,13 @@ def judge_for(
     if model is None:
         return None
     return LLMJudge(model, Rubric.load(rubric), samples=samples, session=session)
+
+
+def judge_warnings_of(evaluated: EvaluatedEpisode | None) -> list[str]:
+    """What is suspicious in the judge's verdict (nothing without one)."""
+    if evaluated is None or evaluated.evaluation is None:
+        return []
+    return list(evaluated.evaluation.warnings)
 
 
 def unrated(evaluated: EvaluatedEpisode | None) -> bool:
@@ -260,6 +268,8 @@ def print_evaluation(evaluated: EvaluatedEpisode) -> None:
         typer.echo(f"judge sample {failure.sample} failed: {failure.error_type}: {failure.error}")
     if evaluation.failed:
         typer.echo("every judge sample failed: the episode is not rated")
+    for warning in evaluation.warnings:
+        typer.echo(f"judge warning: {warning}")
 
 
 def print_episode(result: EpisodeResult, evaluated: EvaluatedEpisode | None) -> None:

@@ -21,6 +21,7 @@ from .common import (
     DataDirOption,
     EvaluatorModelOption,
     ModelOption,
+    OutputModeOption,
     RedisUrlOption,
     RubricOption,
     SamplesOption,
@@ -114,6 +115,7 @@ def evaluate(
     samples: SamplesOption = 1,
     api_base: ApiBaseOption = None,
     api_key: ApiKeyOption = None,
+    output_mode: OutputModeOption = "auto",
     data_dir: DataDirOption = None,
     redis_url: RedisUrlOption = None,
 ) -> None:
@@ -130,7 +132,7 @@ def evaluate(
             judge_model,
             Rubric.load(rubric),
             samples=samples,
-            session=llm_session(api_base, api_key),
+            session=llm_session(api_base, api_key, output_mode=output_mode),
         )
     if script is not None:
         names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None

@@ -15,6 +15,7 @@ from .common import (
     DataDirOption,
     EvaluatorModelOption,
     ModelOption,
+    OutputModeOption,
     RedisUrlOption,
     RubricOption,
     SamplesOption,
@@ -61,6 +62,7 @@ def run(
     tag: Annotated[str, typer.Option("--tag", help="Tag the stored episode.")] = "run",
     api_base: ApiBaseOption = None,
     api_key: ApiKeyOption = None,
+    output_mode: OutputModeOption = "auto",
     data_dir: DataDirOption = None,
     redis_url: RedisUrlOption = None,
 ) -> None:
@@ -86,7 +88,7 @@ def run(
             **({"max_turns": max_turns} if max_turns is not None else {}),
         )
         models = agent_models(spec.agent_names, model, agent_model)
-        session = llm_session(api_base, api_key)
+        session = llm_session(api_base, api_key, output_mode=output_mode)
         agents = llm_agents(spec, models, session)
         judge_model = evaluator_model or model
         if evaluate and judge_model is None:

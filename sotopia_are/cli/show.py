@@ -19,10 +19,22 @@ def _print_header(episode: EpisodeLog) -> None:
     typer.echo(f"episode {episode.pk}  [{episode.status.value}]  tag: {episode.tag or '-'}")
     for name, model in zip(episode.agents, episode.models, strict=False):
         typer.echo(f"  {name}: {model or 'scripted'}")
+    if episode.evaluator_model:
+        typer.echo(f"  judge: {episode.evaluator_model}")
     if episode.termination_reason:
         typer.echo(f"ended: {episode.termination_reason}")
     if episode.error:
         typer.echo(f"error: {episode.error}")
+
+
+def _print_repairs(episode: EpisodeLog) -> None:
+    normalized = episode.usage.get("normalized_calls") or 0
+    repaired = episode.usage.get("repaired_calls") or 0
+    if normalized or repaired:
+        typer.echo(
+            f"model answers accepted after normalising their form: {normalized}, "
+            f"after asking again: {repaired}"
+        )
 
 
 def show(
@@ -56,6 +68,9 @@ def show(
             typer.echo(f"\n{episode.spec.background().to_natural_language()}\n")
             print_transcript("the full transcript (private actions marked)", views.transcript())
             print_scores(record.scores)
+            for warning in record.judge_warnings:
+                typer.echo(f"judge warning: {warning}")
+            _print_repairs(record)
             return
         view = views.agents[as_agent]
         typer.echo(f"\n{view.background.to_natural_language()}\n")

@@ -14,12 +14,15 @@ from .episode import (
     run_evaluated_episode,
 )
 from .judge import JUDGE_TEMPLATE, LLMJudge
+from .judge_reply import normalize_judge_reply
 from .response import build_response
 from .result import AgentRating, DimensionScore, Evaluation, JudgeFailure
 from .rubric import GOAL_ONLY, SOTOPIA_EVAL, Dimension, Rubric, RubricError, builtin_rubrics
+from .sanity import GOAL_DIMENSION, judge_warnings
 from .termination import RuleBasedTerminatedEvaluator, SotopiaEvaluatorOutput, TerminationCheck
 
 __all__ = [
+    "GOAL_DIMENSION",
     "GOAL_ONLY",
     "JUDGE_TEMPLATE",
     "SOTOPIA_EVAL",
@@ -40,5 +43,7 @@ __all__ = [
     "builtin_rubrics",
     "evaluate_episode",
     "evaluate_script",
+    "judge_warnings",
+    "normalize_judge_reply",
     "run_evaluated_episode",
 ]

@@ -17,7 +17,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sotopia_are.llm import LLMSession
-from sotopia_are.messages import ScriptBackground, ScriptEnvironmentResponse, ScriptInteraction
+from sotopia_are.messages import (
+    AgentAction,
+    ScriptBackground,
+    ScriptEnvironmentResponse,
+    ScriptInteraction,
+)
 from sotopia_are.social import (
     EpisodeResult,
     EpisodeSpec,
@@ -31,6 +36,7 @@ from sotopia_are.social import (
 from .judge import LLMJudge
 from .response import build_response
 from .result import Evaluation
+from .sanity import judge_warnings
 from .termination import RuleBasedTerminatedEvaluator, TerminationCheck
 
 __all__ = [
@@ -74,7 +80,8 @@ async def evaluate_episode(
     termination: RuleBasedTerminatedEvaluator | None = None,
     session: LLMSession | None = None,
 ) -> EvaluatedEpisode:
-    """Check and rate a finished (or stored, re-imported) episode.
+    """Check and rate a finished (or stored, re-imported) episode; the evaluation carries
+    the :func:`~sotopia_are.evaluation.judge_warnings` of its verdict.
 
     ``termination`` defaults to the spec's own limits (``max_turns``,
     ``max_stale_turns``); ``session`` replaces the judge's for this episode (by default
@@ -92,6 +99,12 @@ async def evaluate_episode(
         )
         return EvaluatedEpisode(episode, check, None, response)
     evaluation = await judge.evaluate_episode(episode, session=session)
+    actions: dict[str, list[AgentAction]] = {name: [] for name in episode.spec.agent_names}
+    for agent, action in episode.actions():
+        actions[agent].append(action)
+    warnings = judge_warnings(evaluation, actions)
+    if warnings:
+        evaluation = evaluation.model_copy(update={"warnings": warnings})
     return EvaluatedEpisode(episode, check, evaluation, build_response(evaluation, check))
 
 

@@ -26,10 +26,13 @@ from sotopia_are.social import EpisodeResult
 from .result import AgentRating, DimensionScore, Evaluation, JudgeFailure
 from .rubric import SOTOPIA_EVAL, Rubric
 
-__all__ = ["JUDGE_TEMPLATE", "LLMJudge"]
+__all__ = ["JUDGE_TEMPLATE", "TOKENS_PER_RATING", "LLMJudge"]
 
 JUDGE_TEMPLATE = "judge_sotopia_eval.j2"
 """The packaged judge prompt; its variables are listed at the top of the file."""
+
+TOKENS_PER_RATING = 160
+"""The answer budget of one participant's reasoning and score on one dimension."""
 
 # Failures of the model's answers (or of a provider that never answered) are part of an
 # evaluation's result; configuration errors (bad key, unknown model, broken template,
@@ -73,6 +76,12 @@ class LLMJudge:
         return (
             f"LLMJudge(model={self.model!r}, rubric={self.rubric.name!r}, samples={self.samples})"
         )
+
+    def max_tokens(self, participants: int) -> int:
+        """The answer budget for rating ``participants`` (unless ``params`` or the
+        session's config give one): room for a reasoning and a score per participant and
+        dimension."""
+        return 200 + TOKENS_PER_RATING * participants * len(self.rubric.dimensions)
 
     def variables(self, background: ScriptBackground, transcript: str) -> dict[str, Any]:
         """The template variables for an episode with ``background`` and ``transcript``."""
@@ -154,7 +163,12 @@ class LLMJudge:
         """One judge call: the validated answer or the failure, and the call's record."""
         try:
             generation = await session.generate(
-                self.model, self.template, variables, output_type, params=self.params
+                self.model,
+                self.template,
+                variables,
+                output_type,
+                params=self.params,
+                max_tokens=self.max_tokens(len(variables["agents"])),
             )
         except _RECORDED_FAILURES as exc:
             failure = JudgeFailure(

@@ -5,7 +5,7 @@ Each participant's rate is ``(overall, {dimension: mean score})`` under its name
 participant order, so ``p1_rate``/``p2_rate`` read the first two; ``overall`` is the
 unweighted mean of the dimension scores. A participant the judge could not rate gets
 ``None`` (no rating), never a 0. ``comments`` hold the termination reasons, any judge
-failures and the judge's reasoning per participant and dimension.
+failures and warnings, and the judge's reasoning per participant and dimension.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ def build_response(
             rates[name] = None if rating is None else (rating.overall, rating.scores())
         if evaluation.failures:
             sections.append(_failure_comment(evaluation))
+        if evaluation.warnings:
+            sections.append("\n".join(["Judge warnings:", *evaluation.warnings]))
         sections.extend(_agent_comment(rating) for rating in evaluation.ratings)
     return ScriptEnvironmentResponse(
         terminated=termination.terminated if termination is not None else False,

@@ -105,6 +105,8 @@ class Evaluation(BaseModel):
     ``ratings`` has one entry per participant (in participant order) when at least one of
     the ``samples`` succeeded, and is empty otherwise; ``valid_samples`` says how many
     succeeded. ``calls`` are the judge's LLM calls, one per sample, in sample order.
+    ``warnings`` say what is suspicious in the verdict given the episode (see
+    :func:`~sotopia_are.evaluation.judge_warnings`); the scores stay as the judge gave them.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -117,6 +119,7 @@ class Evaluation(BaseModel):
     ratings: list[AgentRating] = []
     failures: list[JudgeFailure] = []
     calls: list[LLMCall] = []
+    warnings: list[str] = []
 
     @property
     def ok(self) -> bool:

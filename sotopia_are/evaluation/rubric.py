@@ -6,10 +6,14 @@ description) — defined in code or in a JSON file of the same shape as the buil
 in ``prompts/rubrics/``. :meth:`Rubric.output_model` turns it into the pydantic model the
 judge's answer must validate against: one entry per participant, and in it one
 ``{"reasoning": str, "score": int}`` per dimension with the score bounded by the range.
-Validation is strict: an out-of-range score, a missing dimension, a score that is not a
-JSON integer (``true``, ``"7"``, ``7.0``) or an entry the rubric does not have (another
-participant, another dimension) is a validation error, which the LLM layer sends back
-to the model — never clipped, coerced, defaulted or ignored.
+The answer is first put into canonical form (:mod:`sotopia_are.evaluation.judge_reply`:
+names in another case, ``"7"`` or ``7.0`` for 7, Sotopia's ``[reasoning, score]`` pairs…),
+each change noted on the call. Validation is then strict: an out-of-range score, a missing
+dimension, a score that is not a whole number (``true``, ``7.5``, ``"high"``) or an entry
+the rubric does not have (another participant, another dimension) is a validation error,
+which the LLM layer sends back to the model — never clipped, coerced, defaulted or
+ignored. The JSON schema states the score ranges, so a server that enforces schemas
+while decoding keeps them too.
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from sotopia_are.llm import packaged_prompts_dir
+
+from .judge_reply import normalize_judge_reply
 
 __all__ = ["GOAL_ONLY", "SOTOPIA_EVAL", "Dimension", "Rubric", "RubricError", "builtin_rubrics"]
 
@@ -139,6 +145,19 @@ class Rubric(BaseModel):
 _STRICT = ConfigDict(extra="forbid")
 
 
+class _JudgeAnswer(BaseModel):
+    """A judge's whole answer: normalised in form (see ``judge_reply``), then validated."""
+
+    model_config = _STRICT
+
+    agent_names: ClassVar[tuple[str, ...]] = ()
+    dimension_names: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def normalize_reply(cls, data: Any) -> tuple[Any, list[str]]:
+        return normalize_judge_reply(data, cls.agent_names, cls.dimension_names)
+
+
 # Cached: building the models costs milliseconds, and a judge asks for the same one for
 # every episode of a batch (which also lets the LLM layer's schema cache hit).
 @functools.lru_cache(maxsize=256)
@@ -159,9 +178,11 @@ def _output_model(rubric: Rubric, agent_names: tuple[str, ...]) -> type[BaseMode
         f"agent_{index}": (per_agent, Field(alias=name, description=f"the ratings of {name}"))
         for index, name in enumerate(agent_names, start=1)
     }
-    model: type[BaseModel] = create_model(
-        f"{_camel(rubric.name)}Evaluation", __config__=_STRICT, **fields
+    model: type[_JudgeAnswer] = create_model(
+        f"{_camel(rubric.name)}Evaluation", __base__=_JudgeAnswer, **fields
     )
+    model.agent_names = agent_names
+    model.dimension_names = tuple(rubric.dimension_names)
     return model
 
 

@@ -47,6 +47,8 @@ class LLMConfig(BaseModel):
     the whole process. ``output_attempts`` is how many answers a structured call may get
     before :class:`~sotopia_are.llm.errors.GenerationError`. ``params`` are sent with every
     request (``temperature``, ``max_tokens``, ``seed``…). ``timeout_s`` bounds each request.
+    ``max_tokens`` is sent when neither ``params`` nor the caller (an agent's or judge's own
+    budget) gives one, so no request leaves the answer's length to the server.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -58,6 +60,7 @@ class LLMConfig(BaseModel):
     retry: RetryPolicy = RetryPolicy()
     output_attempts: int = Field(default=3, ge=1)
     output_mode: OutputMode = "auto"
+    max_tokens: int = Field(default=1024, ge=1)
     params: dict[str, JsonValue] = {}
 
     def endpoint(

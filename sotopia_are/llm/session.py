@@ -173,6 +173,7 @@ class LLMSession:
         params: Mapping[str, JsonValue] | None = None,
         api_base: str | None = None,
         api_key: str | None = None,
+        max_tokens: int | None = None,
     ) -> Generation[str]: ...
 
     @overload
@@ -186,6 +187,7 @@ class LLMSession:
         params: Mapping[str, JsonValue] | None = None,
         api_base: str | None = None,
         api_key: str | None = None,
+        max_tokens: int | None = None,
     ) -> Generation[M]: ...
 
     @overload
@@ -199,6 +201,7 @@ class LLMSession:
         params: Mapping[str, JsonValue] | None = None,
         api_base: str | None = None,
         api_key: str | None = None,
+        max_tokens: int | None = None,
     ) -> Generation[M]: ...
 
     async def generate(
@@ -211,6 +214,7 @@ class LLMSession:
         params: Mapping[str, JsonValue] | None = None,
         api_base: str | None = None,
         api_key: str | None = None,
+        max_tokens: int | None = None,
     ) -> Generation[Any]:
         """Render ``template`` with ``variables``, call ``model``, return the result.
 
@@ -218,6 +222,8 @@ class LLMSession:
         invalid answer is sent back with the error, up to ``config.output_attempts``
         answers, then :class:`GenerationError`. Without it the value is the raw text.
         ``params`` add to ``config.params``; ``api_base``/``api_key`` override the config.
+        Every request states ``max_tokens``: from ``params``, else ``config.params``, else
+        the caller's ``max_tokens``, else ``config.max_tokens``.
         Every call, failed or not, is appended to :attr:`calls`; raised
         :class:`LLMError`\\ s carry it as ``.call``.
         """
@@ -231,10 +237,16 @@ class LLMSession:
                 endpoint=endpoint.key,
                 memory=self.output_modes,
             )
+        # A server without a cap generates until its context is full; never leave it open.
+        request_params: dict[str, JsonValue] = {
+            "max_tokens": max_tokens or self.config.max_tokens,
+            **self.config.params,
+            **(params or {}),
+        }
         while True:
             try:
                 return await self._generate_in_mode(
-                    model, template, variables, output_type, mode, endpoint, params
+                    model, template, variables, output_type, mode, endpoint, request_params
                 )
             except (PermanentLLMError, ReplayMissError) as error:
                 weaker = self._weaker_mode(error, mode, endpoint)
@@ -276,12 +288,12 @@ class LLMSession:
         output_type: type[BaseModel] | None,
         mode: OutputMode | None,
         endpoint: Endpoint,
-        params: Mapping[str, JsonValue] | None,
+        params: Mapping[str, JsonValue],
     ) -> Generation[Any]:
         """One :meth:`generate` call with structured output requested in ``mode``."""
         started = time.perf_counter()
         messages = self.prompts.render(template, variables)
-        request_params: dict[str, JsonValue] = {**self.config.params, **(params or {})}
+        request_params = dict(params)
         if output_type is not None:
             assert mode is not None
             response_format = response_format_for(mode, output_type)

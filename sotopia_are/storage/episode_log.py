@@ -45,7 +45,8 @@ class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]
     scores (``overall_score`` included); ``evaluation`` is the evaluator's verdict and
     response as JSON (set by ``save_evaluation``, after the run); ``usage`` totals the
     model calls (``calls``, ``prompt_tokens``, ``completion_tokens``, ``cost_usd``,
-    ``calls_without_cost``), ``cost_usd`` their known cost.
+    ``calls_without_cost``, ``normalized_calls``, ``repaired_calls``), ``cost_usd`` their
+    known cost.
     """
 
     tag: str = ""
@@ -75,6 +76,13 @@ class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]
 
     class Meta:
         model_key_prefix = "EpisodeLog"
+
+    @property
+    def judge_warnings(self) -> list[str]:
+        """What was suspicious in the stored verdict (empty when unrated or clean)."""
+        verdict = (self.evaluation or {}).get("verdict")
+        warnings = verdict.get("warnings") if isinstance(verdict, dict) else None
+        return [str(w) for w in warnings] if isinstance(warnings, list) else []
 
     @property
     def events_key(self) -> str:

@@ -349,8 +349,12 @@ def _goal_answer(mara: object, teo: object = 4, **extra: object) -> str:
     ("bad", "complaint"),
     [
         (_goal_answer(True), "Mara Quinn.goal.score: Input should be a valid integer"),
-        (_goal_answer("7"), "Mara Quinn.goal.score: Input should be a valid integer"),
-        (_goal_answer(7.0), "Mara Quinn.goal.score: Input should be a valid integer"),
+        (_goal_answer(7.5), "Mara Quinn.goal.score: Input should be a valid integer (got 7.5)"),
+        (
+            _goal_answer("high"),
+            'Mara Quinn.goal.score: Input should be a valid integer (got "high")',
+        ),
+        (_goal_answer(11), "Mara Quinn.goal.score: Input should be less than or equal to 10"),
         (
             _goal_answer(7, Zed={"goal": {"reasoning": "r", "score": 1}}),
             "Zed: Extra inputs are not permitted",

@@ -1,0 +1,141 @@
+"""How a judge's JSON answer is put into canonical form before it is validated.
+
+The same spirit as the agents' answers (:mod:`sotopia_are.agents.action_reply`): lenient
+in form, strict in content. :func:`normalize_judge_reply` changes only form, and notes
+each change on the call record:
+
+- a participant's key is matched exactly, else ignoring case, else by a unique first name;
+- a dimension's key is matched ignoring case, spaces and ``-`` (``"Social Rules"`` is
+  ``social_rules``);
+- a rating written as Sotopia's pair ``["reasoning", score]`` becomes
+  ``{"reasoning": …, "score": …}``; ``"reason"``, ``"explanation"`` or ``"rationale"``
+  stand for a missing ``"reasoning"``;
+- a score written as an integer in text (``"7"``, ``"+3"``) or as a whole float (``7.0``)
+  is that integer;
+- an answer wrapped in one outer object whose keys are none of the participants
+  (``{"evaluation": {...}}``) is unwrapped.
+
+Everything else stays for validation to refuse and the model to be asked again: a score
+out of range or not whole (``7.5``, ``true``, ``"high"``), a missing participant or
+dimension, one the rubric does not have.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["normalize_judge_reply"]
+
+_REASONING_ALIASES = ("reason", "explanation", "rationale")
+_INTEGER_TEXT = re.compile(r"\s*([+-]?\d+)\s*\Z")
+
+
+def normalize_judge_reply(
+    data: Any, agent_names: Sequence[str], dimension_names: Sequence[str]
+) -> tuple[Any, list[str]]:
+    """``data`` (a judge's parsed JSON) in canonical form, and one note per change.
+
+    Anything that is not a JSON object is returned as is, for validation to refuse.
+    """
+    if not isinstance(data, dict):
+        return data, []
+    notes: list[str] = []
+    data = _unwrapped(data, agent_names, notes)
+    answer: dict[str, Any] = {}
+    for key, ratings in data.items():
+        name = _match_agent(key, agent_names)
+        if name is not None and name != key and name not in data:
+            notes.append(f"read participant {key!r} as {name!r}")
+            key = name
+        answer[key] = (
+            _normalize_ratings(ratings, key, dimension_names, notes)
+            if key in agent_names and isinstance(ratings, dict)
+            else ratings
+        )
+    return answer, notes
+
+
+def _match_agent(written: str, agent_names: Sequence[str]) -> str | None:
+    if written in agent_names:
+        return written
+    wanted = " ".join(written.split()).casefold()
+    same = [name for name in agent_names if name.casefold() == wanted]
+    if len(same) == 1:
+        return same[0]
+    by_first = [name for name in agent_names if name.split()[0].casefold() == wanted]
+    return by_first[0] if len(by_first) == 1 else None
+
+
+def _unwrapped(
+    data: dict[str, Any], agent_names: Sequence[str], notes: list[str]
+) -> dict[str, Any]:
+    if len(data) == 1:
+        [(key, inner)] = data.items()
+        if (
+            isinstance(inner, dict)
+            and _match_agent(key, agent_names) is None
+            and any(_match_agent(k, agent_names) is not None for k in inner)
+        ):
+            notes.append(f"unwrapped the ratings from {key!r}")
+            return inner
+    return data
+
+
+def _dimension_key(written: str, dimension_names: Sequence[str]) -> str:
+    canonical = re.sub(r"[\s\-]+", "_", written.strip()).lower()
+    return canonical if canonical in dimension_names else written
+
+
+def _normalize_ratings(
+    ratings: dict[str, Any], agent: str, dimension_names: Sequence[str], notes: list[str]
+) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, rating in ratings.items():
+        dimension = _dimension_key(key, dimension_names)
+        if dimension != key and dimension not in ratings:
+            notes.append(f"read dimension {key!r} of {agent!r} as {dimension!r}")
+            key = dimension
+        where = f"{agent!r} {key}"
+        result[key] = _normalize_rating(rating, where, notes) if key in dimension_names else rating
+    return result
+
+
+def _normalize_rating(rating: Any, where: str, notes: list[str]) -> Any:
+    if (
+        isinstance(rating, list)
+        and len(rating) == 2
+        and isinstance(rating[0], str)
+        and not isinstance(rating[1], str | list | dict)
+    ):
+        notes.append(f"read the pair rating of {where} as reasoning and score")
+        rating = {"reasoning": rating[0], "score": rating[1]}
+    if not isinstance(rating, dict):
+        return rating
+    rating = dict(rating)
+    if "reasoning" not in rating:
+        for alias in _REASONING_ALIASES:
+            if isinstance(rating.get(alias), str):
+                notes.append(f"read {alias!r} of {where} as 'reasoning'")
+                rating["reasoning"] = rating.pop(alias)
+                break
+    if "score" in rating:
+        score = _whole_number(rating["score"])
+        if score is not None and type(rating["score"]) is not int:
+            notes.append(f"read score {rating['score']!r} of {where} as {score}")
+            rating["score"] = score
+    return rating
+
+
+def _whole_number(value: Any) -> int | None:
+    """``value`` as an int when it is one written as text or as a whole float."""
+    if isinstance(value, bool):
+        return None  # true is not 1
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and (match := _INTEGER_TEXT.match(value)):
+        return int(match.group(1))
+    return None
