@@ -46,11 +46,24 @@ AppsOption = Annotated[
     ),
 ]
 SkipAppOption = Annotated[
-    list[str] | None, typer.Option("--skip-app", help="Leave out this app (repeatable).")
+    list[str] | None,
+    typer.Option(
+        "--skip-app",
+        "--skip-apps",
+        help="Leave out this app and its events, listed in the file or not (repeatable).",
+    ),
 ]
 SkipUnknownOption = Annotated[
     bool,
     typer.Option("--skip-unknown-apps", help="Leave out apps whose classes are not available."),
+]
+LenientOption = Annotated[
+    bool,
+    typer.Option(
+        "--lenient",
+        help="Drop, with a warning, events that call an app the file's apps do not list "
+        "(ARE's documentation example does) instead of refusing the file.",
+    ),
 ]
 
 
@@ -88,7 +101,11 @@ def _registry(app_sources: list[str]) -> AppRegistry:
 
 
 def _import(
-    file: Path, apps: list[str] | None, skip_app: list[str] | None, skip_unknown_apps: bool
+    file: Path,
+    apps: list[str] | None,
+    skip_app: list[str] | None,
+    skip_unknown_apps: bool,
+    lenient: bool,
 ) -> tuple[ScenarioImportedFromJson, list[CompletedEvent]]:
     text = read_text(file)
     importer = JsonScenarioImporter(_registry(apps or []))
@@ -98,12 +115,14 @@ def _import(
     importer_log.addFilter(quiet)
     try:
         scenario, completed, _ = importer.import_from_json(
-            text, apps_to_skip=skip_app, skip_unknown_apps=skip_unknown_apps
+            text, apps_to_skip=skip_app, skip_unknown_apps=skip_unknown_apps, lenient=lenient
         )
     except ScenarioFormatError as exc:
         hint = ""
         if "unknown app classes" in exc.problem:
             hint = "\nhint: load them with --apps FILE, or use --skip-app / --skip-unknown-apps"
+        elif "in this scenario's apps" in exc.problem:
+            hint = "\nhint: leave out that app's events with --skip-app NAME or --lenient"
         elif _is_episode_spec(text):
             hint = (
                 "\nhint: this file looks like an episode spec, not ARE scenario JSON: run it "
@@ -133,9 +152,10 @@ def validate(
     apps: AppsOption = None,
     skip_app: SkipAppOption = None,
     skip_unknown_apps: SkipUnknownOption = False,
+    lenient: LenientOption = False,
 ) -> None:
     """Check that FILE imports: format, event graph, apps, functions and values."""
-    scenario, completed = _import(file, apps, skip_app, skip_unknown_apps)
+    scenario, completed = _import(file, apps, skip_app, skip_unknown_apps, lenient)
     typer.echo(
         f"{file}: valid scenario {scenario.scenario_id!r}: {len(scenario.apps or [])} apps, "
         f"{len(scenario.events)} events, {len(completed)} completed events"
@@ -148,9 +168,10 @@ def run(
     apps: AppsOption = None,
     skip_app: SkipAppOption = None,
     skip_unknown_apps: SkipUnknownOption = False,
+    lenient: LenientOption = False,
 ) -> None:
     """Run FILE in oracle mode on a virtual clock and print the completed events."""
-    scenario, _ = _import(file, apps, skip_app, skip_unknown_apps)
+    scenario, _ = _import(file, apps, skip_app, skip_unknown_apps, lenient)
     env = run_in_oracle_mode(scenario)
     events = env.event_log.list_view()
     start = float(scenario.start_time or 0)

@@ -14,6 +14,7 @@ from sotopia_are.simulation.types import AbstractEnvironment, OperationType, eve
 
 __all__ = [
     "Echo",
+    "EmailClientApp",
     "always_true",
     "are_registry",
     "echo_was_called",

@@ -62,6 +62,21 @@ def test_documentation_example_runs_with_unknown_apps_skipped() -> None:
     assert "email_apology_001: 0 events" in out
 
 
+def test_documentation_example_event_of_an_unlisted_app() -> None:
+    # The example's one event calls NotificationApp, which its "apps" do not list.
+    path = str(ARE_DATA / "documentation_complete_example.json")
+    code, out, err = invoke("validate", path, "--skip-app", "EmailApp")
+    assert code == 1 and out == ""
+    assert "events[0].action.app: no app 'NotificationApp'" in err
+    assert "hint: leave out that app's events with --skip-app NAME or --lenient" in err
+    for flags in (["--lenient"], ["--skip-apps", "NotificationApp"]):
+        code, out, err = invoke("run", path, "--skip-app", "EmailApp", *flags)
+        assert code == 0, err
+        assert "skipped apps: EmailApp, NotificationApp" in err
+        assert "dropped events: reminder_001 (calls " in err
+        assert "email_apology_001: 0 events" in out
+
+
 @pytest.mark.parametrize(
     ("content", "words"),
     [

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scenario_json_apps import are_registry, make_test_registry
+from scenario_json_apps import EmailClientApp, are_registry, make_test_registry
 
 from sotopia_are.simulation.apps.registry import AppRegistry
 from sotopia_are.simulation.data_handler.errors import ScenarioFormatError, format_json_path
@@ -136,6 +136,74 @@ def test_documentation_example_imports_with_unknown_apps_skipped() -> None:
     assert scenario.hints is not None and scenario.hints[0].content.startswith("Check")
     assert scenario.context is not None and completed == []
     run_in_oracle_mode(scenario)
+
+
+def example_registry() -> AppRegistry:
+    """A registry that has the documentation example's EmailApp (a stand-in)."""
+    registry = are_registry()
+    registry.register(EmailClientApp, "are.simulation.apps.email.EmailApp")
+    return registry
+
+
+def test_documentation_example_event_of_an_unlisted_app_is_a_clear_error() -> None:
+    # Its one event calls NotificationApp, which its "apps" do not list.
+    with pytest.raises(ScenarioFormatError) as caught:
+        JsonScenarioImporter(example_registry()).import_from_json(EXAMPLE)
+    assert str(caught.value) == (
+        "events[0].action.app: no app 'NotificationApp' in this scenario's apps (EmailApp); "
+        "leave out its events with apps_to_skip=['NotificationApp'] or lenient=True"
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "reason"),
+    [
+        ({"lenient": True}, "calls unknown app NotificationApp"),
+        ({"apps_to_skip": ["NotificationApp"]}, "calls skipped app NotificationApp"),
+        ({"apps_to_keep": ["EmailApp"]}, "calls skipped app NotificationApp"),
+    ],
+    ids=["lenient", "apps_to_skip", "apps_to_keep"],
+)
+def test_documentation_example_imports_without_the_unlisted_app(
+    options: dict[str, Any], reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    importer = JsonScenarioImporter(example_registry())
+    with caplog.at_level(logging.WARNING):
+        scenario, _, _ = importer.import_from_json(EXAMPLE, **options)
+    report = scenario.import_report
+    assert report is not None
+    assert report.skipped_apps == ["NotificationApp"]
+    assert report.dropped_event_ids == [f"reminder_001 ({reason})"]
+    # The same warning as for the events of any skipped app.
+    assert "skipped apps: NotificationApp" in caplog.text
+    assert f"dropped events: reminder_001 ({reason})" in caplog.text
+    [email] = scenario.apps or []
+    assert (
+        email.name == "EmailApp"
+        and email.get_state() == json.loads(EXAMPLE)["apps"][0]["app_state"]
+    )
+    assert scenario.events == []
+    run_in_oracle_mode(scenario)
+
+
+def test_lenient_also_drops_completed_events_of_unlisted_apps_and_their_dependants() -> None:
+    doc = json.loads(MEETING)
+    doc["events"][1]["action"]["app"] = "ClockApp"
+    doc["completed_events"][1]["action"]["app"] = "ClockApp"
+    importer = JsonScenarioImporter(are_registry())
+    with pytest.raises(ScenarioFormatError, match="no app 'ClockApp'"):
+        importer.import_from_json(json.dumps(doc))
+    scenario, completed, _ = importer.import_from_json(json.dumps(doc), lenient=True)
+    assert [e.event_id for e in scenario.events] == ["user_ask"]
+    assert [e.event_id for e in completed] == ["user_ask"]
+    assert scenario.import_report is not None
+    assert scenario.import_report.skipped_apps == ["ClockApp"]
+    # Unlike skip_unknown_apps, lenient leaves out no app the file lists.
+    assert [a.name for a in scenario.apps or []] == [
+        "AgentUserInterface",
+        "SystemApp",
+        "CalendarApp",
+    ]
 
 
 def test_benchmark_import_carries_hugging_face_metadata() -> None:

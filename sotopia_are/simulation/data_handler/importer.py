@@ -9,13 +9,17 @@ have, args the functions accept, and values that decode to their declared types.
 
 Apps can be left out with ``apps_to_skip`` / ``apps_to_keep`` (by app name) or, for files
 naming apps this installation does not have, ``skip_unknown_apps=True``. Events calling a
-left-out app, and events depending on those, are dropped. What was left out is logged as
+left-out app, and events depending on those, are dropped. An event may call an app the
+file does not list in ``apps`` (ARE's own documentation example does): that is an error
+unless the app is left out by ``apps_to_skip`` / ``apps_to_keep``, or ``lenient=True``
+(or ``skip_unknown_apps=True``) leaves out every such app. What was left out is logged as
 a warning and listed on ``scenario.import_report``.
 """
 
 import inspect
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sotopia_are.simulation.apps.app import App
@@ -78,6 +82,24 @@ COMPLETED_EVENT_CLASSES = ("CompletedEvent", "CompletedOracleEvent")
 _HINT_ALIASES = {"task": HintType.TASK_HINT, "environment": HintType.ENVIRONMENT_HINT}
 
 
+@dataclass(frozen=True)
+class _AppChoice:
+    """Which apps an import leaves out, and what it does with apps it does not have."""
+
+    skip: Sequence[str] | None = None
+    keep: Sequence[str] | None = None
+    skip_unknown: bool = False
+    """Leave out apps whose classes do not resolve, and apps the file does not list."""
+    lenient: bool = False
+    """Leave out apps that events call but the file does not list."""
+
+    def leaves_out(self, name: str) -> bool:
+        """Whether ``apps_to_skip`` / ``apps_to_keep`` leave out the app ``name``."""
+        return bool(self.skip and name in self.skip) or (
+            self.keep is not None and name not in self.keep
+        )
+
+
 class JsonScenarioImporter:
     """Reads scenario files (ARE's ``ExportedTrace`` JSON) into runnable scenarios.
 
@@ -98,20 +120,21 @@ class JsonScenarioImporter:
         load_completed_events: bool = True,
         *,
         skip_unknown_apps: bool = False,
+        lenient: bool = False,
     ) -> tuple[ScenarioImportedFromJson, list[CompletedEvent], list[str]]:
         """Import a scenario file.
 
         Returns the scenario (ready for ``Environment.run``), its completed events (empty
         unless ``load_completed_events``) and its world logs (the serialised log lines, as
-        stored). Raises :class:`ScenarioFormatError` for any problem in the file.
+        stored). Raises :class:`ScenarioFormatError` for any problem in the file. With
+        ``lenient``, events calling an app that the file's ``apps`` do not list are dropped
+        (with the warning of a skipped app's events) instead.
         """
         return self._import(
             ScenarioImportedFromJson,
             json_str,
-            apps_to_skip,
-            apps_to_keep,
+            _AppChoice(apps_to_skip, apps_to_keep, skip_unknown_apps, lenient),
             load_completed_events,
-            skip_unknown_apps,
         )
 
     def import_from_json_to_benchmark(
@@ -122,6 +145,7 @@ class JsonScenarioImporter:
         load_completed_events: bool = True,
         *,
         skip_unknown_apps: bool = False,
+        lenient: bool = False,
     ) -> tuple[BenchmarkScenarioImportedFromJson, list[CompletedEvent], list[str]]:
         """As :meth:`import_from_json`, as a benchmark scenario carrying ``hf_metadata``.
 
@@ -131,10 +155,8 @@ class JsonScenarioImporter:
         scenario, completed, world_logs = self._import(
             BenchmarkScenarioImportedFromJson,
             json_str,
-            apps_to_skip,
-            apps_to_keep,
+            _AppChoice(apps_to_skip, apps_to_keep, skip_unknown_apps, lenient),
             load_completed_events,
-            skip_unknown_apps,
         )
         assert scenario.metadata is not None  # always set by _import
         scenario.hf_metadata = scenario.metadata.definition.hf_metadata
@@ -144,21 +166,19 @@ class JsonScenarioImporter:
         self,
         scenario_class: type[ScenarioT],
         json_str: str | bytes,
-        apps_to_skip: Sequence[str] | None,
-        apps_to_keep: Sequence[str] | None,
+        choice: _AppChoice,
         load_completed_events: bool,
-        skip_unknown_apps: bool,
     ) -> tuple[ScenarioT, list[CompletedEvent], list[str]]:
         trace, notes = read_trace(json_str)
         definition = trace.metadata.definition
         seed = 0 if definition.seed is None else definition.seed
-        builder = _Builder(trace, self.app_registry, ImportReport(normalisations=notes))
+        builder = _Builder(trace, self.app_registry, choice, ImportReport(normalisations=notes))
         # Ids the file leaves empty are generated; the namespace makes them reproducible.
         with id_namespace(f"import:{definition.scenario_id}:{seed}"):
             builder.check_event_graph()
-            builder.build_apps(apps_to_skip, apps_to_keep, skip_unknown_apps)
-            events = builder.build_events(skip_unknown_apps)
-            completed = builder.build_completed_events(skip_unknown_apps)
+            builder.build_apps()
+            events = builder.build_events()
+            completed = builder.build_completed_events()
         hints = builder.build_hints()
         report = builder.report
         scenario = scenario_class(
@@ -190,9 +210,12 @@ class JsonScenarioImporter:
 class _Builder:
     """The state of one import; each ``build_*`` raises ScenarioFormatError on a problem."""
 
-    def __init__(self, trace: ExportedTrace, registry: AppRegistry, report: ImportReport):
+    def __init__(
+        self, trace: ExportedTrace, registry: AppRegistry, choice: _AppChoice, report: ImportReport
+    ):
         self.trace = trace
         self.registry = registry
+        self.choice = choice
         self.report = report
         self.apps: dict[str, App] = {}
         self.kept_app_records: list[ExportedApp] = []
@@ -234,12 +257,7 @@ class _Builder:
 
     # ------------------------------------------------------------------ apps
 
-    def build_apps(
-        self,
-        apps_to_skip: Sequence[str] | None,
-        apps_to_keep: Sequence[str] | None,
-        skip_unknown_apps: bool,
-    ) -> None:
+    def build_apps(self) -> None:
         """Resolve, build and load every app not left out."""
         records = self.trace.apps
         classes: dict[int, type[App]] = {}
@@ -252,9 +270,7 @@ class _Builder:
                     f"duplicate app name {record.name!r} (also apps[{seen[record.name]}])",
                 )
             seen[record.name] = index
-            if (apps_to_skip and record.name in apps_to_skip) or (
-                apps_to_keep is not None and record.name not in apps_to_keep
-            ):
+            if self.choice.leaves_out(record.name):
                 self._skip_app(record.name)
                 continue
             class_name = record.class_name or record.name
@@ -262,7 +278,7 @@ class _Builder:
                 classes[index] = self.registry.resolve(class_name)
             except UnknownAppClassError as error:
                 unknown.append((index, class_name, str(error)))
-        if unknown and skip_unknown_apps:
+        if unknown and self.choice.skip_unknown:
             for index, _, _ in unknown:
                 self._skip_app(records[index].name)
         elif unknown:
@@ -307,13 +323,13 @@ class _Builder:
 
     # ---------------------------------------------------------------- events
 
-    def build_events(self, skip_unknown_apps: bool) -> list[AbstractEvent]:
+    def build_events(self) -> list[AbstractEvent]:
         """Build the scheduled events (file order), wired to their dependencies."""
         events = self.trace.events
         for index in self.order:
             event = events[index]
             path: list[str | int] = ["events", index]
-            reason = self._drop_reason(event, path, skip_unknown_apps)
+            reason = self._drop_reason(event, path)
             if reason is not None:
                 self.dropped_ids.add(event.event_id)
                 self.report.dropped_event_ids.append(f"{event.event_id} ({reason})")
@@ -331,32 +347,32 @@ class _Builder:
             built.append(kernel_event)
         return built
 
-    def _drop_reason(
-        self, event: ExportedEvent, path: list[str | int], skip_unknown_apps: bool
-    ) -> str | None:
+    def _drop_reason(self, event: ExportedEvent, path: list[str | int]) -> str | None:
         for dependency in event.dependencies:
             if dependency in self.dropped_ids:
                 return f"depends on dropped {dependency}"
-        return self._app_drop_reason(event.action, path, skip_unknown_apps)
+        return self._app_drop_reason(event.action, path)
 
-    def _app_drop_reason(
-        self, action: ExportedAction | None, path: list[str | int], skip_unknown_apps: bool
-    ) -> str | None:
+    def _app_drop_reason(self, action: ExportedAction | None, path: list[str | int]) -> str | None:
         """Why an event or completed event calling ``action`` is dropped for its app, or
-        None if its app is kept (or it calls none). An app the scenario does not have is
-        skipped (and reported) with ``skip_unknown_apps``, else a ScenarioFormatError."""
+        None if its app is kept (or it calls none). An app the file does not list is
+        skipped (and reported) when ``apps_to_skip`` / ``apps_to_keep`` leave it out, or
+        with ``lenient`` or ``skip_unknown_apps``; else it is a ScenarioFormatError."""
         app = action.app if action is not None else None
         if not app or app in self.apps:
             return None
         if app in self.skipped_apps:
             return f"calls skipped app {app}"
-        if skip_unknown_apps:
-            self.skipped_apps.add(app)
-            self.report.skipped_apps.append(app)
+        if self.choice.leaves_out(app):
+            self._skip_app(app)
+            return f"calls skipped app {app}"
+        if self.choice.skip_unknown or self.choice.lenient:
+            self._skip_app(app)
             return f"calls unknown app {app}"
         raise ScenarioFormatError(
             [*path, "action", "app"],
-            f"no app {app!r} in this scenario's apps ({', '.join(self.apps) or 'none'})",
+            f"no app {app!r} in this scenario's apps ({', '.join(self.apps) or 'none'}); "
+            f"leave out its events with apps_to_skip=[{app!r}] or lenient=True",
         )
 
     def _build_event(self, event: ExportedEvent, path: list[str | int]) -> AbstractEvent:
@@ -528,7 +544,7 @@ class _Builder:
 
     # ------------------------------------------------------ completed events
 
-    def build_completed_events(self, skip_unknown_apps: bool) -> list[CompletedEvent]:
+    def build_completed_events(self) -> list[CompletedEvent]:
         """Build the completed events, dropping those of left-out apps and events."""
         built: list[CompletedEvent] = []
         completed_by_id: dict[str, CompletedEvent] = {}
@@ -536,7 +552,7 @@ class _Builder:
         records = self.trace.completed_events
         for index, record in enumerate(records):
             path: list[str | int] = ["completed_events", index]
-            reason = self._completed_drop_reason(record, path, skip_unknown_apps)
+            reason = self._completed_drop_reason(record, path)
             if reason is not None:
                 dropped.add(record.event_id)
                 self.report.dropped_completed_event_ids.append(f"{record.event_id} ({reason})")
@@ -547,11 +563,11 @@ class _Builder:
         return built
 
     def _completed_drop_reason(
-        self, record: ExportedCompletedEvent, path: list[str | int], skip_unknown_apps: bool
+        self, record: ExportedCompletedEvent, path: list[str | int]
     ) -> str | None:
         if record.event_id in self.dropped_ids:
             return "its event was dropped"
-        return self._app_drop_reason(record.action, path, skip_unknown_apps)
+        return self._app_drop_reason(record.action, path)
 
     def _completed_event(
         self,
