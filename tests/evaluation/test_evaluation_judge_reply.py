@@ -1,0 +1,156 @@
+"""Judge answers as real models write them, and verdicts a study should not trust.
+
+Form is normalised and accepted from the first answer (noted on the call); content is
+sent back. A valid but suspicious verdict is kept and carries warnings.
+"""
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from _evaluation_support import judge_answer
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sotopia_are.agents import ScriptedAgent
+from sotopia_are.evaluation import (
+    GOAL_ONLY,
+    SOTOPIA_EVAL,
+    LLMJudge,
+    evaluate_episode,
+    normalize_judge_reply,
+)
+from sotopia_are.llm import LLMSession
+from sotopia_are.messages import AgentAction, ScriptBackground
+from sotopia_are.social import EpisodeSpec, run_episode
+from sotopia_are.testing import LocalLLMServer
+
+MODEL = "openai/test-model"
+NAMES = ["Mara Quinn", "Teo Alvarez"]
+TRANSCRIPT = 'Turn #1\nMara Quinn said: "Evening, Teo."'
+
+
+def goal(reasoning: str, score: Any) -> dict[str, Any]:
+    return {"reasoning": reasoning, "score": score}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"Mara Quinn": {"goal": goal("r", "7")}, "Teo Alvarez": {"goal": goal("r", 4.0)}},
+        {"mara quinn": {"Goal": goal("r", 7)}, "TEO": {"GOAL": goal("r", " 4 ")}},
+        {"evaluation": {"Mara Quinn": {"goal": ["r", 7]}, "Teo Alvarez": {"goal": ["r", 4]}}},
+        {
+            "Mara Quinn": {"goal": {"explanation": "r", "score": 7}},
+            "Teo Alvarez": {"goal": {"reason": "r", "score": "+4"}},
+        },
+    ],
+)
+async def test_judge_form_is_normalised_and_accepted_at_once(
+    llm_server: LocalLLMServer,
+    make_session: Callable[..., LLMSession],
+    bakery: ScriptBackground,
+    answer: dict[str, Any],
+) -> None:
+    llm_server.enqueue(json.dumps(answer))
+    session = make_session()
+    evaluation = await LLMJudge(MODEL, GOAL_ONLY, session=session).evaluate(bakery, TRANSCRIPT)
+    assert evaluation.ok
+    assert evaluation.rating("Mara Quinn").scores() == {"goal": 7.0}
+    assert evaluation.rating("Teo Alvarez").scores() == {"goal": 4.0}
+    [call] = evaluation.calls
+    assert len(call.attempts) == 1 and call.normalized and call.attempts[0].normalized
+    assert session.usage().normalized_calls == 1
+
+
+def test_a_dimension_written_with_spaces_is_the_rubric_s() -> None:
+    answer = {name: {"Social Rules": goal("r", -1)} for name in NAMES}
+    normalized, notes = normalize_judge_reply(answer, NAMES, SOTOPIA_EVAL.dimension_names)
+    assert normalized == {name: {"social_rules": goal("r", -1)} for name in NAMES}
+    assert len(notes) == 2
+
+
+@pytest.mark.parametrize("score", [7.5, True, "high", "7/10", None])
+def test_scores_that_are_not_whole_numbers_are_left_for_validation(score: Any) -> None:
+    answer = {name: {"goal": goal("r", score)} for name in NAMES}
+    normalized, notes = normalize_judge_reply(answer, NAMES, ["goal"])
+    assert normalized == answer and notes == []
+    with pytest.raises(ValueError):
+        GOAL_ONLY.output_model(NAMES).model_validate(normalized)
+
+
+RATINGS = st.dictionaries(
+    st.sampled_from(SOTOPIA_EVAL.dimension_names),
+    st.builds(goal, st.text(max_size=10), st.integers(-10, 10)),
+    min_size=1,
+)
+
+
+@given(st.fixed_dictionaries({name: RATINGS for name in NAMES}))
+def test_canonical_judge_answers_are_left_alone(answer: dict[str, Any]) -> None:
+    assert normalize_judge_reply(answer, NAMES, SOTOPIA_EVAL.dimension_names) == (answer, [])
+
+
+def spec() -> EpisodeSpec:
+    return EpisodeSpec(
+        episode_id="quiet",
+        scenario="A bakery before closing.",
+        agent_names=NAMES,
+        agent_backgrounds=["the baker", "a café owner"],
+        agent_goals=["sell the bread", "buy cheap bread"],
+        max_turns=4,
+    )
+
+
+def scripted(mara: list[AgentAction], teo: list[AgentAction]) -> list[ScriptedAgent]:
+    return [ScriptedAgent("Mara Quinn", mara), ScriptedAgent("Teo Alvarez", teo)]
+
+
+NONE = AgentAction(action_type="none", argument="")
+HELLO = AgentAction(action_type="speak", argument="Evening! Any bread left?")
+
+
+async def test_a_high_goal_for_an_agent_that_never_acted_is_flagged(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    episode = await run_episode(spec(), scripted([NONE, NONE], [HELLO, HELLO]))
+    llm_server.enqueue(
+        json.dumps(
+            {"Mara Quinn": {"goal": goal("sold it", 10)}, "Teo Alvarez": {"goal": goal("x", 3)}}
+        )
+    )
+    evaluated = await evaluate_episode(episode, LLMJudge(MODEL, GOAL_ONLY, session=make_session()))
+    assert evaluated.evaluation is not None
+    assert evaluated.evaluation.warnings == [
+        "Mara Quinn never spoke or acted, yet the judge gave goal 10 (range 0 to 10)"
+    ]
+    # The scores stay as the judge gave them; the warning travels with the response.
+    assert evaluated.response.rates["Mara Quinn"] == (10.0, {"goal": 10.0})
+    assert "Judge warnings:" in (evaluated.response.comments or "")
+
+
+async def test_identical_ratings_for_every_participant_are_flagged(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    episode = await run_episode(spec(), scripted([HELLO, HELLO], [HELLO, HELLO]))
+    # judge_answer's reasoning names each participant: same scores, different reasoning.
+    llm_server.enqueue(judge_answer({name: {"goal": 5} for name in NAMES}))
+    llm_server.enqueue(json.dumps({name: {"goal": goal("Both did well.", 5)} for name in NAMES}))
+    evaluated = await evaluate_episode(episode, LLMJudge(MODEL, GOAL_ONLY, session=make_session()))
+    assert evaluated.evaluation is not None
+    assert evaluated.evaluation.warnings == []  # different reasoning: not a copy
+    evaluated = await evaluate_episode(episode, LLMJudge(MODEL, GOAL_ONLY, session=make_session()))
+    assert evaluated.evaluation is not None
+    assert evaluated.evaluation.warnings == [
+        "the judge gave every participant the same scores and the same reasoning on every dimension"
+    ]
+
+
+async def test_an_honest_verdict_has_no_warnings(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    episode = await run_episode(spec(), scripted([HELLO, NONE], [HELLO, NONE]))
+    llm_server.enqueue(judge_answer({"Mara Quinn": {"goal": 9}, "Teo Alvarez": {"goal": 2}}))
+    evaluated = await evaluate_episode(episode, LLMJudge(MODEL, GOAL_ONLY, session=make_session()))
+    assert evaluated.evaluation is not None and evaluated.evaluation.warnings == []
