@@ -13,10 +13,11 @@ by the end of the script or by a well-formed next step — a participant's actio
 header numbered above the current turn (alone, or with a participant's action) — provided
 that step reads through to a well-formed step after it too (one step of look-ahead, so an
 embedded transcript's `Turn #5: Ann said: "…"` does not end the speech when what follows
-it cannot be read). A bare `Turn #N` line always starts the next turn. If the line that
-closes a speech reads as an explicit action of its own (`Bob said: "…"`, `Bob [action] …`,
-`Turn #N: Bob …` from this turn on), the script cannot tell a missing quote from quoted text, and
-that is a `ScriptParseError` at the line rather than a guess.
+it cannot be read). A bare `Turn #N` line always starts the next turn, and so does a later
+`Turn #N: Name …` of a participant unless the line before it ends in the quote. If the
+line that closes a speech reads as an explicit action of its own (`Bob said: "…"`,
+`Bob [action] …`, `Turn #N: Bob …` from this turn on), a missing quote cannot be told
+from quoted text: that is a `ScriptParseError` at the line rather than a guess.
 
 In a script with turn headers, the lines before the first header are its context:
 screenplay-looking lines there (`Alice: a baker, 30`) describe people, they are not speech.
@@ -168,19 +169,27 @@ def _could_start_action(line: str) -> bool:
     return ":" in line[1:] or "[" in line[1:] or _ENDS_LIKE_ACTION.fullmatch(line) is not None
 
 
+def _could_start_turn(line: str) -> bool:
+    """Whether `line` is a turn header followed by what could start an action for some
+    participant names (a superset of the headers `_Parser._well_formed_step` accepts)."""
+    line = _strip_markers(line)
+    header = _HEADER.match(line)
+    return header is not None and _could_start_action(line[header.end() :])
+
+
 def unreadable_speech(speech: str) -> str | None:
     """Why `speech` rendered as `Name said: "…"` in a `Turn #N` script would not read back
     as itself, whoever the participants are; None when it reads back exactly.
 
     Quoted speech ends at a line ending in `"` that is followed by a participant's action,
-    a bare `Turn #N` line always starts the next turn, and a closing line that reads as an
-    explicit action of its own is an error. The participants are not known here, so any
+    a `Turn #N` line alone or with an action starts the next turn, and a closing line that
+    reads as an explicit action of its own is an error. The participants are not known here, so any
     line that could be such an action for some name counts as one.
     """
     lines = speech.split("\n")
     rendered = [*lines[:-1], lines[-1] + '"']  # the closing quote ends the last line
     for position, line in enumerate(rendered):
-        if position and _bare_header(line):
+        if position and (_bare_header(line) or _could_start_turn(line)):
             return f"its line {lines[position]!r} would start a new turn"
         if position == len(rendered) - 1 or not _closing(line):
             continue
@@ -433,7 +442,7 @@ class _Parser:
         # line that is neither (which then gets its own error).
         earliest: dict[str, int] = {}
         for end in range(index, len(self.lines)):
-            if end > index and self._starts_next_turn(end):
+            if end > index and self._starts_next_turn(end, start, self.turn):
                 break
             text = first if end == index else self.lines[end]
             if not _closing(text, start.closer, start.colon):
@@ -474,13 +483,21 @@ class _Parser:
         parts[-1] = _closing(parts[-1], start.closer, start.colon)[:-1]
         return end, "\n".join(parts)
 
-    def _starts_next_turn(self, index: int) -> bool:
-        """Whether line `index` starts the next turn whatever came before: a bare `Turn #N`
-        line, or in a script without headers any action. Quoted speech never spans it."""
+    def _starts_next_turn(self, index: int, start: _Start, turn: int | None) -> bool:
+        """Whether line `index`, inside `start`'s quoted speech in turn `turn`, starts the
+        next turn for sure, so the speech never spans it: a bare `Turn #N` line; a header
+        numbered above `turn` with a participant's action, unless the line before it ends
+        in the closing quote (then it may end the speech, or be quoted, see `_quoted`); in a
+        script without headers, any action."""
         line = _strip_markers(self.lines[index])
         if not self.has_headers:
             return self._try_match(line, index) is not None
-        return _bare_header(line)
+        if _bare_header(line):
+            return True
+        if self.header(line) is None or self._well_formed_step(index, turn) is None:
+            return False
+        before = next(i for i in range(index - 1, -1, -1) if self.lines[i].strip())
+        return not _closing(self.lines[before], start.closer, start.colon)
 
     def _boundary_after(self, end: int) -> Literal["strong", "weak", "none"]:
         following = self._next_text_line(end)
@@ -534,7 +551,7 @@ class _Parser:
         well-formed step or the end of the script; None if there is none before the next
         turn surely starts."""
         for end in range(index, len(self.lines)):
-            if end > index and self._starts_next_turn(end):
+            if end > index and self._starts_next_turn(end, start, turn):
                 return None
             text = first if end == index else self.lines[end]
             if _closing(text, start.closer, start.colon):

@@ -345,6 +345,7 @@ def test_typographic_quotes_delimit_speech() -> None:
             "text after the closing '\u201d' of this speech: 'nods'",
         ),
         ('Alice said: "a and smiled\nBob did nothing\n', "never closed"),
+        ('Turn #1: Alice said: "a\nTurn #2: Bob said: "b\nc"\nTurn #3\n', "never closed"),
     ],
 )
 def test_unclosed_speech_messages(text: str, fragment: str) -> None:
@@ -422,7 +423,6 @@ def test_trailing_punctuation_after_a_quote_needs_the_colon_form() -> None:
 @pytest.mark.parametrize(
     ("text", "line", "opened"),
     [
-        ('Turn #1: Alice said: "hi\nTurn #2: Bob said: "x"\nTurn #3: Alice said: "y"\n', 2, 1),
         ('Turn #1\nAlice said: "hi\nBob said: "x"\nTurn #2\nAlice did nothing\n', 3, 2),
         ('Turn #1\nAlice said: "hi\nBob [action] waves "x"\n', 3, 2),
         ('Turn #1\nAlice said: "hi\nBob: "x"\n', 3, 2),
