@@ -506,7 +506,16 @@ class _Parser:
         found = self._well_formed_step(following, self.turn)
         if found is not None and self._reads_through(found, following):
             return "strong"
-        header = self.header(_strip_markers(self.lines[following]))
+        line = _strip_markers(self.lines[following])
+        header = self.header(line)
+        action = line
+        if header is not None:
+            action = header[1] if self.turn is None or header[0] > self.turn else ""
+        if found is None and _ACTION_LIKE.match(action.rstrip()):
+            # Someone else's action (`Bobb said: "…"`, maybe in a later turn): the speech
+            # ends, and that line is then an error, rather than speech that swallowed a
+            # misspelt name.
+            return "strong"
         return "weak" if header is not None or found is not None else "none"
 
     def _next_text_line(self, index: int) -> int | None:
