@@ -506,17 +506,21 @@ class _Parser:
         found = self._well_formed_step(following, self.turn)
         if found is not None and self._reads_through(found, following):
             return "strong"
-        line = _strip_markers(self.lines[following])
-        header = self.header(line)
-        action = line
-        if header is not None:
-            action = header[1] if self.turn is None or header[0] > self.turn else ""
-        if found is None and _ACTION_LIKE.match(action.rstrip()):
-            # Someone else's action (`Bobb said: "…"`, maybe in a later turn): the speech
-            # ends, and that line is then an error, rather than speech that swallowed a
-            # misspelt name.
+        if found is None and self._stranger_action(following, self.turn):
             return "strong"
+        header = self.header(_strip_markers(self.lines[following]))
         return "weak" if header is not None or found is not None else "none"
+
+    def _stranger_action(self, index: int, turn: int | None) -> bool:
+        """Whether line `index` is an explicit action (`Bobb said: "…"`, maybe under a header
+        numbered above `turn`) by someone who is not a participant. Speech ends before it,
+        so that it is an error at its line rather than speech that swallowed a misspelt
+        name. Only called where `_well_formed_step` found no step at `index`."""
+        line = _strip_markers(self.lines[index])
+        header = self.header(line)
+        if header is not None:
+            line = header[1] if turn is None or header[0] > turn else ""
+        return _ACTION_LIKE.match(line.rstrip()) is not None
 
     def _next_text_line(self, index: int) -> int | None:
         """The index of the first non-blank line after `index`, if any."""
@@ -542,8 +546,8 @@ class _Parser:
         return None if start is None else (start, rest, number)
 
     def _reads_through(self, step: _Step, index: int) -> bool:
-        """Whether `step` (on line `index`) ends, its quoted speech included, where a
-        well-formed step or the end of the script follows (no further look-ahead)."""
+        """Whether `step` (on line `index`) ends, its quoted speech included, where the end
+        of the script or what `_ends_speech` accepts follows (no further look-ahead)."""
         start, text, turn = step
         if start is None:
             return True  # a bare header
@@ -553,19 +557,24 @@ class _Parser:
         if last is None:
             return False
         following = self._next_text_line(last)
-        return following is None or self._well_formed_step(following, turn) is not None
+        return following is None or self._ends_speech(following, turn)
+
+    def _ends_speech(self, index: int, turn: int | None) -> bool:
+        """Whether line `index`, after a closing quote, ends the speech without look-ahead:
+        a well-formed step after turn `turn`, or a stranger's action."""
+        return self._well_formed_step(index, turn) is not None or self._stranger_action(index, turn)
 
     def _plain_close(self, start: _Start, first: str, index: int, turn: int | None) -> int | None:
-        """The first line from `index` that closes `start`'s speech and is followed by a
-        well-formed step or the end of the script; None if there is none before the next
-        turn surely starts."""
+        """The first line from `index` that closes `start`'s speech and is followed by the
+        end of the script or what `_ends_speech` accepts; None if there is none before the
+        next turn surely starts."""
         for end in range(index, len(self.lines)):
             if end > index and self._starts_next_turn(end, start, turn):
                 return None
             text = first if end == index else self.lines[end]
             if _closing(text, start.closer, start.colon):
                 following = self._next_text_line(end)
-                if following is None or self._well_formed_step(following, turn) is not None:
+                if following is None or self._ends_speech(following, turn):
                     return end
         return None
 
