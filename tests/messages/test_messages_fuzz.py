@@ -123,8 +123,8 @@ def corrupt(draw: st.DrawFn, turns: list[list[str]], names: list[str]) -> None:
                 if name in line:
                     lines[i] = line.replace(name, name + "x", 1)
                     return
-    elif kind == "junk":
-        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(JUNK)))
+    elif kind == "junk":  # between turns: inside quoted speech a line is just speech
+        lines.insert(draw(st.sampled_from([0, len(lines)])), draw(st.sampled_from(JUNK)))
     elif kind == "unclosed":
         lines.append(f'{draw(st.sampled_from(names))} said: "and then')
     elif lines[0].endswith('"') and not any(lines[1:]):  # text after one-line speech
