@@ -3,8 +3,9 @@
 Call a model with :meth:`LLMSession.generate` (or :func:`generate`): a Jinja2 prompt
 template from ``prompts/`` is rendered into chat messages, sent through litellm with
 bounded per-endpoint concurrency and retries of transient failures, optionally parsed into
-a pydantic model (re-asking with the validation error when it does not validate), and
-recorded as an :class:`LLMCall`. Importing this package does not import litellm.
+a pydantic model (after the output type's own normalisation of form, re-asking with the
+validation error when it does not validate), and recorded as an :class:`LLMCall`.
+Importing this package does not import litellm.
 """
 
 from sotopia_are.llm.accounting import Attempt, LLMCall, Usage
@@ -22,13 +23,23 @@ from sotopia_are.llm.errors import (
 from sotopia_are.llm.replay import RecordedExchange, Recorder, Replayer
 from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
 from sotopia_are.llm.session import Generation, LLMSession, generate
-from sotopia_are.llm.structured import OutputMode, extract_json
+from sotopia_are.llm.structured import (
+    OUTPUT_MODES,
+    NormalizesReplies,
+    OutputMode,
+    OutputModeMemory,
+    ParsedReply,
+    extract_json,
+    parse_reply,
+    resolve_output_mode,
+)
 from sotopia_are.llm.templates import PromptLibrary, packaged_prompts_dir
 
 __all__ = [
     "API_BASE_ENV",
     "API_KEY_ENV",
     "CONCURRENCY",
+    "OUTPUT_MODES",
     "Attempt",
     "ConcurrencyRegistry",
     "Endpoint",
@@ -41,7 +52,10 @@ __all__ = [
     "LLMResponse",
     "LLMSession",
     "Message",
+    "NormalizesReplies",
     "OutputMode",
+    "OutputModeMemory",
+    "ParsedReply",
     "PermanentLLMError",
     "PromptLibrary",
     "RecordedExchange",
@@ -56,4 +70,6 @@ __all__ = [
     "extract_json",
     "generate",
     "packaged_prompts_dir",
+    "parse_reply",
+    "resolve_output_mode",
 ]

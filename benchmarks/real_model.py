@@ -1,0 +1,146 @@
+"""Episodes against a real model: do they complete, are they rated, what needed fixing?
+
+Plays LLM-vs-LLM episodes of the example scenarios (``examples/scenarios/``) against the
+model at ``--api-base`` (any OpenAI-compatible server: llama.cpp, vLLM, Ollama…) or any
+litellm model, rates each with the judge (``--judge-model``, default the same model), and
+prints one row per episode: status, turns, the actions by kind, the answers accepted after
+normalising their form or after asking again, failed calls, judge warnings and time.
+
+With ``--record FILE`` every answered request is recorded (``LLMSession.recording``), and
+``FILE`` with ``.meta.json`` instead of ``.jsonl`` holds what a replay needs (model, output
+mode, specs) and the numbers measured; ``tests/agents/test_agents_real_replies.py`` replays
+such recordings offline. Run::
+
+    python benchmarks/real_model.py --model openai/qwen15 --api-base http://127.0.0.1:8089/v1 \\
+        [--scenario bakery_negotiation --scenario garden_committee] [--repeat 1] \\
+        [--max-turns 12] [--output-mode auto] [--record tests/data/real_model/qwen15.jsonl]
+
+The model and server may also come from ``SOTOPIA_ARE_TEST_MODEL`` and
+``SOTOPIA_ARE_TEST_API_BASE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from sotopia_are.agents import llm_agents_for
+from sotopia_are.evaluation import EvaluatedEpisode, LLMJudge, run_evaluated_episode
+from sotopia_are.llm import LLMConfig, LLMSession
+from sotopia_are.social import EpisodeSpec
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "scenarios"
+MODEL_ENV, API_BASE_ENV = "SOTOPIA_ARE_TEST_MODEL", "SOTOPIA_ARE_TEST_API_BASE"
+
+
+def episode_specs(scenarios: list[str], repeat: int, max_turns: int) -> list[EpisodeSpec]:
+    """Each scenario ``repeat`` times, each run with its own id and at most ``max_turns``."""
+    specs = []
+    for name in scenarios:
+        base = json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))
+        for number in range(1, repeat + 1):
+            specs.append(
+                EpisodeSpec.model_validate(
+                    {**base, "episode_id": f"real-{name}-{number}", "max_turns": max_turns}
+                )
+            )
+    return specs
+
+
+def row(evaluated: EvaluatedEpisode, seconds: float) -> dict[str, Any]:
+    """What one episode measured."""
+    episode = evaluated.episode
+    kinds = collections.Counter(action.action_type for _, action in episode.actions())
+    calls = [c for calls in episode.call_records.values() for c in calls]
+    evaluation = evaluated.evaluation
+    judge_calls = evaluation.calls if evaluation is not None else []
+    return {
+        "episode": episode.episode_id,
+        "status": episode.status,
+        "reason": episode.reason,
+        "turns": episode.turns_played,
+        "actions": dict(kinds),
+        "agent_calls": len(calls),
+        "agent_normalized": sum(c.normalized for c in calls),
+        "agent_repaired": sum(c.repaired for c in calls),
+        "agent_failed": sum(not c.ok for c in calls),
+        "judge_normalized": sum(c.normalized for c in judge_calls),
+        "judge_repaired": sum(c.repaired for c in judge_calls),
+        "rated": evaluation is not None and not evaluation.failed,
+        "judge_warnings": list(evaluation.warnings) if evaluation is not None else [],
+        "scores": evaluated.response.rates,
+        "seconds": round(seconds, 1),
+    }
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default=os.environ.get(MODEL_ENV))
+    parser.add_argument("--api-base", default=os.environ.get(API_BASE_ENV))
+    parser.add_argument("--api-key", default=os.environ.get("SOTOPIA_ARE_API_KEY"))
+    parser.add_argument("--judge-model", default=None)
+    parser.add_argument("--scenario", action="append", default=None)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--max-turns", type=int, default=12)
+    parser.add_argument("--record", type=Path, default=None)
+    parser.add_argument(
+        "--output-mode", choices=["auto", "json_schema", "json_object", "prompt"], default="auto"
+    )
+    args = parser.parse_args()
+    if not args.model:
+        parser.error(f"give --model (or set {MODEL_ENV})")
+    scenarios = args.scenario or ["bakery_negotiation"]
+    specs = episode_specs(scenarios, args.repeat, args.max_turns)
+    key = args.api_key or ("sk-no-key-needed" if args.api_base else None)
+    config = LLMConfig(
+        api_base=args.api_base, api_key=key, max_concurrency=1, output_mode=args.output_mode
+    )
+    session = LLMSession.recording(args.record, config) if args.record else LLMSession(config)
+    judge = LLMJudge(args.judge_model or args.model, session=session)
+    rows = []
+    for spec in specs:
+        started = time.perf_counter()
+        agents = llm_agents_for(spec, args.model, session)
+        evaluated = await run_evaluated_episode(spec, agents, judge)
+        rows.append(row(evaluated, time.perf_counter() - started))
+        print(json.dumps(rows[-1]), flush=True)
+        print(evaluated.episode.transcript(), flush=True)
+    session.close()
+    usage = session.usage()
+    summary = {
+        "episodes": len(rows),
+        "complete": sum(r["status"] == "completed" for r in rows),
+        "rated": sum(r["rated"] for r in rows),
+        "calls": usage.calls,
+        "normalized_calls": usage.normalized_calls,
+        "repaired_calls": usage.repaired_calls,
+        "failed_calls": usage.failed_calls,
+        "with_judge_warnings": sum(bool(r["judge_warnings"]) for r in rows),
+    }
+    print(json.dumps(summary))
+    if args.record:
+        meta = {
+            "model": args.model,
+            "judge_model": judge.model,
+            # The mode the answers came in (auto's choice, after any fallback).
+            "output_mode": next(c.output_mode for c in session.calls if c.ok),
+            "specs": [spec.model_dump(mode="json") for spec in specs],
+            "episodes": rows,
+            "summary": summary,
+        }
+        meta_path = args.record.with_suffix(".meta.json")
+        meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return 0 if summary["rated"] == summary["episodes"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
