@@ -115,14 +115,16 @@ def corrupt(draw: st.DrawFn, turns: list[list[str]], names: list[str]) -> None:
     kind = draw(st.sampled_from(["quote", "name", "junk", "unclosed", "after"]))
     if kind == "quote":  # lose the closing quote of a speech
         last = max(i for i, line in enumerate(lines) if line.strip() or i == 0)
-        if lines[last].rstrip().endswith('"'):
-            lines[last] = lines[last].rstrip()[:-1]
-    elif kind == "name":  # misspell whoever acts in this turn
-        for name in names:
-            for i, line in enumerate(lines):
-                if name in line:
-                    lines[i] = line.replace(name, name + "x", 1)
-                    return
+        lost = lines[last].rstrip()[:-1]
+        # Speech ending in a quote of its own would still close: that is other speech.
+        if lines[last].rstrip().endswith('"') and not lost.rstrip().endswith(('"', '",')):
+            lines[last] = lost
+    elif kind == "name":  # misspell whoever acts in this turn: the first name on its line
+        line = next(i for i, text in enumerate(lines) if any(n in text for n in names))
+        at_name = min((lines[line].find(n), n) for n in names if n in lines[line])
+        position, name = at_name
+        end = position + len(name)
+        lines[line] = lines[line][:end] + "x" + lines[line][end:]
     elif kind == "junk":  # between turns: inside quoted speech a line is just speech
         lines.insert(draw(st.sampled_from([0, len(lines)])), draw(st.sampled_from(JUNK)))
     elif kind == "unclosed":
