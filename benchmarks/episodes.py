@@ -112,7 +112,7 @@ def measure(
         run_episodes(episode_specs, make_agents, max_concurrent=len(episode_specs))
     )
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    failed = [r for r in results if r.status != "completed"]
+    failed = [r for r in results if r.status != "complete"]
     if failed:
         raise SystemExit(f"{name}: {len(failed)} episodes failed, e.g. {failed[0].reason}")
     turns = sum(r.turns_played for r in results)

@@ -118,7 +118,7 @@ async def main() -> int:
     usage = session.usage()
     summary = {
         "episodes": len(rows),
-        "complete": sum(r["status"] == "completed" for r in rows),
+        "complete": sum(r["status"] == "complete" for r in rows),
         "rated": sum(r["rated"] for r in rows),
         "calls": usage.calls,
         "normalized_calls": usage.normalized_calls,

@@ -219,7 +219,7 @@ async def _run_share(
                     result.status,
                     result.reason,
                     usage,
-                    unrated=result.status == "completed" and unrated(evaluated),
+                    unrated=result.status == EpisodeStatus.COMPLETE and unrated(evaluated),
                     judge_warnings=tuple(judge_warnings_of(evaluated)),
                 )
             )
@@ -401,7 +401,7 @@ def batch(
             raise typer.Exit(code=INTERRUPTED_EXIT) from None
         elapsed = time.perf_counter() - started
         _summary(batch_tag, len(planned), len(done), outcomes, elapsed, len(jobs))
-        if any(outcome.status != "completed" or outcome.unrated for outcome in outcomes):
+        if any(outcome.status != EpisodeStatus.COMPLETE or outcome.unrated for outcome in outcomes):
             raise typer.Exit(code=1)
 
 
@@ -436,7 +436,7 @@ def _execute(jobs: list[WorkerJob], pending: int, skipped: int) -> list[Outcome]
                     "incomplete; fix the cause, then rerun with --resume"
                 )
             outcomes.append(outcome)
-            failed = sum(o.status != "completed" or o.unrated for o in outcomes)
+            failed = sum(o.status != EpisodeStatus.COMPLETE or o.unrated for o in outcomes)
             progress.update(task, advance=1, failed=failed)
 
         if skipped:
@@ -484,7 +484,7 @@ def _summary(
     tag: str, total: int, skipped: int, outcomes: list[Outcome], elapsed: float, workers: int
 ) -> None:
     usage = EpisodeUsage.total(o.usage for o in outcomes)
-    complete = sum(o.status == "completed" for o in outcomes)
+    complete = sum(o.status == EpisodeStatus.COMPLETE for o in outcomes)
     judge_failed = sum(o.unrated for o in outcomes)
     table = Table(title=f"batch {tag}", show_header=False)
     table.add_column("what")
@@ -506,7 +506,7 @@ def _summary(
     console.print(table)
     typer.echo(f"usage: {usage_line(usage)}")
     for outcome in outcomes:
-        if outcome.status != "completed":
+        if outcome.status != EpisodeStatus.COMPLETE:
             typer.echo(f"failed: {outcome.episode_id}: {outcome.reason}")
         elif outcome.unrated:
             typer.echo(f"not rated: {outcome.episode_id}: the judge failed (rerun with --resume)")

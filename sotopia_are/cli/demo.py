@@ -21,7 +21,7 @@ import typer
 import sotopia_are
 from sotopia_are.agents import ScriptedAgent
 from sotopia_are.simulation.files import write_text_atomically
-from sotopia_are.social import EpisodeSpec, import_episode, script_spec
+from sotopia_are.social import EpisodeSpec, EpisodeStatus, import_episode, script_spec
 from sotopia_are.storage import EpisodeStore, export_episode_json, load_episode
 
 from .common import (
@@ -177,7 +177,7 @@ def demo(
                 scenario_id=base.episode_id,
             )
             print_episode(result, evaluated)
-            failed = result.status != "completed" or unrated(evaluated)
+            failed = result.status != EpisodeStatus.COMPLETE or unrated(evaluated)
             typer.echo(f"stored as {spec.episode_id}\n")
             _show_view(store, spec.episode_id, spec.agent_names[1])
         _export(store, spec.episode_id, output)

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from sotopia_are.social import EpisodeStatus
+
 from .common import (
     AgentModelOption,
     ApiBaseOption,
@@ -99,5 +101,5 @@ def run(
         )
         print_episode(result, evaluated)
         typer.echo(f"stored as {spec.episode_id} in {store.location}")
-        if result.status != "completed" or unrated(evaluated):
+        if result.status != EpisodeStatus.COMPLETE or unrated(evaluated):
             raise typer.Exit(code=1)

@@ -26,6 +26,7 @@ from sotopia_are.messages import (
 from sotopia_are.social import (
     EpisodeResult,
     EpisodeSpec,
+    EpisodeStatus,
     EpisodeUsage,
     Sink,
     SocialAgent,
@@ -91,7 +92,7 @@ async def evaluate_episode(
         episode.spec.max_turns, episode.spec.max_stale_turns
     )
     check = rule.check_episode(episode)
-    if episode.status == "failed":
+    if episode.status is EpisodeStatus.FAILED:
         response = ScriptEnvironmentResponse(
             terminated=True,
             rates=dict.fromkeys(episode.spec.agent_names),

@@ -12,11 +12,12 @@ from .entries import ConversationEntry, conversation_entries, entry_of, render_e
 from .export import ImportedEpisode, episode_trace, export_episode, import_episode
 from .protocol import AgentTurn, CallRecord, SocialAgent
 from .replay import logged_actions, script_spec
-from .result import EpisodeResult, EpisodeStatus
+from .result import EpisodeResult
 from .runner import AgentFactory, run_episode, run_episodes
 from .scenario import EpisodeScenario
 from .sinks import EpisodeSink, EventCallback, Sink
 from .spec import ALL_ACTION_TYPES, HIDDEN_GOAL, EpisodeSpec, ScheduledEnvEvent, TurnPolicyName
+from .status import EpisodeStatus
 from .termination import EpisodeState, MaxTurnsAndStaleRule, TerminationRule
 from .turn_taking import (
     FixedOrder,

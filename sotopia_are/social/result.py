@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
 
 from sotopia_are.messages import AgentAction, render_script
 from sotopia_are.simulation.environment import Environment
@@ -15,14 +14,11 @@ from .entries import ConversationEntry
 from .protocol import CallRecord
 from .scenario import EpisodeScenario
 from .spec import EpisodeSpec
+from .status import EpisodeStatus
 from .usage import EpisodeUsage
 from .views import AgentView, EpisodeViews
 
-__all__ = ["EpisodeResult", "EpisodeStatus"]
-
-EpisodeStatus = Literal["completed", "failed"]
-"""``completed``: a termination rule ended the episode; ``failed``: an agent raised or
-chose an action it may not take (``EpisodeResult.reason`` says which and why)."""
+__all__ = ["EpisodeResult"]
 
 
 @dataclass(frozen=True, eq=False)

@@ -26,10 +26,11 @@ from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.simulation.types import CompletedEvent, EventType
 
 from .protocol import AgentTurn, SocialAgent
-from .result import EpisodeResult, EpisodeStatus
+from .result import EpisodeResult
 from .scenario import EpisodeScenario
 from .sinks import Sink, sink_callbacks
 from .spec import EpisodeSpec
+from .status import EpisodeStatus
 from .termination import EpisodeState, MaxTurnsAndStaleRule, TerminationRule, first_reason
 from .turn_taking import make_turn_policy
 from .usage import EpisodeUsage
@@ -102,7 +103,7 @@ async def run_episode(
     turn = stale = 0
     last_turn: tuple[tuple[str, AgentAction], ...] = ()
     history: list[tuple[str, AgentAction]] = []
-    status: EpisodeStatus = "completed"
+    status = EpisodeStatus.COMPLETE
     failed_agent: str | None = None
     while True:
         active = app.active_participants()
@@ -114,7 +115,7 @@ async def run_episode(
         env.run_until(spec.time_of_turn(turn))
         if failed_env_events:
             event = failed_env_events[0]
-            status = "failed"
+            status = EpisodeStatus.FAILED
             reason = (
                 f"turn {turn}: ENV event {event.event_id} ({event.function_name()}) failed: "
                 f"{event.get_exception()}"
@@ -132,7 +133,7 @@ async def run_episode(
                 except ValueError as error:
                     raise _Failure(name, f"{name}'s action was rejected: {error}") from None
         except _Failure as failure:
-            status, failed_agent, reason = "failed", failure.agent, failure.reason
+            status, failed_agent, reason = EpisodeStatus.FAILED, failure.agent, failure.reason
             break
         stale = stale + 1 if all(a.action_type == "none" for _, a in chosen) else 0
         last_turn = tuple(chosen)

@@ -9,31 +9,17 @@ The record holds what an episode *is* (scenario, agents, models, tag), how it we
 from __future__ import annotations
 
 import hashlib
-from enum import StrEnum
 from typing import Annotated
 
 from pydantic import JsonValue
 from redis_om import Field
 
+from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.fields import AS_JSON_TEXT
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.record import StoredModel
 
 __all__ = ["EpisodeLog", "EpisodeStatus", "stable_episode_id"]
-
-
-class EpisodeStatus(StrEnum):
-    """Where an episode stands.
-
-    ``running`` while it runs (or until a crash is noticed); ``complete`` when it ended
-    normally; ``failed`` when it raised; ``incomplete`` when it was interrupted (a crash,
-    a lost server, a cancelled batch). Only ``complete`` episodes are skipped on resume.
-    """
-
-    RUNNING = "running"
-    COMPLETE = "complete"
-    FAILED = "failed"
-    INCOMPLETE = "incomplete"
 
 
 class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]

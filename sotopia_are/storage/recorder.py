@@ -93,9 +93,9 @@ class EpisodeRecorder:
         runner calls this): if any of it fails, none of it is written."""
         self.store.finish_episode(
             episode_id,
-            status=EpisodeStatus.COMPLETE if result.status == "completed" else EpisodeStatus.FAILED,
-            termination_reason=result.reason if result.status == "completed" else "",
-            error=result.reason if result.status == "failed" else "",
+            status=result.status,
+            termination_reason=result.reason if result.status is EpisodeStatus.COMPLETE else "",
+            error=result.reason if result.status is EpisodeStatus.FAILED else "",
             usage=usage_summary(result.usage),
             cost_usd=known_cost(result.usage),
             calls=[

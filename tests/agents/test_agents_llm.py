@@ -184,7 +184,7 @@ async def test_llm_agents_play_an_episode_through_the_runner(
     )
     agents = [LLMAgent(name, MODEL, session) for name in spec.agent_names]
     result = await run_episode(spec, agents)
-    assert result.status == "completed", result.reason
+    assert result.status == "complete", result.reason
     assert [a.action_type for _, a in result.actions()] == ["speak", "speak", "leave"]
     alice_prompt = prompt_text(llm_server, 2)
     assert "Psst: say no." in alice_prompt and "Ten dollars?" in alice_prompt
@@ -218,7 +218,7 @@ async def test_an_agent_plays_one_episode_and_reports_only_its_calls(
     second = await run_episode(
         yard_sale("second"), llm_agents_for(yard_sale("second"), MODEL, session)
     )
-    assert first.status == second.status == "completed"
+    assert first.status == second.status == "complete"
     for result in (first, second):
         calls = [call for calls in result.call_records.values() for call in calls]
         assert result.usage.calls == len(calls) == 2
@@ -230,7 +230,7 @@ async def test_an_agent_plays_one_episode_and_reports_only_its_calls(
 
     reused = [LLMAgent(name, MODEL, session) for name in ("Alice Park", "Bob Stone")]
     again = await run_episode(yard_sale("third"), reused)
-    assert again.status == "completed"
+    assert again.status == "complete"
     once_more = await run_episode(yard_sale("fourth"), reused)
     assert once_more.status == "failed"
     assert once_more.reason is not None and "plays one episode" in once_more.reason

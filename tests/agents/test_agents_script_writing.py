@@ -56,7 +56,7 @@ async def test_a_written_script_replays_through_the_runner(
     with pytest.raises(ValueError, match="are not the spec's"):
         written.replay_spec(others)
     result = await run_episode(written.replay_spec(SPEC), written.agents())
-    assert result.status == "completed", result.reason
+    assert result.status == "complete", result.reason
     assert result.actions() == [(item.speaker, item.action) for item in written.actions]
     assert "I could help" not in result.transcript("Omar Haddad")
     assert "I could help" in result.transcript("Nia Cole")

@@ -127,6 +127,6 @@ async def test_a_script_replays_by_turn_through_the_simultaneous_runner() -> Non
         max_turns=len(script_turns(script)),
     )
     result = await run_episode(spec, ScriptedAgent.from_script(text, names, by_turn=True))
-    assert result.status == "completed", result.reason
+    assert result.status == "complete", result.reason
     done = [(name, action) for name, action in result.actions() if action.action_type != "none"]
     assert done == [(i.speaker, i.action) for i in script if i.action.action_type != "none"]

@@ -125,7 +125,7 @@ async def test_a_human_written_script_end_to_end(
         ScriptedAgent.from_script,
     )
     episode = evaluated.episode
-    assert episode.status == "completed" and episode.turns_played == 12
+    assert episode.status == "complete" and episode.turns_played == 12
     assert (
         episode.to_script()
         == ScriptInteraction.from_actions(

@@ -102,7 +102,7 @@ async def test_inside_a_running_episode_it_decides_when_the_episode_ends() -> No
     agents = [ScriptedAgent(NAMES[0], lines), ScriptedAgent(NAMES[1], lines)]
     rule = RuleBasedTerminatedEvaluator(max_turn_number=5)
     episode = await run_episode(spec(max_turns=20), agents, termination_rules=[rule])
-    assert episode.status == "completed"
+    assert episode.status == "complete"
     assert episode.turns_played == 5
     assert episode.reason == "reached the maximum of 5 turns"
     # Applied again to the finished episode, it agrees.

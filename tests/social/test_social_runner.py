@@ -26,7 +26,7 @@ async def test_each_action_is_one_agent_event_at_its_turn_time() -> None:
     spec = make_spec(max_turns=4, turn_seconds=30)
     agents = [PlaybackAgent(MIRA, [say("a"), say("c")]), PlaybackAgent(TOMAS, [say("b")])]
     result = await run_episode(spec, agents)
-    assert result.status == "completed" and result.turns_played == 4
+    assert result.status == "complete" and result.turns_played == 4
     assert result.reason == "reached the maximum of 4 turns"
     assert [(e.event_type, e.event_time) for e in result.events] == [
         (EventType.AGENT, 0.0),
@@ -180,7 +180,7 @@ async def test_run_episodes_bounds_concurrency_and_keeps_order() -> None:
         specs, lambda spec: [CountingAgent(n) for n in spec.agent_names], max_concurrent=4
     )
     assert [r.episode_id for r in results] == [s.episode_id for s in specs]
-    assert all(r.status == "completed" for r in results)
+    assert all(r.status == "complete" for r in results)
     assert CountingAgent.peak == 4
     with pytest.raises(ValueError, match="two episodes have the id"):
         await run_episodes([specs[0], specs[0]], lambda spec: [])

@@ -29,7 +29,7 @@ async def test_a_parsed_script_replays_action_for_action() -> None:
     agents = ScriptedAgent.from_script(text, NAMES)
     result = await run_episode(spec, agents)
     parsed = [(item.speaker, item.action) for item in parse_script(text, NAMES)]
-    assert result.status == "completed" and result.actions() == parsed
+    assert result.status == "complete" and result.actions() == parsed
     assert result.reason == "fewer than two agents remain (Teo Alvarez left)"
     # Teo acts twice in a row (turns 2 and 3): the fixed order follows the script.
     assert [e.sender for e in result.entries][1:3] == ["Teo Alvarez", "Teo Alvarez"]

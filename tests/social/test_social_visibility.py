@@ -173,7 +173,7 @@ def test_property_no_private_text_reaches_a_non_recipients_prompt(
     )
     agents = [LLMAgent(name, MODEL, session) for name in spec.agent_names]
     result = asyncio.run(run_episode(spec, agents))
-    assert result.status == "completed", result.reason
+    assert result.status == "complete", result.reason
     assert len(result.actions()) == sum(len(c) for c in result.call_records.values())
     prompts = [
         (request.messages[0]["content"], "\n".join(m["content"] for m in request.messages))

@@ -82,7 +82,7 @@ async def test_storage_kill_mid_batch_then_resume(
         remaining = [spec for spec in specs if spec.episode_id not in done]
         recorder = EpisodeRecorder(store, tag=TAG)
         results = await run_episodes(remaining, flat_agents, sinks=[recorder])
-        assert [r.status for r in results] == ["completed"] * 3
+        assert [r.status for r in results] == ["complete"] * 3
 
         assert store.completed_episode_ids(TAG) == {spec.episode_id for spec in specs}
         for pk, when in started_at.items():

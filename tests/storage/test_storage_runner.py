@@ -108,7 +108,7 @@ async def test_storage_recorder_batch_and_failed_episode(store: EpisodeStore) ->
         return cast
 
     results = await run_episodes(specs, agents, sinks=[recorder])
-    assert [r.status for r in results] == ["completed", "completed", "failed"]
+    assert [r.status for r in results] == ["complete", "complete", "failed"]
     assert store.completed_episode_ids("batch") == {"b-0", "b-1"}
     failed = store.get_episode("b-2")
     assert failed.status is EpisodeStatus.FAILED and "model went away" in failed.error
