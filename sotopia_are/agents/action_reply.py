@@ -20,7 +20,8 @@ Form, normalised (each change is noted on the call's record):
 Content, refused and sent back to the model with the problem: an action type that is not
 available now, speech as the argument of ``none`` or ``leave``, a recipient who is not
 another participant, a missing argument of ``speak``, ``action`` or
-``non-verbal communication``.
+``non-verbal communication``, speech with a line that would read as another turn or
+action in the transcript (``Turn #3``, ``Bob said: "…"``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pydantic import Field, ValidationInfo, WithJsonSchema, create_model, field_
 
 from sotopia_are.messages import AgentAction, validate_recipients
 from sotopia_are.messages.action import ActionType
+from sotopia_are.messages.parser import unreadable_speech
 
 __all__ = ["action_output_type", "match_participant", "normalize_action_reply"]
 
@@ -208,6 +210,9 @@ def action_output_type(
 
     def check_argument(value: str, info: ValidationInfo) -> str:
         kind = info.data.get("action_type")
+        # Every transcript is script text that must read back as the same actions.
+        if kind == "speak" and (reason := unreadable_speech(value)):
+            raise ValueError(f"this speech cannot be written into the transcript: {reason}")
         if kind in _SILENT and value.strip():
             raise ValueError(
                 f"{kind!r} takes no argument (use \"\"); to say something, use 'speak'"
