@@ -61,10 +61,6 @@ MODEL_ENV = "SOTOPIA_ARE_MODEL"
 
 EVALUATOR_MODEL_ENV = "SOTOPIA_ARE_EVALUATOR_MODEL"
 
-# Local OpenAI-compatible servers (vLLM, Ollama, llama.cpp) ignore the key, but litellm's
-# OpenAI client refuses to send a request without one.
-_PLACEHOLDER_KEY = "sk-no-key-needed"
-
 DataDirOption = Annotated[
     Path | None,
     typer.Option(
@@ -277,12 +273,12 @@ def llm_session(
     concurrency: int = 16,
     output_mode: OutputMode = "auto",
 ) -> LLMSession:
-    """A session on ``api_base`` (else the model's provider default) with ``api_key``,
-    asking for JSON answers in ``output_mode``."""
-    key = api_key or (_PLACEHOLDER_KEY if api_base else None)
+    """A session on ``api_base`` (else the model's provider default) with ``api_key``
+    (a keyless server at ``api_base`` needs none), asking for JSON answers in
+    ``output_mode``."""
     return LLMSession(
         LLMConfig(
-            api_base=api_base, api_key=key, max_concurrency=concurrency, output_mode=output_mode
+            api_base=api_base, api_key=api_key, max_concurrency=concurrency, output_mode=output_mode
         )
     )
 

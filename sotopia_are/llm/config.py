@@ -4,7 +4,9 @@ One documented way to reach any OpenAI-compatible server: a model string ``opena
 plus a base URL, given as ``LLMConfig.api_base`` or the ``SOTOPIA_ARE_API_BASE``
 environment variable, and optionally a key (``LLMConfig.api_key`` or
 ``SOTOPIA_ARE_API_KEY``). Without either, litellm's own provider defaults and provider
-variables (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``OLLAMA_API_BASE``…) apply.
+variables (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``OLLAMA_API_BASE``…) apply. A
+server at a base URL that wants no key (local vLLM, Ollama, llama.cpp) needs none here:
+the transport sends it a placeholder when no key is given from any source.
 """
 
 from __future__ import annotations
@@ -77,7 +79,11 @@ class LLMConfig(BaseModel):
 
 @dataclass(frozen=True)
 class Endpoint:
-    """A model at a base URL; ``key`` identifies it for concurrency limits."""
+    """A model at a base URL; ``key`` identifies it for concurrency limits.
+
+    ``api_key`` None means none was given: litellm reads the provider's variable, or at an
+    ``api_base`` without one a placeholder is sent (see :mod:`sotopia_are.llm.transport`).
+    """
 
     model: str
     api_base: str | None

@@ -1,28 +1,49 @@
 """Which provider failures are worth retrying, and what to tell the user about the rest.
 
 Transient: rate limits (429), timeouts, dropped connections, 5xx — retrying may succeed.
-Permanent: bad credentials (401/403), unknown model (404), bad request (400/422) — they
-fail at once with a message naming the model and the variable or option that fixes it.
+Permanent: missing or bad credentials (401/403), unknown model (404), bad request
+(400/422) — they fail at once with a message naming the model and the variable or option
+that fixes it.
 """
 
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from collections.abc import Mapping
 
 from sotopia_are.llm._litellm import load_litellm
 from sotopia_are.llm.config import API_BASE_ENV, API_KEY_ENV
 from sotopia_are.llm.errors import PermanentLLMError
+from sotopia_are.llm.transport import missing_key_variables
 
 __all__ = ["describe", "is_transient", "permanent_error", "retry_after_seconds"]
 
 _TRANSIENT_STATUS = frozenset({408, 409, 429})
 
+# A key missing on our side never reaches the provider, and litellm maps the client's
+# refusal to whatever type it likes: openai's "Missing credentials" comes back as a 500
+# InternalServerError, Gemini's and Fireworks' as an APIConnectionError. Only the message
+# tells them apart from real server and connection failures.
+_MISSING_KEY = re.compile(
+    r"missing credentials"
+    r"|api_key client option must be set"
+    r"|no api[ _-]?key (was )?(provided|found|set)"
+    r"|missing [\w ]{0,40}?api[ _-]?key"
+    r"|api[ _-]?key (is )?(required|not set|not found|not provided)",
+    re.IGNORECASE,
+)
+
+_KEY_FIX = f"LLMConfig.api_key, {API_KEY_ENV} or the CLI's --api-key"
+
 
 def is_transient(exc: BaseException) -> bool:
-    """Whether retrying the request that raised ``exc`` may succeed."""
+    """Whether retrying the request that raised ``exc`` may succeed (never for a missing
+    or rejected key)."""
     lt = load_litellm()
+    if _is_missing_key(exc) or isinstance(exc, lt.AuthenticationError | lt.PermissionDeniedError):
+        return False
     if isinstance(exc, lt.Timeout | lt.APIConnectionError | lt.RateLimitError):
         return True
     status = getattr(exc, "status_code", None)
@@ -72,14 +93,12 @@ def permanent_error(exc: BaseException, model: str, api_base: str | None) -> Per
     where = f"at {api_base}" if api_base else "at the provider's default endpoint"
     detail = describe(exc)
     status = getattr(exc, "status_code", None)
-    if isinstance(exc, lt.AuthenticationError | lt.PermissionDeniedError) or status in (401, 403):
-        keys = _key_env_vars(model)
-        fix = (
-            f"set {keys} or pass api_key (LLMConfig.api_key, or {API_KEY_ENV})"
-            if keys
-            else f"pass api_key (LLMConfig.api_key, or {API_KEY_ENV})"
+    if _is_missing_key(exc):
+        message = f"model {model!r} {where}: no API key was given; {_key_fix(model, api_base)}."
+    elif isinstance(exc, lt.AuthenticationError | lt.PermissionDeniedError) or status in (401, 403):
+        message = (
+            f"model {model!r} {where}: the credentials were rejected; {_key_fix(model, api_base)}."
         )
-        message = f"model {model!r} {where}: the credentials were rejected; {fix}."
     elif isinstance(exc, lt.NotFoundError) or status == 404:
         message = (
             f"model {model!r} was not found {where}; check the model name (litellm form "
@@ -101,12 +120,13 @@ def permanent_error(exc: BaseException, model: str, api_base: str | None) -> Per
     return PermanentLLMError(f"{message} [{detail}]")
 
 
-def _key_env_vars(model: str) -> str:
-    try:
-        missing = load_litellm().validate_environment(model=model).get("missing_keys", [])
-    except Exception:  # litellm cannot tell for this model: say nothing rather than guess
-        return ""
-    return " or ".join(str(k) for k in missing)
+def _is_missing_key(exc: BaseException) -> bool:
+    return _MISSING_KEY.search(str(exc)) is not None
+
+
+def _key_fix(model: str, api_base: str | None) -> str:
+    keys = " or ".join(missing_key_variables(model, api_base))
+    return f"set {keys} or pass api_key ({_KEY_FIX})" if keys else f"pass api_key ({_KEY_FIX})"
 
 
 def _headers_of(exc: BaseException) -> Mapping[str, str] | None:

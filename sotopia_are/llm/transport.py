@@ -2,6 +2,11 @@
 
 Retries happen in :mod:`sotopia_are.llm.retry` instead, so that every request that
 reaches the provider is one recorded attempt and the accounting is exact.
+
+A keyless server at an ``api_base`` (vLLM, Ollama, llama.cpp) is sent a placeholder key
+when no key is given from any source: such servers ignore it, but litellm's OpenAI
+client refuses to send a request without one. A provider's default endpoint (no
+``api_base``) never gets the placeholder, so a missing key there fails at once.
 """
 
 from __future__ import annotations
@@ -12,7 +17,10 @@ from sotopia_are.llm._litellm import load_litellm
 from sotopia_are.llm.config import Endpoint
 from sotopia_are.llm.request import LLMRequest, LLMResponse
 
-__all__ = ["send"]
+__all__ = ["PLACEHOLDER_KEY", "missing_key_variables", "send"]
+
+PLACEHOLDER_KEY = "sk-no-key-needed"
+"""The key sent to an ``api_base`` when no key is given (see the module docstring)."""
 
 
 async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLMResponse:
@@ -24,8 +32,9 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
     kwargs: dict[str, Any] = dict(request.params)
     if endpoint.api_base is not None:
         kwargs["api_base"] = endpoint.api_base
-    if endpoint.api_key is not None:
-        kwargs["api_key"] = endpoint.api_key
+    key = _key_to_send(endpoint)
+    if key is not None:
+        kwargs["api_key"] = key
     response = await litellm.acompletion(
         model=request.model,
         messages=[m.model_dump() for m in request.messages],
@@ -41,6 +50,25 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
         completion_tokens=getattr(usage, "completion_tokens", None),
         cost_usd=_cost(litellm, response),
     )
+
+
+def missing_key_variables(model: str, api_base: str | None = None) -> list[str]:
+    """The environment variables holding ``model``'s provider key that litellm finds
+    unset (empty when the provider needs no key, has one, or litellm cannot tell)."""
+    try:
+        report = load_litellm().validate_environment(model=model, api_base=api_base)
+    except Exception:  # litellm cannot tell for this model: report nothing rather than guess
+        return []
+    # litellm also lists other settings it misses (AZURE_API_VERSION…); only keys matter here.
+    return [str(name) for name in report.get("missing_keys", []) if "KEY" in str(name)]
+
+
+def _key_to_send(endpoint: Endpoint) -> str | None:
+    """The endpoint's key; else, at an ``api_base`` whose provider key variable is unset
+    too, :data:`PLACEHOLDER_KEY`; else None (litellm reads the provider's variable)."""
+    if endpoint.api_key is not None or endpoint.api_base is None:
+        return endpoint.api_key
+    return PLACEHOLDER_KEY if missing_key_variables(endpoint.model, endpoint.api_base) else None
 
 
 def _cost(litellm: Any, response: Any) -> float | None:
