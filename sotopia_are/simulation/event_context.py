@@ -1,0 +1,59 @@
+"""Who owns the decorated app calls made in this thread or asyncio task.
+
+The state is a context variable, not a module global, so environments in different
+threads or asyncio tasks never see each other's: None (a call is an agent's own and is
+logged), the scheduled event executing now (calls are part of it), or a
+:class:`RegistrationMode`.
+"""
+
+from __future__ import annotations
+
+import enum
+import traceback
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+from sotopia_are.simulation.actions import EventMetadata
+
+if TYPE_CHECKING:
+    from sotopia_are.simulation.events import AbstractEvent
+
+__all__ = ["REGISTRATION_STATE", "RegistrationMode", "current_event", "run_action"]
+
+
+class RegistrationMode(enum.Enum):
+    """CAPTURE: decorated calls return the event they would make, unexecuted.
+    SUPPRESSED: decorated calls run as plain calls and are not logged."""
+
+    CAPTURE = "capture"
+    SUPPRESSED = "suppressed"
+
+
+REGISTRATION_STATE: ContextVar[AbstractEvent | RegistrationMode | None] = ContextVar(
+    "sotopia_are_registration_state", default=None
+)
+
+
+def current_event() -> AbstractEvent | None:
+    """The scheduled event whose action this thread / task is executing, if any."""
+    state = REGISTRATION_STATE.get()
+    return None if isinstance(state, RegistrationMode) else state
+
+
+def run_action(
+    call: Callable[[], Any], owner: AbstractEvent | RegistrationMode | None
+) -> tuple[Exception | None, EventMetadata]:
+    """Run ``call`` as one transaction owned by ``owner``: ``(None, metadata with its
+    return value)``, or ``(the exception, metadata describing it)``; never raises one."""
+    token = REGISTRATION_STATE.set(owner)
+    try:
+        value = call()
+    except Exception as error:
+        return error, EventMetadata(
+            exception=f"{type(error).__name__}: {error}",
+            exception_stack_trace=traceback.format_exc(),
+        )
+    finally:
+        REGISTRATION_STATE.reset(token)
+    return None, EventMetadata(return_value=value)

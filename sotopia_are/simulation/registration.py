@@ -1,0 +1,165 @@
+"""Registration: ``event_registered`` app methods turn agents' calls into log records.
+
+A decorated call made by an agent runs as one transaction and is sent to the app's
+environment as a :class:`~sotopia_are.simulation.events.CompletedEvent`; a call made while
+a scheduled event executes is part of that event; in capture mode the call is not made
+and the :class:`~sotopia_are.simulation.events.Event` that would make it is returned.
+Which of these applies is the thread's / task's state in :mod:`.event_context`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import MethodType
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
+
+from sotopia_are.simulation.actions import Action, OperationType
+from sotopia_are.simulation.event_context import REGISTRATION_STATE, RegistrationMode, run_action
+from sotopia_are.simulation.events import CompletedEvent, Event, EventType
+
+if TYPE_CHECKING:
+    from sotopia_are.simulation.apps.app import App
+
+__all__ = ["EventRegisterer", "disable_events", "event_registered"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+AppT = TypeVar("AppT", bound="App")
+
+
+@functools.lru_cache(maxsize=1024)
+def _signature(func: Callable[..., Any]) -> inspect.Signature:
+    """``inspect.signature`` once per decorated method (it is slow on the per-call path)."""
+    return inspect.signature(func)
+
+
+def _named_args(
+    func: Callable[..., Any], app: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The call's arguments by parameter name (defaults not filled in)."""
+    if not args:
+        return dict(kwargs)
+    signature = _signature(func)
+    bound = signature.bind(app, *args, **kwargs).arguments
+    bound.pop(next(iter(signature.parameters)))
+    return dict(bound)
+
+
+class EventRegisterer:
+    """Turns decorated app calls into log records, or into events in capture mode."""
+
+    @staticmethod
+    def is_capture_mode() -> bool:
+        """Whether decorated calls in this thread / task are being captured."""
+        return REGISTRATION_STATE.get() is RegistrationMode.CAPTURE
+
+    @staticmethod
+    @contextmanager
+    def capture_mode() -> Iterator[None]:
+        """Decorated calls in the block are not executed; each returns the :class:`Event`
+        that would make it (ENV type, USER for USER-type tools), ready to schedule."""
+        token = REGISTRATION_STATE.set(RegistrationMode.CAPTURE)
+        try:
+            yield
+        finally:
+            REGISTRATION_STATE.reset(token)
+
+    @staticmethod
+    @contextmanager
+    def disable() -> Iterator[None]:
+        """Decorated calls in the block run as plain calls and are not logged."""
+        token = REGISTRATION_STATE.set(RegistrationMode.SUPPRESSED)
+        try:
+            yield
+        finally:
+            REGISTRATION_STATE.reset(token)
+
+    @staticmethod
+    def event_registered(
+        operation_type: OperationType = OperationType.READ,
+        event_type: EventType = EventType.AGENT,
+    ) -> Callable[[Callable[Concatenate[AppT, P], R]], Callable[Concatenate[AppT, P], R]]:
+        """Decorate an App method so each call made outside any event is logged once.
+
+        A call made by an agent (no event executing) runs and is sent, as one
+        ``event_type`` :class:`CompletedEvent` at the app's current time, to the app's
+        environment (not logged if the app is not registered). A call made while a
+        scheduled event executes is part of that event and is not logged again. In
+        capture mode the call is not run and its :class:`Event` is returned instead.
+        """
+
+        def decorator(func: Callable[Concatenate[AppT, P], R]) -> Callable[Concatenate[AppT, P], R]:
+            @functools.wraps(func)
+            def wrapper(app: AppT, /, *args: P.args, **kwargs: P.kwargs) -> R:
+                state = REGISTRATION_STATE.get()
+                if state is None:
+                    return _call_and_log(app, bound_wrapper(app), func, args, kwargs)
+                if state is RegistrationMode.CAPTURE:
+                    return cast(R, _capture(app, bound_wrapper(app), func, args, kwargs))
+                return func(app, *args, **kwargs)
+
+            def bound_wrapper(app: AppT) -> Callable[..., R]:
+                return cast(Callable[..., R], MethodType(wrapper, app))
+
+            def _call_and_log(
+                app: AppT,
+                bound: Callable[..., R],
+                func: Callable[Concatenate[AppT, P], R],
+                args: tuple[Any, ...],
+                kwargs: dict[str, Any],
+            ) -> R:
+                callbacks = app.add_event_callbacks
+                if not callbacks:
+                    return func(app, *args, **kwargs)
+                event_time = app.time_manager.time()
+                error, metadata = run_action(
+                    lambda: func(app, *args, **kwargs), RegistrationMode.SUPPRESSED
+                )
+                completed = CompletedEvent(
+                    event_type=event_type,
+                    event_time=event_time,
+                    event_id=f"{event_type.value}-{app.next_event_id()}",
+                    action=Action(
+                        function=bound,
+                        args=_named_args(func, app, args, kwargs),
+                        app=app,
+                        action_id=f"{app.name}.{func.__name__}-{app.next_event_id()}",
+                        operation_type=operation_type,
+                    ),
+                    metadata=metadata,
+                )
+                for callback in list(callbacks.values()):
+                    callback(completed)
+                if error is not None:
+                    raise error
+                return cast(R, metadata.return_value)
+
+            def _capture(
+                app: AppT,
+                bound: Callable[..., R],
+                func: Callable[Concatenate[AppT, P], R],
+                args: tuple[Any, ...],
+                kwargs: dict[str, Any],
+            ) -> Event:
+                return Event(
+                    event_type=EventType.USER if event_type is EventType.USER else EventType.ENV,
+                    action=Action(
+                        function=bound,
+                        args=_named_args(func, app, args, kwargs),
+                        app=app,
+                        operation_type=operation_type,
+                    ),
+                )
+
+            wrapper.__operation_type__ = operation_type  # type: ignore[attr-defined]
+            wrapper.__event_type__ = event_type  # type: ignore[attr-defined]
+            return wrapper
+
+        return decorator
+
+
+event_registered = EventRegisterer.event_registered
+disable_events = EventRegisterer.disable
