@@ -33,10 +33,10 @@ class TemplateError(LLMError):
 
 
 class PermanentLLMError(LLMError):
-    """The provider refused the request for a reason retrying cannot fix.
+    """The request failed for a reason retrying cannot fix; it was not retried.
 
-    Bad credentials, unknown model, bad request: the message names the model and the
-    environment variable or option that fixes it.
+    A missing or rejected key, an unknown model, a bad request: the message names the model
+    and the environment variable or option that fixes it.
     """
 
 
