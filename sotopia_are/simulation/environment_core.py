@@ -1,0 +1,498 @@
+"""The step-able core of an environment: events run against apps on a simulated clock.
+
+The core is :meth:`EnvironmentCore.step` (run everything due at the next due time) and
+its loops :meth:`~EnvironmentCore.run_until` / :meth:`~EnvironmentCore.run_until_idle`;
+they never start a thread or read the wall clock on a virtual clock. ARE's thread API is a
+driver over it (:class:`sotopia_are.simulation.environment.Environment`).
+
+Rules the core keeps:
+
+* an event runs only after every one of its dependencies has *completed* in this
+  environment, at ``last completion time + event_relative_time`` (or at ``event_time``);
+* events due at the same time run in ``(time, priority, seq)`` order (see
+  :mod:`.event_queue`);
+* scheduled events are never mutated, so one scenario can be run by many environments;
+* no lock is taken until a thread driver starts: one thread driving the core pays nothing
+  for the threads it does not use.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any, Protocol
+
+from sotopia_are.simulation.actions import AbstractEnvironment, EventMetadata
+from sotopia_are.simulation.apps.app import App
+from sotopia_are.simulation.checks import CHECK_KINDS, CheckOutcome, Checks
+from sotopia_are.simulation.environment_config import (
+    EnvironmentConfig,
+    EnvironmentState,
+    EnvironmentType,
+)
+from sotopia_are.simulation.event_log import EventLog
+from sotopia_are.simulation.event_queue import EventQueue
+from sotopia_are.simulation.events import (
+    AbstractEvent,
+    CompletedEvent,
+    ConditionCheckEvent,
+    Event,
+    OracleEvent,
+    StopEvent,
+    ValidationEvent,
+)
+from sotopia_are.simulation.notification_system import (
+    BaseNotificationSystem,
+    VerboseNotificationSystem,
+)
+from sotopia_are.simulation.oracle import dump_state, run_oracle
+from sotopia_are.simulation.placeholders import has_placeholder, resolve_arg_placeholders
+from sotopia_are.simulation.time_manager import TimeManager
+
+__all__ = ["EnvironmentCore"]
+
+logger = logging.getLogger(__name__)
+
+_RUNNING = EnvironmentState.RUNNING
+
+
+class _Lock(Protocol):
+    """What the core needs of its lock: ``with`` it, and wake a waiting driver."""
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None: ...
+
+    def notify_all(self) -> None: ...
+
+
+class _NoLock:
+    """The lock of a core no thread driver runs: taking it costs almost nothing (less than
+    an uncontended ``threading.RLock``), which is the point."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        return None
+
+    def notify_all(self) -> None:
+        """No thread waits while no driver runs."""
+
+
+_NO_LOCK = _NoLock()
+
+
+class EnvironmentCore(AbstractEnvironment):
+    """Runs events against registered apps on a simulated clock and logs what completed.
+
+    Without a driver it is a plain object for one thread (or one asyncio loop) and takes
+    no lock; a thread driver installs a real one in ``_lock`` before its thread starts,
+    and from then on every public method may be called from any thread.
+    """
+
+    def __init__(
+        self,
+        config: EnvironmentConfig | None = None,
+        environment_type: EnvironmentType = EnvironmentType.UNKNOWN,
+        notification_system: BaseNotificationSystem | None = None,
+    ) -> None:
+        self.config = EnvironmentConfig() if config is None else config
+        self.environment_type = environment_type
+        self.start_time = float(self.config.start_time or 0)
+        self.end_time = (
+            None if self.config.duration is None else self.start_time + self.config.duration
+        )
+        self.time_manager = TimeManager(self.start_time, virtual=self.config.uses_virtual_clock)
+        self.apps: dict[str, App] = {}
+        self.event_queue = EventQueue()
+        self._event_log = EventLog()
+        self.notification_system = (
+            VerboseNotificationSystem() if notification_system is None else notification_system
+        )
+        self.notification_system.initialize(self.time_manager)
+        self.state = EnvironmentState.SETUP
+        self.exception: BaseException | None = None
+        self._listeners: list[Callable[[CompletedEvent], None]] = []
+        self._known: set[AbstractEvent] = set()
+        self._completed: set[AbstractEvent] = set()
+        self._waiting: dict[AbstractEvent, int] = {}
+        self._checks = Checks(self.event_queue, self.config.time_increment_in_seconds)
+        self._lock: _Lock = _NO_LOCK
+        self._finalized = False
+
+    # ----------------------------------------------------------------- queries
+
+    @property
+    def event_log(self) -> EventLog:
+        """Every completed event, in completion order (which is time order)."""
+        return self._event_log
+
+    @property
+    def current_time(self) -> float:
+        """The simulated time now."""
+        return self.time_manager.time()
+
+    def is_running(self) -> bool:
+        """Whether events are being processed (state RUNNING)."""
+        return self.state is EnvironmentState.RUNNING
+
+    def get_app(self, app_name: str) -> App:
+        """The registered app ``app_name``; KeyError naming the registered apps otherwise."""
+        try:
+            return self.apps[app_name]
+        except KeyError:
+            names = ", ".join(self.apps) or "none"
+            raise KeyError(f"no app {app_name!r} is registered (registered: {names})") from None
+
+    def get_app_with_class(self, app_class: type[App]) -> App:
+        """The first registered app of class ``app_class``."""
+        for app in self.apps.values():
+            if isinstance(app, app_class):
+                return app
+        raise KeyError(f"no app of class {app_class.__name__} is registered")
+
+    def get_state(self) -> dict[str, Any]:
+        """A JSON-ready snapshot: state, time, app states and the event log."""
+        with self._lock:
+            return {
+                "state": self.state.value,
+                "time": self.current_time,
+                "apps": {name: app.get_state() for name, app in self.apps.items()},
+                "event_log": self._event_log.to_dict(),
+            }
+
+    # ------------------------------------------------------------------- setup
+
+    def register_apps(self, apps: Sequence[App]) -> None:
+        """Host ``apps``: their agent calls are logged here, stamped with this clock."""
+        with self._lock:
+            for app in apps:
+                known = self.apps.get(app.name)
+                if known is not None and known is not app:
+                    raise ValueError(f"another app is already registered as {app.name!r}")
+                self.apps[app.name] = app
+                app.register_to_env("environment", self.add_to_log)
+                app.register_time_manager(self.time_manager)
+
+    def add_completed_event_listener(self, listener: Callable[[CompletedEvent], None]) -> None:
+        """Call ``listener`` with each completed event, right after it is logged."""
+        with self._lock:
+            self._listeners.append(listener)
+
+    def remove_completed_event_listener(self, listener: Callable[[CompletedEvent], None]) -> None:
+        """Stop calling ``listener``."""
+        with self._lock:
+            self._listeners.remove(listener)
+
+    def schedule(self, events: AbstractEvent | Sequence[AbstractEvent]) -> None:
+        """Queue ``events``; each runs once all its dependencies completed here.
+
+        An event already known to this environment is ignored. Successors of completed
+        events are scheduled automatically. Outside oracle mode, OracleEvents are
+        dropped (so their dependants never run).
+        """
+        with self._lock:
+            for event in [events] if isinstance(events, AbstractEvent) else events:
+                self._register(event, self._schedule_base_time())
+            self._lock.notify_all()
+
+    def add_to_log(self, events: CompletedEvent | Sequence[CompletedEvent]) -> None:
+        """Log completed events made outside the queue (agent calls to registered apps)."""
+        with self._lock:
+            for event in [events] if isinstance(events, CompletedEvent) else events:
+                self._record(event)
+
+    def resolve_arg_placeholders(self, event: Event) -> Event:
+        """``event`` with ``{{event_id}}`` / ``{{event_id.key.sub}}`` args replaced by the
+        return values of past events (a copy; ``event`` itself is returned unchanged if it
+        has none). A whole-string placeholder keeps the value's type; embedded ones are
+        formatted into the string. KeyError if a referenced event has not completed."""
+        return resolve_arg_placeholders(event, self._event_log)
+
+    # --------------------------------------------------------------- step API
+
+    def next_event_time(self) -> float | None:
+        """When something is next due: a queued event or a notification timeout."""
+        with self._lock:
+            return self._next_due()
+
+    def step(self) -> bool:
+        """Move the clock to the next due time and run everything due then.
+
+        Returns False, doing nothing, if nothing is due within the duration, or the
+        environment is paused, stopped or failed. Starts a SETUP environment.
+        """
+        with self._lock:
+            return self._step()
+
+    def run_until(self, until: float) -> None:
+        """Step through every time <= ``until``; a virtual clock then stands at ``until``
+        (capped at the end of the duration)."""
+        with self._lock:
+            if self.state is EnvironmentState.SETUP:
+                self._begin()
+            while (due := self._next_due()) is not None and due <= until and self._step():
+                pass
+            if self.end_time is not None:
+                until = min(until, self.end_time)
+            running = self.state is EnvironmentState.RUNNING
+            if running and self.config.uses_virtual_clock and until > self.time_manager.time():
+                self.time_manager.set_time(until)
+
+    def run_until_idle(self) -> None:
+        """Step until the run is idle, the duration is reached, or the environment stops.
+
+        Idle: only polling checks (no timeout) are queued, and each of them has been
+        evaluated once more since, so a condition made true by the last event is seen.
+        """
+        swept: set[AbstractEvent] = set()
+        with self._lock:
+            while not self._idle(swept) and self._step():
+                pass
+
+    def pause(self) -> None:
+        """Stop processing events (and freeze a real clock) until :meth:`resume`."""
+        with self._lock:
+            if self.state is EnvironmentState.RUNNING:
+                self.state = EnvironmentState.PAUSED
+                self.time_manager.pause()
+
+    def resume(self) -> None:
+        """Continue after :meth:`pause`."""
+        with self._lock:
+            if self.state is EnvironmentState.PAUSED:
+                self.time_manager.resume()
+                self.state = EnvironmentState.RUNNING
+                self._lock.notify_all()
+
+    def resume_with_offset(self, offset: float) -> None:
+        """Jump the clock by ``offset`` seconds, then :meth:`resume`."""
+        with self._lock:
+            self.time_manager.add_offset(offset)
+            self.resume()
+
+    # --------------------------------------------------------------- internals
+    # Callers hold ``_lock``; the loops call these directly rather than the public
+    # methods, so a step costs no lock of its own even when a driver runs.
+
+    def _begin(self) -> None:
+        self.time_manager.reset(self.start_time)
+        self.state = EnvironmentState.RUNNING
+
+    def _schedule_base_time(self) -> float:
+        # Events scheduled during setup are relative to the start, not to setup wall time.
+        if self.state is EnvironmentState.SETUP:
+            return self.start_time
+        return self.time_manager.time()
+
+    def _next_due(self) -> float | None:
+        due = self.event_queue.peek_time()
+        timeout = self.notification_system.next_timeout()
+        if timeout is None:
+            return due
+        return timeout if due is None else min(due, timeout)
+
+    def _step(self) -> bool:
+        state = self.state
+        if state is not _RUNNING:
+            if state is not EnvironmentState.SETUP:
+                return False
+            self._begin()
+        due = self._next_due()
+        if due is None or (self.end_time is not None and due > self.end_time):
+            return False
+        now = self.time_manager.time()
+        if due > now:
+            self.time_manager.add_offset(due - now)
+            now = due
+        self._tick(now)
+        return True
+
+    def _idle(self, swept: set[AbstractEvent]) -> bool:
+        """True once nothing but polling checks is queued and each of them was evaluated
+        once more since then (with nothing else acting, a check that fails then would
+        fail forever). ``swept`` carries the checks evaluated so far between calls."""
+        if self._has_live_work():
+            swept.clear()
+            return False
+        upcoming = self.event_queue.peek()
+        if upcoming is None or upcoming[1] in swept:
+            return True
+        swept.add(upcoming[1])
+        return False
+
+    def _has_live_work(self) -> bool:
+        return (
+            self.event_queue.has_live_events()
+            or self.notification_system.next_timeout() is not None
+        )
+
+    def _register(self, event: AbstractEvent, now: float) -> None:
+        if event in self._known:
+            return
+        if isinstance(event, OracleEvent) and not self.config.oracle_mode:
+            return
+        self._known.add(event)
+        completed = self._completed
+        pending = sum(1 for parent in event.dependencies if parent not in completed)
+        if pending:
+            self._waiting[event] = pending
+        else:
+            self._enqueue(event, now)
+
+    def _enqueue(self, event: AbstractEvent, now: float) -> None:
+        if event.event_time is not None:
+            due = max(event.event_time, now)
+        else:
+            due = now + (event.event_relative_time or 0)
+        polls_forever = isinstance(event, CHECK_KINDS) and event.timeout is None
+        self.event_queue.put(event, due, not polls_forever)
+
+    def _complete(self, event: AbstractEvent, now: float) -> None:
+        self._completed.add(event)
+        waiting = self._waiting
+        for child in event.successors:
+            if child not in self._known:
+                self._register(child, now)
+                continue
+            pending = waiting.get(child)
+            if pending is None:
+                continue
+            if pending == 1:
+                del waiting[child]
+                self._enqueue(child, now)
+            else:
+                waiting[child] = pending - 1
+
+    def _record(self, completed: CompletedEvent) -> None:
+        self._event_log.put(completed)
+        self.notification_system.handle_event(completed)
+        for listener in self._listeners:
+            listener(completed)
+
+    def _tick(self, now: float) -> None:
+        """Run every queued event due at or before ``now``, then close the tick."""
+        if self.config.verbose:
+            logger.info("tick at %s", now)
+        pop_due = self.event_queue.pop_due
+        try:
+            while self.state is _RUNNING:
+                event = pop_due(now)
+                if event is None:
+                    break
+                run = _RUNNERS.get(type(event))
+                if run is None:
+                    run = _runner_for(type(event))
+                run(self, event, now)
+            self.notification_system.handle_timeout_after_events(now)
+        except BaseException as error:
+            self.exception = error
+            self._finish(EnvironmentState.FAILED)
+            raise
+
+    # One runner per event kind, looked up in _RUNNERS by the event's type.
+
+    def _run_event(self, event: Event, now: float) -> None:
+        action = event.action
+        to_run = event
+        if action is not None and has_placeholder(action.args):
+            to_run = resolve_arg_placeholders(event, self._event_log)
+        self._record(to_run.execute(event_time=now))
+        self._complete(event, now)
+
+    def _run_oracle(self, oracle: OracleEvent, now: float) -> None:
+        self._record(run_oracle(oracle, self, now))
+        self._complete(oracle, now)
+
+    def _run_condition(self, event: ConditionCheckEvent, now: float) -> None:
+        self._settle(event, now, *self._checks.run_condition(event, self, now))
+
+    def _run_validation(self, event: ValidationEvent, now: float) -> None:
+        self._settle(event, now, *self._checks.run_validation(event, self, now))
+
+    def _run_stop(self, event: StopEvent, now: float) -> None:
+        self._record_own(event, now, EventMetadata())
+        self._complete(event, now)
+        self._finish(EnvironmentState.STOPPED)
+
+    def _settle(
+        self,
+        event: ConditionCheckEvent | ValidationEvent,
+        now: float,
+        outcome: CheckOutcome,
+        metadata: EventMetadata | None,
+    ) -> None:
+        """Act on a check's outcome: log it, then release its dependants or fail."""
+        if metadata is not None:
+            self._record_own(event, now, metadata)
+        if outcome is CheckOutcome.PASSED:
+            self._complete(event, now)
+        elif outcome is CheckOutcome.FAILED:
+            self._finish(EnvironmentState.FAILED)
+
+    def _record_own(
+        self,
+        event: ConditionCheckEvent | ValidationEvent | StopEvent,
+        now: float,
+        metadata: EventMetadata,
+    ) -> None:
+        """Log an event the kernel runs itself (no app call): a check, or a stop."""
+        self._record(
+            CompletedEvent(
+                event_type=event.event_type,
+                event_time=now,
+                event_id=event.event_id,
+                dependencies=list(event.dependencies),
+                event_relative_time=event.event_relative_time,
+                action=event.action if isinstance(event, ConditionCheckEvent) else None,
+                metadata=metadata,
+            )
+        )
+
+    def _finish(self, state: EnvironmentState) -> None:
+        """Enter a final state once (FAILED wins over STOPPED) and dump in oracle mode."""
+        if self.state is not EnvironmentState.FAILED:
+            self.state = state
+        self._lock.notify_all()
+        if self._finalized:
+            return
+        self._finalized = True
+        if self.config.oracle_mode and self.config.dump_dir is not None:
+            dump_state(self.get_state(), self.config.dump_dir)
+
+
+_Runner = Callable[[EnvironmentCore, Any, float], None]
+
+# Keyed on the exact type: one dict lookup per event instead of a chain of isinstance
+# checks. Each runner receives only events of its key's kind, hence the ``Any``.
+_RUNNERS: dict[type[AbstractEvent], _Runner] = {
+    Event: EnvironmentCore._run_event,
+    OracleEvent: EnvironmentCore._run_oracle,
+    ConditionCheckEvent: EnvironmentCore._run_condition,
+    ValidationEvent: EnvironmentCore._run_validation,
+    StopEvent: EnvironmentCore._run_stop,
+}
+
+
+def _runner_for(kind: type[AbstractEvent]) -> _Runner:
+    """The runner of ``kind``'s nearest kind with one (a subclass runs as its base does);
+    TypeError if there is none."""
+    for base in kind.__mro__:
+        run = _RUNNERS.get(base)
+        if run is not None:
+            return run
+    raise TypeError(f"cannot process an event of type {kind.__name__}")
