@@ -312,7 +312,11 @@ class EnvironmentCore(AbstractEnvironment):
             if state is not EnvironmentState.SETUP:
                 return False
             self._begin()
-        due = self._next_due()
+        # _next_due() inlined: this runs once per step.
+        due = self.event_queue.peek_time()
+        timeout = self.notification_system.next_timeout()
+        if timeout is not None and (due is None or timeout < due):
+            due = timeout
         if due is None or (self.end_time is not None and due > self.end_time):
             return False
         now = self.time_manager.time()
@@ -326,10 +330,12 @@ class EnvironmentCore(AbstractEnvironment):
         """True once nothing but polling checks is queued and each of them was evaluated
         once more since then (with nothing else acting, a check that fails then would
         fail forever). ``swept`` carries the checks evaluated so far between calls."""
-        if self._has_live_work():
+        queue = self.event_queue
+        # _has_live_work() inlined: this runs once per step of run_until_idle.
+        if queue.has_live_events() or self.notification_system.next_timeout() is not None:
             swept.clear()
             return False
-        upcoming = self.event_queue.peek()
+        upcoming = queue.peek()
         if upcoming is None or upcoming[1] in swept:
             return True
         swept.add(upcoming[1])
@@ -348,7 +354,12 @@ class EnvironmentCore(AbstractEnvironment):
             return
         self._known.add(event)
         completed = self._completed
-        pending = sum(1 for parent in event.dependencies if parent not in completed)
+        pending = 0
+        # A plain loop: most events have no or one dependency, where a generator costs
+        # more than the count.
+        for parent in event.dependencies:
+            if parent not in completed:
+                pending += 1
         if pending:
             self._waiting[event] = pending
         else:
