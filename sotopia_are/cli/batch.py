@@ -40,9 +40,9 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sotopia_are.evaluation import EvaluatedEpisode, Rubric
-from sotopia_are.llm import OutputMode
-from sotopia_are.social import EpisodeSpec, EpisodeUsage
+from sotopia_are.evaluation import Rubric
+from sotopia_are.llm import OutputMode, Usage
+from sotopia_are.social import EpisodeSpec
 from sotopia_are.storage import (
     EpisodeStatus,
     EpisodeStore,
@@ -50,6 +50,7 @@ from sotopia_are.storage import (
     connect,
     stable_episode_id,
 )
+from sotopia_are.studies import arate, arun
 
 from .common import (
     AgentModelOption,
@@ -75,13 +76,10 @@ from .common import (
 from .episodes import (
     INTERRUPTED_EXIT,
     judge_for,
-    judge_stored,
-    judge_warnings_of,
     llm_agents,
-    play,
     require_models,
     respec,
-    unrated,
+    unusable,
 )
 
 __all__ = ["Outcome", "WorkerJob", "batch", "read_specs"]
@@ -123,7 +121,7 @@ class Outcome:
     episode_id: str = ""
     status: str = ""
     reason: str = ""
-    usage: EpisodeUsage = field(default_factory=EpisodeUsage)
+    usage: Usage = field(default_factory=Usage)
     error: str = ""
     unrated: bool = False
     judge_warnings: tuple[str, ...] = ()
@@ -197,30 +195,31 @@ async def _run_share(
 
     async def one(item: Planned) -> None:
         async with gate:
-            evaluated: EvaluatedEpisode | None
             if item.judge_only and judge is not None:
-                evaluated = await judge_stored(store, item.spec.episode_id, judge)
-                result = evaluated.episode
+                # Unrated: this judge's failed verdict, if any, gives way to a new try.
+                stored = store.load(item.spec.episode_id)
+                record = await arate(stored, judge, store=store, replace=True)
             else:
-                agents = llm_agents(item.spec, item.models, session)
-                result, evaluated = await play(
-                    store,
+                record = await arun(
                     item.spec,
-                    agents,
-                    judge,
-                    tag=job.tag,
+                    llm_agents(item.spec, item.models, session),
                     models=item.models,
+                    judge=judge,
+                    store=store,
+                    tag=job.tag,
                     scenario_id=item.scenario_id,
                 )
-            usage = evaluated.usage if evaluated is not None else result.usage
+            verdict = record.verdict
             report(
                 Outcome(
                     item.spec.episode_id,
-                    result.status,
-                    result.reason,
-                    usage,
-                    unrated=result.status == EpisodeStatus.COMPLETE and unrated(evaluated),
-                    judge_warnings=tuple(judge_warnings_of(evaluated)),
+                    record.status,
+                    record.reason,
+                    record.usage,
+                    unrated=judge is not None
+                    and unusable(record, judged=True)
+                    and record.status is EpisodeStatus.COMPLETE,
+                    judge_warnings=tuple(verdict.evaluation.warnings) if verdict else (),
                 )
             )
 
@@ -483,7 +482,7 @@ def _spawn(jobs: list[WorkerJob], pending: int, take: Callable[[Outcome], None])
 def _summary(
     tag: str, total: int, skipped: int, outcomes: list[Outcome], elapsed: float, workers: int
 ) -> None:
-    usage = EpisodeUsage.total(o.usage for o in outcomes)
+    usage = Usage.total(o.usage for o in outcomes)
     complete = sum(o.status == EpisodeStatus.COMPLETE for o in outcomes)
     judge_failed = sum(o.unrated for o in outcomes)
     table = Table(title=f"batch {tag}", show_header=False)

@@ -23,8 +23,16 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from sotopia_are.llm import API_BASE_ENV, API_KEY_ENV, LLMConfig, LLMError, LLMSession, OutputMode
-from sotopia_are.social import EpisodeSpec, EpisodeUsage
+from sotopia_are.llm import (
+    API_BASE_ENV,
+    API_KEY_ENV,
+    LLMConfig,
+    LLMError,
+    LLMSession,
+    OutputMode,
+    Usage,
+)
+from sotopia_are.social import EpisodeSpec
 from sotopia_are.storage import DATA_DIR_ENV, EpisodeStore, StorageError, connect
 
 __all__ = [
@@ -283,15 +291,15 @@ def llm_session(
     )
 
 
-def usage_line(usage: EpisodeUsage) -> str:
+def usage_line(usage: Usage) -> str:
     """``N model calls, T tokens, $C`` (the cost only as far as it is known), and how many
     answers needed normalising or asking again, if any did."""
     if usage.calls == 0:
         return "no model calls"
-    if usage.calls_without_cost == usage.calls:
+    if usage.cost_usd is None:
         cost = "cost unknown (no price for the model)"
-    elif usage.calls_without_cost:
-        cost = f"${usage.cost_usd:.4f} + {usage.calls_without_cost} calls of unknown cost"
+    elif usage.unpriced_calls:
+        cost = f"${usage.cost_usd:.4f} + {usage.unpriced_calls} calls of unknown cost"
     else:
         cost = f"${usage.cost_usd:.4f}"
     fixed = (

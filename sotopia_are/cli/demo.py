@@ -21,8 +21,8 @@ import typer
 import sotopia_are
 from sotopia_are.agents import ScriptedAgent
 from sotopia_are.simulation.files import write_text_atomically
-from sotopia_are.social import EpisodeSpec, EpisodeStatus, import_episode, script_spec
-from sotopia_are.storage import EpisodeStore, export_episode_json, load_episode
+from sotopia_are.social import EpisodeSpec, import_episode, script_spec
+from sotopia_are.storage import EpisodeStore, export_episode_json
 
 from .common import (
     AgentModelOption,
@@ -45,11 +45,10 @@ from .episodes import (
     judge_for,
     llm_agents,
     play_here,
-    print_episode,
+    print_record,
     print_transcript,
     respec,
-    unrated,
-    views_of,
+    unusable,
 )
 
 __all__ = ["demo"]
@@ -89,21 +88,21 @@ def _replay(store: EpisodeStore, examples: Path, name: str) -> EpisodeSpec:
     base = load_spec(examples / "scenarios" / f"{name}.json")
     text = read_text(examples / "scripts" / f"{name}.txt")
     spec = script_spec(respec(base, _fresh_id(name)), text)
-    result, _ = play_here(
+    record = play_here(
         store,
         spec,
         ScriptedAgent.from_script(text, spec.agent_names),
         tag=DEMO_TAG,
         scenario_id=base.episode_id,
     )
-    print_episode(result, None)
+    print_record(record)
     typer.echo(f"stored as {spec.episode_id}\n")
     return spec
 
 
 def _show_view(store: EpisodeStore, episode_id: str, viewer: str) -> None:
     """``viewer``'s view of the stored episode, read back from the store."""
-    views = views_of(load_episode(store, episode_id))
+    views = store.load(episode_id).views
     hidden = [entry for entry in views.entries if not entry.visible_to(viewer)]
     print_transcript(
         f"{episode_id} as {viewer} saw it (read back from the store)",
@@ -167,7 +166,7 @@ def demo(
             models = agent_models(spec.agent_names, model, agent_model)
             session = llm_session(api_base, api_key, output_mode=output_mode)
             judge = judge_for(evaluator_model or model or next(iter(models.values())), session)
-            result, evaluated = play_here(
+            record = play_here(
                 store,
                 spec,
                 llm_agents(spec, models, session),
@@ -176,8 +175,8 @@ def demo(
                 models=models,
                 scenario_id=base.episode_id,
             )
-            print_episode(result, evaluated)
-            failed = result.status != EpisodeStatus.COMPLETE or unrated(evaluated)
+            print_record(record)
+            failed = unusable(record, judged=judge is not None)
             typer.echo(f"stored as {spec.episode_id}\n")
             _show_view(store, spec.episode_id, spec.agent_names[1])
         _export(store, spec.episode_id, output)

@@ -9,11 +9,11 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from sotopia_are.agents import ScriptedAgent
-from sotopia_are.evaluation import EvaluatedEpisode, LLMJudge, Rubric, evaluate_script
+from sotopia_are.evaluation import LLMJudge, Rubric
 from sotopia_are.messages import ScriptBackground, ScriptParseError, parse_background
-from sotopia_are.social import EpisodeSpec
-from sotopia_are.storage import EpisodeStatus
+from sotopia_are.record import EpisodeRecord
+from sotopia_are.social import EpisodeSpec, EpisodeStatus
+from sotopia_are.studies import arate, arate_script
 
 from .common import (
     ApiBaseOption,
@@ -33,7 +33,7 @@ from .common import (
     read_text,
     run_async,
 )
-from .episodes import judge_stored, print_episode
+from .episodes import print_record
 
 __all__ = ["evaluate"]
 
@@ -116,6 +116,14 @@ def evaluate(
     api_base: ApiBaseOption = None,
     api_key: ApiKeyOption = None,
     output_mode: OutputModeOption = "auto",
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Replace this judge's earlier verdict on the episode (by default a judge "
+            "that already rated it is refused; another judge adds its verdict).",
+        ),
+    ] = False,
     data_dir: DataDirOption = None,
     redis_url: RedisUrlOption = None,
 ) -> None:
@@ -143,13 +151,9 @@ def evaluate(
             else _preamble_context(script, text, names)
         )
         with cli_errors():
-            evaluated = run_async(
-                evaluate_script(
-                    text, context, judge, ScriptedAgent.from_script, episode_id=script.stem
-                )
-            )
-        print_episode(evaluated.episode, evaluated)
-        _exit_if_unrated(evaluated)
+            record = run_async(arate_script(text, judge, context, episode_id=script.stem))
+        print_record(record)
+        _exit_if_unrated(record)
         return
     assert episode_id is not None
     with open_store(data_dir, redis_url) as store, cli_errors():
@@ -164,13 +168,14 @@ def evaluate(
                     else " (it is still being played, or its run died: see 'list')"
                 )
             )
-        evaluated = run_async(judge_stored(store, episode_id, judge))
-        print_episode(evaluated.episode, evaluated)
-        if evaluated.evaluation is not None:
-            typer.echo(f"stored the evaluation with {episode_id}")
-        _exit_if_unrated(evaluated)
+        record = run_async(arate(store.load(episode_id), judge, store=store, replace=replace))
+        print_record(record)
+        count = len(record.verdicts)
+        typer.echo(f"stored the verdict with {episode_id} ({count} verdicts in all)")
+        _exit_if_unrated(record)
 
 
-def _exit_if_unrated(evaluated: EvaluatedEpisode) -> None:
-    if evaluated.evaluation is None or evaluated.evaluation.failed:
+def _exit_if_unrated(record: EpisodeRecord) -> None:
+    """Exit 1 unless the verdict just given rated the episode."""
+    if record.verdict is None or not record.verdict.rated:
         raise typer.Exit(code=1)

@@ -8,8 +8,6 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.social import EpisodeStatus
-
 from .common import (
     AgentModelOption,
     ApiBaseOption,
@@ -28,7 +26,7 @@ from .common import (
     load_spec,
     open_store,
 )
-from .episodes import judge_for, llm_agents, play_here, print_episode, respec, unrated
+from .episodes import judge_for, llm_agents, play_here, print_record, respec, unusable
 from .profiles import spec_from_profiles
 
 __all__ = ["run"]
@@ -96,10 +94,10 @@ def run(
         if evaluate and judge_model is None:
             fail("no model for the judge: pass --evaluator-model MODEL (or --no-evaluate)")
         judge = judge_for(judge_model if evaluate else None, session, rubric, samples)
-        result, evaluated = play_here(
+        record = play_here(
             store, spec, agents, judge, tag=tag, models=models, scenario_id=scenario_id
         )
-        print_episode(result, evaluated)
+        print_record(record)
         typer.echo(f"stored as {spec.episode_id} in {store.location}")
-        if result.status != EpisodeStatus.COMPLETE or unrated(evaluated):
+        if unusable(record, judged=judge is not None):
             raise typer.Exit(code=1)

@@ -7,33 +7,36 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.storage import EpisodeLog, load_episode
+from sotopia_are.record import EpisodeRecord
+from sotopia_are.social import EpisodeStatus
+from sotopia_are.storage import EpisodeLog
 
-from .common import DataDirOption, RedisUrlOption, cli_errors, fail, open_store, print_scores
-from .episodes import print_transcript, views_of
+from .common import DataDirOption, RedisUrlOption, cli_errors, fail, open_store
+from .episodes import print_transcript, print_verdict
 
 __all__ = ["show"]
 
 
-def _print_header(episode: EpisodeLog) -> None:
-    typer.echo(f"episode {episode.pk}  [{episode.status.value}]  tag: {episode.tag or '-'}")
-    for name, model in zip(episode.agents, episode.models, strict=False):
-        typer.echo(f"  {name}: {model or 'scripted'}")
-    if episode.evaluator_model:
-        typer.echo(f"  judge: {episode.evaluator_model}")
-    if episode.termination_reason:
-        typer.echo(f"ended: {episode.termination_reason}")
-    if episode.error:
-        typer.echo(f"error: {episode.error}")
+def _print_header(episode: EpisodeLog, record: EpisodeRecord) -> None:
+    typer.echo(f"episode {record.episode_id}  [{record.status.value}]  tag: {record.tag or '-'}")
+    for name in record.spec.agent_names:
+        typer.echo(f"  {name}: {record.models.get(name) or 'scripted'}")
+    for verdict in record.verdicts:
+        prompt = verdict.prompt or "prompt unknown"
+        typer.echo(f"  judge: {verdict.judge_model} ({verdict.rubric}, {prompt})")
+    if record.reason:
+        label = "ended" if record.status is EpisodeStatus.COMPLETE else "error"
+        typer.echo(f"{label}: {record.reason}")
+    if episode.attempt > 1:
+        typer.echo(f"attempt {episode.attempt}")
 
 
-def _print_repairs(episode: EpisodeLog) -> None:
-    normalized = episode.usage.get("normalized_calls") or 0
-    repaired = episode.usage.get("repaired_calls") or 0
-    if normalized or repaired:
+def _print_repairs(record: EpisodeRecord) -> None:
+    usage = record.usage
+    if usage.normalized_calls or usage.repaired_calls:
         typer.echo(
-            f"model answers accepted after normalising their form: {normalized}, "
-            f"after asking again: {repaired}"
+            f"model answers accepted after normalising their form: {usage.normalized_calls}, "
+            f"after asking again: {usage.repaired_calls}"
         )
 
 
@@ -54,24 +57,22 @@ def show(
     """Show a stored episode: the full transcript (omniscient, private actions marked
     ``[private to [...]]``) with scores, or with --as the view of one agent."""
     with open_store(data_dir, redis_url) as store, cli_errors():
-        record = store.get_episode(episode_id)
-        episode = load_episode(store, episode_id)
-        views = views_of(episode)
+        stored = store.get_episode(episode_id)
+        record = store.load(episode_id)
         # Checked before anything is printed: an error follows no half of the output.
-        if as_agent is not None and as_agent not in views.agents:
+        if as_agent is not None and as_agent not in record.spec.agent_names:
             fail(
                 f"unknown agent {as_agent!r} in episode {episode_id} "
-                f"(agents: {', '.join(episode.spec.agent_names)})"
+                f"(agents: {', '.join(record.spec.agent_names)})"
             )
-        _print_header(record)
+        _print_header(stored, record)
         if as_agent is None:
-            typer.echo(f"\n{episode.spec.background().to_natural_language()}\n")
-            print_transcript("the full transcript (private actions marked)", views.transcript())
-            print_scores(record.scores)
-            for warning in record.judge_warnings:
-                typer.echo(f"judge warning: {warning}")
+            typer.echo(f"\n{record.spec.background().to_natural_language()}\n")
+            print_transcript("the full transcript (private actions marked)", record.transcript())
+            for verdict in record.verdicts:
+                print_verdict(verdict)
             _print_repairs(record)
             return
-        view = views.agents[as_agent]
+        view = record.views.agents[as_agent]
         typer.echo(f"\n{view.background.to_natural_language()}\n")
         print_transcript(f"as {as_agent} saw it", view.transcript())

@@ -18,8 +18,13 @@ from .judge_reply import normalize_judge_reply
 from .response import build_response
 from .result import AgentRating, DimensionScore, Evaluation, JudgeFailure
 from .rubric import GOAL_ONLY, SOTOPIA_EVAL, Dimension, Rubric, RubricError, builtin_rubrics
-from .sanity import GOAL_DIMENSION, judge_warnings
-from .termination import RuleBasedTerminatedEvaluator, SotopiaEvaluatorOutput, TerminationCheck
+from .sanity import GOAL_DIMENSION, episode_judge_warnings, judge_warnings
+from .termination import (
+    PlayedEpisode,
+    RuleBasedTerminatedEvaluator,
+    SotopiaEvaluatorOutput,
+    TerminationCheck,
+)
 
 __all__ = [
     "GOAL_DIMENSION",
@@ -33,6 +38,7 @@ __all__ = [
     "Evaluation",
     "JudgeFailure",
     "LLMJudge",
+    "PlayedEpisode",
     "Rubric",
     "RubricError",
     "RuleBasedTerminatedEvaluator",
@@ -41,6 +47,7 @@ __all__ = [
     "TerminationCheck",
     "build_response",
     "builtin_rubrics",
+    "episode_judge_warnings",
     "evaluate_episode",
     "evaluate_script",
     "judge_warnings",

@@ -16,18 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from sotopia_are.llm import LLMSession
-from sotopia_are.messages import (
-    AgentAction,
-    ScriptBackground,
-    ScriptEnvironmentResponse,
-    ScriptInteraction,
-)
+from sotopia_are.llm import LLMSession, Usage
+from sotopia_are.messages import ScriptBackground, ScriptEnvironmentResponse, ScriptInteraction
 from sotopia_are.social import (
     EpisodeResult,
     EpisodeSpec,
     EpisodeStatus,
-    EpisodeUsage,
     Sink,
     SocialAgent,
     run_episode,
@@ -37,7 +31,7 @@ from sotopia_are.social import (
 from .judge import LLMJudge
 from .response import build_response
 from .result import Evaluation
-from .sanity import judge_warnings
+from .sanity import episode_judge_warnings
 from .termination import RuleBasedTerminatedEvaluator, TerminationCheck
 
 __all__ = [
@@ -67,11 +61,11 @@ class EvaluatedEpisode:
     response: ScriptEnvironmentResponse
 
     @property
-    def usage(self) -> EpisodeUsage:
+    def usage(self) -> Usage:
         """The totals of every model call of the episode: the agents' and the judge's."""
         judge_calls = self.evaluation.calls if self.evaluation is not None else []
         agent_calls = [call for calls in self.episode.call_records.values() for call in calls]
-        return EpisodeUsage.of([*agent_calls, *judge_calls])
+        return Usage.of([*agent_calls, *judge_calls])
 
 
 async def evaluate_episode(
@@ -100,10 +94,7 @@ async def evaluate_episode(
         )
         return EvaluatedEpisode(episode, check, None, response)
     evaluation = await judge.evaluate_episode(episode, session=session)
-    actions: dict[str, list[AgentAction]] = {name: [] for name in episode.spec.agent_names}
-    for agent, action in episode.actions():
-        actions[agent].append(action)
-    warnings = judge_warnings(evaluation, actions)
+    warnings = episode_judge_warnings(evaluation, episode)
     if warnings:
         evaluation = evaluation.model_copy(update={"warnings": warnings})
     return EvaluatedEpisode(episode, check, evaluation, build_response(evaluation, check))

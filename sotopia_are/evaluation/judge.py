@@ -77,6 +77,11 @@ class LLMJudge:
             f"LLMJudge(model={self.model!r}, rubric={self.rubric.name!r}, samples={self.samples})"
         )
 
+    @property
+    def prompt_version(self) -> str:
+        """The judge's prompt as ``template@hash`` (see ``PromptLibrary.version``)."""
+        return self.session.prompts.version(self.template)
+
     def max_tokens(self, participants: int) -> int:
         """The answer budget for rating ``participants`` (unless ``params`` or the
         session's config give one): room for a reasoning and a score per participant and

@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from sotopia_are.messages import AgentAction
 
 from .result import AgentRating, Evaluation
+from .termination import PlayedEpisode
 
-__all__ = ["GOAL_DIMENSION", "judge_warnings"]
+__all__ = ["GOAL_DIMENSION", "episode_judge_warnings", "judge_warnings"]
 
 GOAL_DIMENSION = "goal"
 """The dimension whose high scores need the agent to have done something."""
@@ -49,6 +50,15 @@ def judge_warnings(
             "every dimension"
         )
     return warnings
+
+
+def episode_judge_warnings(evaluation: Evaluation, episode: PlayedEpisode) -> list[str]:
+    """:func:`judge_warnings` of ``evaluation`` given what each participant of
+    ``episode`` did."""
+    actions: dict[str, list[AgentAction]] = {name: [] for name in episode.spec.agent_names}
+    for agent, action in episode.actions():
+        actions[agent].append(action)
+    return judge_warnings(evaluation, actions)
 
 
 def _all_identical(ratings: Sequence[AgentRating]) -> bool:

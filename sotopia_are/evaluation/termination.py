@@ -17,19 +17,41 @@ evaluator applies them in the three places an evaluator is needed:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from sotopia_are.messages import AgentAction, Message
-from sotopia_are.social import EpisodeResult, EpisodeState, MaxTurnsAndStaleRule
+from sotopia_are.social import ConversationEntry, EpisodeSpec, EpisodeState, MaxTurnsAndStaleRule
 
-__all__ = ["RuleBasedTerminatedEvaluator", "SotopiaEvaluatorOutput", "TerminationCheck"]
+__all__ = [
+    "PlayedEpisode",
+    "RuleBasedTerminatedEvaluator",
+    "SotopiaEvaluatorOutput",
+    "TerminationCheck",
+]
 
 # Sotopia counts two active agents before any has acted; a stand-in for that pair.
 _NOBODY_GONE = ("(first agent)", "(second agent)")
 
 SotopiaEvaluatorOutput = list[tuple[str, tuple[tuple[str, int | float | bool], str]]]
 """What a Sotopia evaluator returns: ``(who, ((key, value), reasoning))`` entries."""
+
+
+class PlayedEpisode(Protocol):
+    """A played episode as the checks read it: an ``EpisodeResult`` or an
+    ``EpisodeRecord``."""
+
+    @property
+    def spec(self) -> EpisodeSpec: ...
+
+    @property
+    def entries(self) -> list[ConversationEntry]: ...
+
+    @property
+    def turns_played(self) -> int: ...
+
+    def actions(self) -> list[tuple[str, AgentAction]]: ...
 
 
 class TerminationCheck(BaseModel):
@@ -103,7 +125,7 @@ class RuleBasedTerminatedEvaluator:
         script replays (``[(a.speaker, a.action) for a in parse_script(...)]``)."""
         return self.check_turns([[pair] for pair in actions], participants)
 
-    def check_episode(self, episode: EpisodeResult) -> TerminationCheck:
+    def check_episode(self, episode: PlayedEpisode) -> TerminationCheck:
         """Apply the rules to a finished episode, turn by turn as its log records them."""
         turns: dict[int, list[tuple[str, AgentAction]]] = {}
         for entry in episode.entries:

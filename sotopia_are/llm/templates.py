@@ -17,6 +17,7 @@ from the current working directory.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast, get_args
@@ -91,6 +92,14 @@ class PromptLibrary:
     def names(self) -> Sequence[str]:
         """Every template name the library can render."""
         return sorted(self._env.list_templates(extensions=["j2"]))
+
+    def version(self, name: str) -> str:
+        """``name@<hash>``: the template's name and the first 12 hex digits of the SHA-256
+        of its source, so records can say exactly which prompt produced an answer."""
+        self._load(name)  # a missing or broken template is a TemplateError, as in render
+        assert self._env.loader is not None
+        source, _, _ = self._env.loader.get_source(self._env, name)
+        return f"{name}@{hashlib.sha256(source.encode()).hexdigest()[:12]}"
 
     def _load(self, name: str) -> jinja2.Template:
         try:

@@ -4,7 +4,7 @@ Run an episode with :func:`run_episode` (or many with :func:`run_episodes`) from
 :class:`EpisodeSpec` and agents satisfying :class:`SocialAgent`. Every agent action is one
 AGENT event of a :class:`ConversationApp`; every view an agent gets, and every transcript,
 is derived from the event log through :func:`is_visible`. This layer imports only
-``messages`` and ``simulation``.
+``messages``, ``simulation`` and the LLM layer's value types (``Usage``, ``LLMCall``).
 """
 
 from .conversation_app import ENVIRONMENT_SENDER, NOTIFIED_TOOLS, ConversationApp
@@ -27,7 +27,6 @@ from .turn_taking import (
     TurnPolicy,
     make_turn_policy,
 )
-from .usage import EpisodeUsage
 from .views import AgentView, EpisodeViews
 from .visibility import is_visible
 
@@ -48,7 +47,6 @@ __all__ = [
     "EpisodeSpec",
     "EpisodeState",
     "EpisodeStatus",
-    "EpisodeUsage",
     "EpisodeViews",
     "EventCallback",
     "FixedOrder",

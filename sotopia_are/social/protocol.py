@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
+from sotopia_are.llm import LLMCall
 from sotopia_are.messages import AgentAction, Observation, ScriptBackground
 from sotopia_are.messages.action import ActionType
 
@@ -35,25 +36,8 @@ class AgentTurn:
     available_actions: tuple[ActionType, ...]
 
 
-@runtime_checkable
-class CallRecord(Protocol):
-    """An accounted model call (the LLM layer's ``LLMCall`` satisfies this)."""
-
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    cost_usd: float | None
-
-    @property
-    def normalized(self) -> bool:
-        """Whether the answer was accepted after normalising its form."""
-        ...
-
-    @property
-    def repaired(self) -> bool:
-        """Whether the answer was accepted after asking the model again."""
-        ...
-
-    def model_dump(self, *, mode: str = ...) -> dict[str, Any]: ...
+CallRecord = LLMCall
+"""An accounted model call: the LLM layer's ``LLMCall`` (social reads its value types)."""
 
 
 @runtime_checkable

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from sotopia_are.llm import Usage
 from sotopia_are.messages import AgentAction, render_script
 from sotopia_are.simulation.environment import Environment
 from sotopia_are.simulation.types import CompletedEvent
@@ -15,7 +16,6 @@ from .protocol import CallRecord
 from .scenario import EpisodeScenario
 from .spec import EpisodeSpec
 from .status import EpisodeStatus
-from .usage import EpisodeUsage
 from .views import AgentView, EpisodeViews
 
 __all__ = ["EpisodeResult"]
@@ -36,7 +36,7 @@ class EpisodeResult:
     turns_played: int
     events: tuple[CompletedEvent, ...]
     call_records: Mapping[str, tuple[CallRecord, ...]]
-    usage: EpisodeUsage
+    usage: Usage
     views: EpisodeViews
     environment: Environment
     scenario: EpisodeScenario

@@ -20,6 +20,7 @@ import asyncio
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from sotopia_are.llm import Usage
 from sotopia_are.messages import AgentAction
 from sotopia_are.simulation.environment import Environment, EnvironmentConfig
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
@@ -33,7 +34,6 @@ from .spec import EpisodeSpec
 from .status import EpisodeStatus
 from .termination import EpisodeState, MaxTurnsAndStaleRule, TerminationRule, first_reason
 from .turn_taking import make_turn_policy
-from .usage import EpisodeUsage
 from .views import EpisodeViews
 
 __all__ = ["AgentFactory", "run_episode", "run_episodes"]
@@ -150,7 +150,7 @@ async def run_episode(
         turns_played=turn,
         events=tuple(env.event_log),
         call_records=records,
-        usage=EpisodeUsage.of(record for calls in records.values() for record in calls),
+        usage=Usage.of(record for calls in records.values() for record in calls),
         views=views,
         environment=env,
         scenario=scenario,

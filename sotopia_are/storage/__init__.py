@@ -38,7 +38,8 @@ from sotopia_are.storage.profiles import (
     RelationshipType,
 )
 from sotopia_are.storage.record import StoredModel
-from sotopia_are.storage.recorder import EpisodeRecorder, known_cost, usage_summary
+from sotopia_are.storage.recorder import EpisodeRecorder
+from sotopia_are.storage.records import usage_summary
 from sotopia_are.storage.store import EpisodeStore
 
 __all__ = [
@@ -71,7 +72,6 @@ __all__ = [
     "export_records",
     "import_episodes",
     "import_records",
-    "known_cost",
     "load_episode",
     "read_records",
     "redact_url",

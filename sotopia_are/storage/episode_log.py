@@ -27,12 +27,13 @@ class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]
     (``""`` for an agent without one, e.g. scripted or human).
 
     ``spec`` is the social runner's ``EpisodeSpec`` as JSON (enough, with the events, to
-    export, import and replay the episode). ``scores`` maps each agent to its dimension
-    scores (``overall_score`` included); ``evaluation`` is the evaluator's verdict and
-    response as JSON (set by ``save_evaluation``, after the run); ``usage`` totals the
-    model calls (``calls``, ``prompt_tokens``, ``completion_tokens``, ``cost_usd``,
-    ``calls_without_cost``, ``normalized_calls``, ``repaired_calls``), ``cost_usd`` their
-    known cost.
+    export, import and replay the episode). ``record_version`` is the
+    :class:`~sotopia_are.record.EpisodeRecord` version the episode was written as: 0 for
+    the older layout, whose one verdict is ``evaluation`` (its judge's calls in the calls
+    stream); from 1 the verdicts are ``verdicts``, each with its judge's calls. ``scores``
+    (the latest verdict's, per agent, ``overall_score`` included), ``usage`` (the totals
+    of every call, as ``sotopia_are.llm.Usage``) and ``cost_usd`` repeat what the record
+    derives, so that listing and filtering need not read the streams.
     """
 
     tag: str = ""
@@ -55,6 +56,10 @@ class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]
     error: str = ""
     scores: Annotated[dict[str, dict[str, float]], AS_JSON_TEXT] = Field(default_factory=dict)
     evaluation: Annotated[dict[str, JsonValue], AS_JSON_TEXT] | None = None
+    record_version: int = 0
+    failed_agent: str = ""
+    turns_played: int = 0
+    verdicts: Annotated[list[dict[str, JsonValue]], AS_JSON_TEXT] = Field(default_factory=list)
     evaluated_at: float | None = None
     usage: Annotated[dict[str, JsonValue], AS_JSON_TEXT] = Field(default_factory=dict)
     cost_usd: float | None = None

@@ -5,26 +5,24 @@ runner tells it when each episode starts, and it stores the episode as running (
 :meth:`EpisodeRecorder.start` first to give a scenario id, profiles or metadata). Every
 completed event then goes to the episode's Redis stream as it happens; at the end the
 record is finalised with its status, reason, model calls and usage;
-:meth:`EpisodeRecorder.save_evaluation` attaches the judge's verdict.
+:meth:`EpisodeRecorder.save_verdict` attaches a judge's verdict. The episode is stored
+as an :class:`~sotopia_are.record.EpisodeRecord` (``store.load`` reads it back).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
+from sotopia_are.record import RECORD_VERSION, EpisodeRecord, Verdict, record_of_result
 from sotopia_are.simulation.types import CompletedEvent
-from sotopia_are.social import EpisodeResult, EpisodeSpec, EpisodeUsage
-from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus
+from sotopia_are.social import EpisodeResult, EpisodeSpec, EpisodeStatus
+from sotopia_are.storage.episode_log import EpisodeLog
+from sotopia_are.storage.records import usage_summary
 from sotopia_are.storage.store import EpisodeStore
 
-if TYPE_CHECKING:
-    # Only a type here; importing evaluation at run time would load the LLM layer.
-    from sotopia_are.evaluation import EvaluatedEpisode
-
-__all__ = ["EpisodeRecorder", "known_cost", "usage_summary"]
+__all__ = ["EpisodeRecorder"]
 
 
 class EpisodeRecorder:
@@ -75,6 +73,7 @@ class EpisodeRecorder:
                 seed=spec.seed,
                 spec=spec.model_dump(mode="json"),
                 metadata=dict(metadata or {}),
+                record_version=RECORD_VERSION,
             )
         )
 
@@ -91,62 +90,21 @@ class EpisodeRecorder:
     def on_episode_end(self, episode_id: str, result: EpisodeResult) -> None:
         """Store the agents' model calls and finalise the record in one transaction (the
         runner calls this): if any of it fails, none of it is written."""
+        record = record_of_result(result, models=self.models, tag=self.tag)
+        usage = record.usage
         self.store.finish_episode(
             episode_id,
-            status=result.status,
-            termination_reason=result.reason if result.status is EpisodeStatus.COMPLETE else "",
-            error=result.reason if result.status is EpisodeStatus.FAILED else "",
-            usage=usage_summary(result.usage),
-            cost_usd=known_cost(result.usage),
-            calls=[
-                call.model_dump(mode="json")
-                for calls in result.call_records.values()
-                for call in calls
-            ],
-        )
-
-    def save_evaluation(self, evaluated: EvaluatedEpisode) -> EpisodeLog:
-        """Attach the judge's verdict, calls and the new usage totals to a complete episode,
-        in one transaction.
-
-        An unrated episode (its run failed) is left as it is and returned unchanged.
-        """
-        episode_id = evaluated.episode.episode_id
-        evaluation = evaluated.evaluation
-        if evaluation is None:
-            return self.store.get_episode(episode_id)
-        verdict: dict[str, Any] = evaluation.model_dump(mode="json", exclude={"calls"})
-        usage = evaluated.usage
-        return self.store.save_evaluation(
-            episode_id,
-            scores={
-                rating.agent: {**rating.scores(), "overall_score": rating.overall}
-                for rating in evaluation.ratings
-            },
-            evaluation={
-                "verdict": verdict,
-                "response": evaluated.response.model_dump(mode="json"),
-                "termination": evaluated.termination.reason,
-            },
+            status=record.status,
+            termination_reason=record.reason if record.status is EpisodeStatus.COMPLETE else "",
+            error=record.reason if record.status is EpisodeStatus.FAILED else "",
             usage=usage_summary(usage),
-            cost_usd=known_cost(usage),
-            calls=[call.model_dump(mode="json") for call in evaluation.calls],
+            cost_usd=usage.cost_usd,
+            calls=[call.model_dump(mode="json") for call in record.calls],
+            turns_played=record.turns_played,
+            failed_agent=record.failed_agent or "",
         )
 
-
-def usage_summary(usage: EpisodeUsage) -> dict[str, JsonValue]:
-    """``usage`` as the JSON the episode record keeps."""
-    return {
-        "calls": usage.calls,
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "cost_usd": usage.cost_usd,
-        "calls_without_cost": usage.calls_without_cost,
-        "normalized_calls": usage.normalized_calls,
-        "repaired_calls": usage.repaired_calls,
-    }
-
-
-def known_cost(usage: EpisodeUsage) -> float | None:
-    """The summed known cost, or None when no call's cost is known (0 would be a lie)."""
-    return usage.cost_usd if usage.calls > usage.calls_without_cost else None
+    def save_verdict(self, verdict: Verdict, episode_id: str) -> EpisodeRecord:
+        """Attach a judge's verdict to the complete episode ``episode_id`` (see
+        ``EpisodeStore.add_verdict``); the record with it."""
+        return self.store.add_verdict(episode_id, verdict)

@@ -26,10 +26,12 @@ from typing import Any, TypeVar
 import redis
 from pydantic import JsonValue
 
+from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.types import CompletedEvent
+from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.embedded import EmbeddedRedis
-from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus
+from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import (
     EpisodeExistsError,
     EpisodeStateError,
@@ -46,6 +48,7 @@ from sotopia_are.storage.keys import (
     episode_index_key,
 )
 from sotopia_are.storage.record import StoredModel
+from sotopia_are.storage.records import episode_log_of, index_fields, record_from_stored
 
 __all__ = ["CALL_FIELD", "WRITE_ATTEMPTS", "EpisodeStore"]
 
@@ -321,6 +324,8 @@ class EpisodeStore:
         usage: Mapping[str, JsonValue] | None = None,
         cost_usd: float | None = None,
         calls: Sequence[Mapping[str, Any]] = (),
+        turns_played: int = 0,
+        failed_agent: str = "",
     ) -> EpisodeLog:
         """Finalise a running episode as ``complete`` or ``failed``; returns the record.
 
@@ -341,6 +346,8 @@ class EpisodeStore:
                 "error": error,
                 "usage": dict(usage or {}),
                 "cost_usd": cost_usd,
+                "turns_played": turns_played,
+                "failed_agent": failed_agent,
             },
             calls=calls,
         )
@@ -398,6 +405,59 @@ class EpisodeStore:
         if cost_usd is not None:
             update["cost_usd"] = cost_usd
         return self._transition(episode_id, update, expected=EpisodeStatus.COMPLETE, calls=calls)
+
+    # -- records ----------------------------------------------------------------------
+
+    def load(self, episode_id: str) -> EpisodeRecord:
+        """The stored episode as an :class:`~sotopia_are.record.EpisodeRecord` (an older
+        layout is migrated on read). :class:`RecordNotFoundError` if there is none;
+        ``ValueError`` if it was stored without a spec."""
+        log = self.get_episode(episode_id)
+        return record_from_stored(log, self.read_events(episode_id), self.read_calls(episode_id))
+
+    def save_record(self, record: EpisodeRecord, *, replace: bool = False) -> EpisodeRecord:
+        """Write ``record`` whole, in one transaction; :class:`EpisodeExistsError` (nothing
+        written) if its id is stored, unless ``replace``. ``load`` then gives it back."""
+        self.restore_episode(
+            episode_log_of(record),
+            list(record.events),
+            [call.model_dump(mode="json") for call in record.calls],
+            replace=replace,
+        )
+        return record
+
+    def add_verdict(
+        self, episode_id: str, verdict: Verdict, *, replace: bool = False
+    ) -> EpisodeRecord:
+        """Attach ``verdict`` to the complete episode ``episode_id``; the record with it.
+
+        A second judge adds its verdict; the same judge again (same
+        :attr:`~sotopia_are.record.Verdict.key`) is a ``ValueError`` unless ``replace``.
+        :class:`EpisodeStateError` if the episode is not complete. Nothing is written on
+        an error.
+        """
+        log = self.get_episode(episode_id)
+        if log.status is not EpisodeStatus.COMPLETE:
+            raise EpisodeStateError(f"episode {episode_id} is {log.status.value}, not complete")
+        record = self.load(episode_id).with_verdict(verdict, replace=replace)
+        if log.record_version == 0:
+            # An older layout keeps its judge's calls in the calls stream; rewrite it whole.
+            return self.save_record(record, replace=True)
+        self.update_complete_episode(
+            episode_id,
+            {
+                "record_version": record.version,
+                "verdicts": [v.model_dump(mode="json") for v in record.verdicts],
+                "evaluated_at": self._clock(),
+                **index_fields(record),
+            },
+        )
+        return record
+
+    def update_complete_episode(self, episode_id: str, update: Mapping[str, Any]) -> EpisodeLog:
+        """Apply ``update`` (fields of the ``EpisodeLog``) to a complete episode in one
+        transaction; :class:`EpisodeStateError` (nothing written) if it is not complete."""
+        return self._transition(episode_id, update, expected=EpisodeStatus.COMPLETE)
 
     def _transition(
         self,

@@ -84,10 +84,28 @@ def test_cli_evaluate_a_stored_episode_stores_the_verdict(
         "--rubric", "goal_only",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert f"stored the evaluation with {episode_id}" in result.stdout
+    assert f"stored the verdict with {episode_id} (1 verdicts in all)" in result.stdout
     with connect() as store:
         stored = store.get_episode(episode_id)
         assert stored.scores["Jo Ng"] == {"goal": 5.0, "overall_score": 5.0}
-        assert stored.usage["calls"] == 1 and len(store.read_calls(episode_id)) == 1
+        assert stored.usage["calls"] == 1
+        # The judge's call is in its verdict, not among the agents' calls.
+        record = store.load(episode_id)
+        assert record.calls == () and record.verdict is not None
+        assert len(record.verdict.evaluation.calls) == 1
     listed = invoke("list", "--tag", "demo", "--agent", "Jo Ng")
     assert "Ines 5.0" in listed.stdout
+    # The same judge again is refused (nothing lost); another rubric adds a verdict.
+    args = ("evaluate", episode_id, "--model", MODEL, "--api-base", llm_server.url)
+    again = invoke(*args, "--rubric", "goal_only")
+    assert again.exit_code == 1 and "already has a verdict of" in again.stderr
+    llm_server.rule = conversation_rule(GARDEN)
+    second = invoke(*args, "--rubric", "sotopia_eval")
+    assert second.exit_code == 0, second.output
+    assert "(2 verdicts in all)" in second.stdout
+    llm_server.rule = conversation_rule(GARDEN, GOAL_ONLY)
+    replaced = invoke(*args, "--rubric", "goal_only", "--replace")
+    assert replaced.exit_code == 0 and "(2 verdicts in all)" in replaced.stdout
+    with connect() as store:
+        rubrics = [v.rubric for v in store.load(episode_id).verdicts]
+    assert rubrics == ["sotopia_eval", "goal_only"]

@@ -2,19 +2,17 @@
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
 import pytest
 from social_support import LEAVE, NAMES, NOTHING, PlaybackAgent, make_spec, say
 
+from sotopia_are.llm import Attempt, LLMCall
 from sotopia_are.messages import AgentAction, parse_script
 from sotopia_are.simulation.types import CompletedEvent, EventType
 from sotopia_are.social import (
     AgentTurn,
     CallRecord,
     EpisodeResult,
-    EpisodeUsage,
     run_episode,
     run_episodes,
 )
@@ -131,16 +129,20 @@ async def test_sinks_receive_every_event_as_it_happens_then_the_result() -> None
         await run_episode(spec, [PlaybackAgent(MIRA), PlaybackAgent(TOMAS)], sinks=[42])  # type: ignore[list-item]
 
 
-@dataclass
-class FakeCall:
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    cost_usd: float | None
-    normalized: bool = False
-    repaired: bool = False
-
-    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
-        return {}
+def fake_call(prompt_tokens: int, completion_tokens: int, cost_usd: float | None) -> LLMCall:
+    """A call record as the LLM layer writes it, for an answer with these counts."""
+    attempt = Attempt(number=1, latency_s=0.0, raw_text="{}", cost_usd=cost_usd)
+    return LLMCall.from_attempts(
+        [
+            attempt.model_copy(
+                update={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+            )
+        ],
+        model="m",
+        template="t",
+        messages=[],
+        latency_s=0.0,
+    )
 
 
 class CountingAgent(PlaybackAgent):
@@ -151,14 +153,14 @@ class CountingAgent(PlaybackAgent):
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
-        self.calls: list[FakeCall] = []
+        self.calls: list[LLMCall] = []
 
     async def act(self, turn: AgentTurn) -> AgentAction:
         CountingAgent.active += 1
         CountingAgent.peak = max(CountingAgent.peak, CountingAgent.active)
         await asyncio.sleep(0.001)
         CountingAgent.active -= 1
-        self.calls.append(FakeCall(10, 2, None if turn.turn_number == 0 else 0.5))
+        self.calls.append(fake_call(10, 2, None if turn.turn_number == 0 else 0.5))
         return say(f"turn {turn.turn_number}")
 
     def call_records(self) -> Sequence[CallRecord]:
@@ -167,9 +169,10 @@ class CountingAgent(PlaybackAgent):
 
 async def test_usage_totals_sum_the_call_records() -> None:
     result = await run_episode(make_spec(max_turns=3), [CountingAgent(MIRA), CountingAgent(TOMAS)])
-    assert result.usage == EpisodeUsage(
-        calls=3, prompt_tokens=30, completion_tokens=6, cost_usd=1.0, calls_without_cost=1
-    )
+    usage = result.usage
+    assert (usage.calls, usage.prompt_tokens, usage.completion_tokens) == (3, 30, 6)
+    # The known costs add up; the call without a price is counted, never taken as free.
+    assert (usage.cost_usd, usage.unpriced_calls) == (1.0, 1)
     assert [len(result.call_records[n]) for n in (MIRA, TOMAS)] == [2, 1]
 
 

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from typing import Any
 
 import pytest
 from storage_episodes_support import NAMES, flat_agents, flat_spec
 
-from sotopia_are.evaluation import (
-    AgentRating,
-    DimensionScore,
-    EvaluatedEpisode,
-    Evaluation,
-    TerminationCheck,
-    build_response,
-)
+from sotopia_are.evaluation import AgentRating, DimensionScore, Evaluation
 from sotopia_are.messages import AgentAction
+from sotopia_are.record import Verdict, record_of_result
 from sotopia_are.simulation.data_handler.exporter import convert_completed_event
 from sotopia_are.social import AgentTurn, CallRecord, export_episode, run_episode, run_episodes
 from sotopia_are.storage import (
@@ -53,38 +45,17 @@ async def test_storage_recorder_streams_a_real_episode(store: EpisodeStore) -> N
     assert [e.event_id for e in loaded.events] == [e.event_id for e in result.events]
 
 
-class Call:
-    """A call record whose dump is ``dump`` (an object in it makes it unencodable)."""
-
-    prompt_tokens: int | None = 1
-    completion_tokens: int | None = 1
-    cost_usd: float | None = None
-
-    def __init__(self, dump: dict[str, Any]) -> None:
-        self.dump = dump
-
-    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
-        return self.dump
-
-
 async def test_storage_recorder_ends_an_episode_in_one_write(store: EpisodeStore) -> None:
     spec = flat_spec("atomic")
     recorder = EpisodeRecorder(store)
     recorder.start(spec)
-    result = await run_episode(spec, flat_agents(spec))
-    broken = dataclasses.replace(
-        result, call_records={NAMES[0]: (Call({"n": 1}),), NAMES[1]: (Call({"n": object()}),)}
-    )
     with pytest.raises(TypeError):
-        recorder.on_episode_end("atomic", broken)
+        store.finish_episode("atomic", calls=[{"n": 1}, {"n": object()}])
     # Nothing of the end-of-episode write landed: no call, and still running.
     assert store.read_calls("atomic") == []
     assert store.get_episode("atomic").status is EpisodeStatus.RUNNING
-    fixed = dataclasses.replace(
-        result, call_records={NAMES[0]: (Call({"n": 1}),), NAMES[1]: (Call({"n": 2}),)}
-    )
-    recorder.on_episode_end("atomic", fixed)
-    assert store.read_calls("atomic") == [{"n": 1}, {"n": 2}]
+    result = await run_episode(spec, flat_agents(spec))
+    recorder.on_episode_end("atomic", result)
     assert store.get_episode("atomic").status is EpisodeStatus.COMPLETE
 
 
@@ -129,14 +100,23 @@ async def test_storage_recorder_saves_the_evaluation(store: EpisodeStore) -> Non
         valid_samples=2,
         ratings=[AgentRating.of(name, [goal]) for name in NAMES],
     )
-    check = TerminationCheck(reason=result.reason)
-    rated = recorder.save_evaluation(
-        EvaluatedEpisode(result, check, evaluation, build_response(evaluation, check))
+    verdict = Verdict(
+        judge_model="openai/judge",
+        rubric="goal-only",
+        evaluation=evaluation,
+        termination_reason=result.reason,
     )
+    rated = recorder.save_verdict(verdict, "rated")
     assert rated.scores[NAMES[0]] == {"goal": 7.0, "overall_score": 7.0}
-    assert rated.evaluation is not None
-    assert rated.evaluation["verdict"]["rubric"] == "goal-only"  # type: ignore[index]
-    assert store.get_episode("rated") == rated
+    assert store.get_episode("rated").scores == rated.scores
+    assert store.load("rated") == rated == record_of_result(result).with_verdict(verdict)
+    # A second judge adds its verdict; the same judge again is refused, nothing changed.
+    second = verdict.model_copy(update={"judge_model": "openai/other"})
+    both = store.add_verdict("rated", second)
+    assert [v.judge_model for v in both.verdicts] == ["openai/judge", "openai/other"]
+    with pytest.raises(ValueError, match="already has a verdict"):
+        store.add_verdict("rated", verdict)
+    assert store.load("rated") == both
 
 
 def test_storage_episode_without_spec_cannot_be_exported(store: EpisodeStore) -> None:

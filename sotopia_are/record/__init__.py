@@ -1,0 +1,26 @@
+"""The one episode record: what storage, exports, rating, the command line and reports
+read and write (see :class:`EpisodeRecord`)."""
+
+from .episode_record import (
+    RECORD_VERSION,
+    STATUS_KEY,
+    EpisodeRecord,
+    RecordVersionError,
+    judge_calls_of,
+    load_record,
+    migrate_v0,
+    record_of_result,
+)
+from .verdict import Verdict
+
+__all__ = [
+    "RECORD_VERSION",
+    "STATUS_KEY",
+    "EpisodeRecord",
+    "RecordVersionError",
+    "Verdict",
+    "judge_calls_of",
+    "load_record",
+    "migrate_v0",
+    "record_of_result",
+]

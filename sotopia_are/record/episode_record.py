@@ -1,0 +1,279 @@
+"""`EpisodeRecord`: the one value an episode is, wherever it goes.
+
+The store, JSONL and ARE exports, rating, the command line and reports read and write
+this value. It holds what happened — the completed events (the single source of truth),
+the agents' model calls, and every verdict — and derives the rest on demand: usage,
+scores, each viewer's transcript. ``version`` comes first; :func:`load_record` migrates
+an older version on read and refuses a newer one.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sotopia_are.evaluation import Evaluation
+from sotopia_are.llm import LLMCall, Usage
+from sotopia_are.messages import AgentAction
+from sotopia_are.simulation.data_handler.exporter import convert_completed_event
+from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent, ExportedTrace
+from sotopia_are.simulation.notification_system import BaseNotificationSystem
+from sotopia_are.social import (
+    ConversationApp,
+    ConversationEntry,
+    EpisodeResult,
+    EpisodeSpec,
+    EpisodeStatus,
+    EpisodeViews,
+    episode_trace,
+    import_episode,
+)
+
+from .verdict import Verdict
+
+__all__ = [
+    "RECORD_VERSION",
+    "STATUS_KEY",
+    "EpisodeRecord",
+    "RecordVersionError",
+    "judge_calls_of",
+    "load_record",
+    "migrate_v0",
+    "record_of_result",
+]
+
+RECORD_VERSION = 1
+"""The version of :class:`EpisodeRecord` this code writes. Version 0 is the layout of the
+stored episode documents before records existed (``EpisodeLog`` with ``evaluation``)."""
+
+STATUS_KEY = "episode_status"
+"""The key of an ARE export's ``metadata.runner_config`` holding the episode's status."""
+
+
+class RecordVersionError(ValueError):
+    """A record written by a newer sotopia_are than this one."""
+
+
+class EpisodeRecord(BaseModel):
+    """One episode: spec, who played with which model, how it went, what happened, and
+    every verdict on it. Frozen; build changed copies with :meth:`with_verdict`.
+
+    ``models`` maps each agent to its model (``""`` for a scripted or human agent);
+    ``reason`` is the termination reason of a complete episode, or why it failed or was
+    interrupted; ``calls`` are the agents' model calls (the judges' are in their
+    verdicts). ``verdicts`` are in the order they were given, one per judge
+    (:attr:`Verdict.key`).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: int = RECORD_VERSION
+    episode_id: str
+    spec: EpisodeSpec
+    models: dict[str, str] = Field(default_factory=dict)
+    tag: str = ""
+    scenario_id: str = ""
+    status: EpisodeStatus = EpisodeStatus.RUNNING
+    reason: str = ""
+    failed_agent: str | None = None
+    turns_played: int = 0
+    events: tuple[ExportedCompletedEvent, ...] = ()
+    calls: tuple[LLMCall, ...] = ()
+    verdicts: tuple[Verdict, ...] = ()
+
+    # -- derived ---------------------------------------------------------------------------
+
+    @property
+    def verdict(self) -> Verdict | None:
+        """The latest verdict, if any."""
+        return self.verdicts[-1] if self.verdicts else None
+
+    @property
+    def scores(self) -> dict[str, dict[str, float]]:
+        """The latest verdict's scores per agent (``overall_score`` included); empty when
+        unrated."""
+        return self.verdict.scores() if self.verdict is not None else {}
+
+    @property
+    def failed_or_unrated(self) -> bool:
+        """Whether the episode did not complete, or no judge rated it: the one test of an
+        episode a study cannot count."""
+        return self.status is not EpisodeStatus.COMPLETE or not any(
+            verdict.rated for verdict in self.verdicts
+        )
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens, cost and latency of every model call: the agents' and every judge's."""
+        judged = [call for verdict in self.verdicts for call in verdict.evaluation.calls]
+        return Usage.of([*self.calls, *judged])
+
+    def trace(self, *, annotation_date: float = 0.0) -> ExportedTrace:
+        """The episode as ARE's ``ExportedTrace``: its scenario rebuilt from the spec, the
+        completed events, the spec and the status under ``metadata.runner_config``."""
+        trace = episode_trace(self.spec, annotation_date=annotation_date)
+        config = {**(trace.metadata.runner_config or {}), STATUS_KEY: self.status.value}
+        metadata = trace.metadata.model_copy(update={"runner_config": config})
+        return trace.model_copy(
+            update={"completed_events": list(self.events), "metadata": metadata}
+        )
+
+    @functools.cached_property
+    def views(self) -> EpisodeViews:
+        """Every participant's view, rebuilt from the events through the one visibility
+        function (the evaluator's view is omniscient)."""
+        imported = import_episode(self.trace().model_dump_json())
+        # The runner's app keeps its class name, as ``social.logged_actions`` assumes.
+        app = ConversationApp(self.spec.agent_names)
+        views = EpisodeViews(self.spec, app.name, BaseNotificationSystem(app.notification_config()))
+        views.add_all(imported.events)
+        return views
+
+    @property
+    def entries(self) -> list[ConversationEntry]:
+        """Everything that happened in the conversation, in log order (omniscient)."""
+        return list(self.views.entries)
+
+    def actions(self) -> list[tuple[str, AgentAction]]:
+        """Every ``(agent, action)`` in log order, doing nothing included."""
+        return [(e.sender, e.action) for e in self.views.entries if e.action is not None]
+
+    def transcript(self, viewer: str | None = None) -> str:
+        """``viewer``'s transcript; with None the evaluator's (omniscient, private actions
+        marked as private)."""
+        return self.views.transcript(viewer)
+
+    # -- changes ---------------------------------------------------------------------------
+
+    def with_verdict(self, verdict: Verdict, *, replace: bool = False) -> EpisodeRecord:
+        """This record with ``verdict`` added. A verdict of the same judge (same
+        :attr:`Verdict.key`) is a ``ValueError`` unless ``replace``, which drops the old."""
+        if not replace:
+            self.check_new_verdict(verdict.key)
+        kept = tuple(v for v in self.verdicts if v.key != verdict.key)
+        return self.model_copy(update={"verdicts": (*kept, verdict)})
+
+    def check_new_verdict(self, key: str) -> None:
+        """``ValueError`` if the judge of :attr:`Verdict.key` ``key`` already rated it."""
+        if any(v.key == key for v in self.verdicts):
+            raise ValueError(
+                f"episode {self.episode_id} already has a verdict of {key}; rate with "
+                "another judge (model, rubric or prompt), or pass replace=True to replace it"
+            )
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """The record as JSON (``version`` first); :func:`load_record` reads it back."""
+        return self.model_dump_json(indent=indent)
+
+
+def record_of_result(
+    result: EpisodeResult,
+    *,
+    models: Mapping[str, str] | None = None,
+    tag: str = "",
+    scenario_id: str = "",
+) -> EpisodeRecord:
+    """The record of a finished run (no verdict yet): its events exported as ARE's
+    completed events, and the agents' calls in participant order."""
+    chosen = dict(models or {})
+    return EpisodeRecord(
+        episode_id=result.episode_id,
+        spec=result.spec,
+        models={name: chosen.get(name, "") for name in result.spec.agent_names},
+        tag=tag,
+        scenario_id=scenario_id or result.episode_id,
+        status=result.status,
+        reason=result.reason,
+        failed_agent=result.failed_agent,
+        turns_played=result.turns_played,
+        events=tuple(convert_completed_event(event) for event in result.events),
+        calls=tuple(
+            LLMCall.model_validate(call.model_dump(mode="json"))
+            for name in result.spec.agent_names
+            for call in result.call_records.get(name, ())
+        ),
+    )
+
+
+def load_record(data: str | bytes | Mapping[str, Any]) -> EpisodeRecord:
+    """An :class:`EpisodeRecord` from its JSON (text or parsed), migrating an older
+    version. :class:`RecordVersionError` for a newer version; ``ValueError`` for data
+    that is not a record."""
+    document = json.loads(data) if isinstance(data, str | bytes) else dict(data)
+    if not isinstance(document, dict):
+        raise ValueError("an episode record is a JSON object")
+    version = document.get("version")
+    if version is None and "pk" in document:
+        return migrate_v0(document)
+    if version is None:
+        raise ValueError("not an episode record: it has no 'version'")
+    if not isinstance(version, int) or version < 1:
+        raise ValueError(f"unknown episode record version {version!r}")
+    if version > RECORD_VERSION:
+        raise RecordVersionError(
+            f"episode {document.get('episode_id', '?')!r} is a version {version} record, "
+            f"written by a newer sotopia_are; this one reads up to version {RECORD_VERSION}. "
+            "Upgrade sotopia_are (pip install -U sotopia-are)."
+        )
+    return EpisodeRecord.model_validate(document)
+
+
+def migrate_v0(document: Mapping[str, Any]) -> EpisodeRecord:
+    """The record of a version-0 episode document: a stored ``EpisodeLog`` (as the store
+    and JSONL exports kept it before records existed) with its ``events`` and ``calls``.
+
+    Its one verdict (``evaluation``) becomes a :class:`Verdict` holding the judge's calls
+    (those scoped ``<id>/judge``); the other calls are the agents'. The turns played are
+    not in it, so they are counted from the events' turns.
+    """
+    episode_id = str(document["pk"])
+    if document.get("spec") is None:
+        raise ValueError(f"episode {episode_id} has no spec, so it cannot become a record")
+    spec = EpisodeSpec.model_validate(document["spec"])
+    calls = [LLMCall.model_validate(call) for call in document.get("calls") or []]
+    judged = judge_calls_of(calls, episode_id)
+    status = EpisodeStatus(document.get("status", EpisodeStatus.COMPLETE.value))
+    verdicts: list[Verdict] = []
+    evaluation = document.get("evaluation")
+    if isinstance(evaluation, dict) and isinstance(evaluation.get("verdict"), dict):
+        verdict = evaluation["verdict"]
+        verdicts.append(
+            Verdict(
+                judge_model=str(document.get("evaluator_model") or verdict.get("model", "")),
+                rubric=str(verdict.get("rubric", "")),
+                evaluation=Evaluation.model_validate({**verdict, "calls": judged}),
+                termination_reason=evaluation.get("termination"),
+            )
+        )
+    record = EpisodeRecord(
+        episode_id=episode_id,
+        spec=spec,
+        models={
+            name: model
+            for name, model in zip(
+                document.get("agents") or [], document.get("models") or [], strict=False
+            )
+        },
+        tag=str(document.get("tag") or ""),
+        scenario_id=str(document.get("scenario_id") or ""),
+        status=status,
+        reason=str(document.get("termination_reason") or document.get("error") or ""),
+        events=tuple(
+            ExportedCompletedEvent.model_validate(e) for e in document.get("events") or []
+        ),
+        calls=tuple(c for c in calls if c not in judged),
+        verdicts=tuple(verdicts),
+    )
+    turns = [entry.turn for entry in record.entries]
+    return record.model_copy(update={"turns_played": max(turns) + 1 if turns else 0})
+
+
+def judge_calls_of(calls: Sequence[LLMCall], episode_id: str) -> list[LLMCall]:
+    """The calls among ``calls`` that a judge made for ``episode_id`` (scope
+    ``<episode_id>/judge``, with ``/sample-<n>`` for repeated samples)."""
+    prefix = f"{episode_id}/judge"
+    return [c for c in calls if c.scope == prefix or (c.scope or "").startswith(prefix + "/")]

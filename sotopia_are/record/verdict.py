@@ -1,0 +1,74 @@
+"""`Verdict`: one judge's rating of one episode, as an episode record keeps it."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from sotopia_are.evaluation import (
+    EvaluatedEpisode,
+    Evaluation,
+    LLMJudge,
+    TerminationCheck,
+    build_response,
+)
+from sotopia_are.messages import ScriptEnvironmentResponse
+
+__all__ = ["Verdict"]
+
+
+class Verdict(BaseModel):
+    """What a judge said of an episode: its :class:`~sotopia_are.evaluation.Evaluation`
+    (ratings, failures, warnings and the judge's calls) and the termination check.
+
+    A verdict is identified by :attr:`key` — the judge's model, the rubric and the prompt
+    (template name and a hash of its text) — so a record holds one verdict per judge, and
+    a second judge adds its own rather than replacing the first.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    judge_model: str
+    rubric: str
+    prompt: str = ""
+    evaluation: Evaluation
+    termination_reason: str | None = None
+
+    @property
+    def key(self) -> str:
+        """``judge_model | rubric | prompt``: which judge said it."""
+        return self.key_of(self.judge_model, self.rubric, self.prompt)
+
+    @staticmethod
+    def key_of(judge_model: str, rubric: str, prompt: str) -> str:
+        """The :attr:`key` of a verdict by that judge."""
+        return f"{judge_model} | {rubric} | {prompt}"
+
+    @property
+    def rated(self) -> bool:
+        """Whether at least one judge sample gave valid scores."""
+        return not self.evaluation.failed
+
+    def scores(self) -> dict[str, dict[str, float]]:
+        """Each rated agent's dimension means plus ``overall_score``."""
+        return {
+            rating.agent: {**rating.scores(), "overall_score": rating.overall}
+            for rating in self.evaluation.ratings
+        }
+
+    @classmethod
+    def of(cls, evaluated: EvaluatedEpisode, judge: LLMJudge) -> Verdict | None:
+        """The verdict ``judge`` gave in ``evaluated`` (None when the episode failed and
+        was not rated)."""
+        if evaluated.evaluation is None:
+            return None
+        return cls(
+            judge_model=judge.model,
+            rubric=judge.rubric.name,
+            prompt=judge.prompt_version,
+            evaluation=evaluated.evaluation,
+            termination_reason=evaluated.termination.reason,
+        )
+
+    def response(self) -> ScriptEnvironmentResponse:
+        """Sotopia's response: rates per agent, the termination and the judge's comments."""
+        return build_response(self.evaluation, TerminationCheck(reason=self.termination_reason))

@@ -1,0 +1,70 @@
+"""An episode spec from profiles: an ``EnvironmentProfile`` and its agents'
+``AgentProfile``s (Sotopia's way of pairing characters with a scenario)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sotopia_are.social import EpisodeSpec
+from sotopia_are.storage import AgentProfile, EnvironmentProfile, EpisodeStore
+
+__all__ = ["agent_background", "spec_from_profiles", "spec_from_stored_profiles"]
+
+
+def agent_background(profile: AgentProfile) -> str:
+    """The character as Sotopia describes it: who they are, their public information and
+    personality. The secret is left out: every participant sees every background (only
+    goals are hidden), so a secret there would not be one."""
+    who = " ".join(
+        part
+        for part in (
+            f"a {profile.age}-year-old" if profile.age else "",
+            profile.gender.lower(),
+            profile.occupation.lower() or "person",
+        )
+        if part
+    )
+    parts = [f"{profile.name} is {who}."]
+    if profile.gender_pronoun:
+        parts.append(f"{profile.gender_pronoun} pronouns.")
+    if profile.public_info:
+        parts.append(profile.public_info)
+    if profile.personality_and_values:
+        parts.append(f"Personality and values: {profile.personality_and_values}")
+    return " ".join(parts)
+
+
+def spec_from_profiles(
+    environment: EnvironmentProfile,
+    agents: Sequence[AgentProfile],
+    *,
+    episode_id: str | None = None,
+    max_turns: int = 20,
+) -> EpisodeSpec:
+    """The spec of an episode of ``environment`` played by ``agents`` (in the order of the
+    environment's goals). ``ValueError`` if there are not as many agents as goals."""
+    if len(agents) != len(environment.agent_goals):
+        raise ValueError(
+            f"environment {environment.pk} has {len(environment.agent_goals)} agent goals "
+            f"but {len(agents)} agents were given"
+        )
+    return EpisodeSpec(
+        episode_id=episode_id or environment.codename or environment.pk,
+        scenario=environment.scenario,
+        agent_names=[agent.name for agent in agents],
+        agent_backgrounds=[agent_background(agent) for agent in agents],
+        agent_goals=list(environment.agent_goals),
+        relationship=environment.relationship.name.replace("_", " "),
+        max_turns=max_turns,
+    )
+
+
+def spec_from_stored_profiles(
+    store: EpisodeStore, env_id: str, agent_ids: Sequence[str], *, max_turns: int = 20
+) -> EpisodeSpec:
+    """:func:`spec_from_profiles` with profiles read from ``store`` by their ids."""
+    environment = store.get(EnvironmentProfile, env_id)
+    agents = [store.get(AgentProfile, pk) for pk in agent_ids]
+    return spec_from_profiles(
+        environment, agents, episode_id=environment.codename or env_id, max_turns=max_turns
+    )

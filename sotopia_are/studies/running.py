@@ -1,0 +1,134 @@
+"""`run` / `arun`: play one episode, rate it, store it — and get its record back.
+
+The one way an episode goes from a spec to an :class:`~sotopia_are.record.EpisodeRecord`.
+Failures are results, not exceptions: an agent that raises gives a ``failed`` record, a
+judge that cannot rate gives a verdict without ratings (``record.failed_or_unrated``).
+Only what no rerun fixes — bad configuration, an unreachable store, Ctrl-C — is raised,
+and an episode stopped that way is left ``incomplete`` in the store, never ``running``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping, Sequence
+
+from sotopia_are.agents import llm_agents_for
+from sotopia_are.evaluation import LLMJudge, run_evaluated_episode
+from sotopia_are.llm import LLMConfig, LLMSession
+from sotopia_are.record import EpisodeRecord, Verdict, record_of_result
+from sotopia_are.social import EpisodeSpec, SocialAgent, run_episode
+from sotopia_are.storage import EpisodeRecorder, EpisodeStore, StorageError
+
+__all__ = ["arun", "mark_stopped", "run"]
+
+Agents = Sequence[SocialAgent] | Mapping[str, SocialAgent]
+
+
+async def arun(
+    spec: EpisodeSpec,
+    agents: Agents | None = None,
+    *,
+    models: str | Mapping[str, str] | None = None,
+    judge: LLMJudge | None = None,
+    store: EpisodeStore | None = None,
+    config: LLMConfig | None = None,
+    session: LLMSession | None = None,
+    tag: str = "",
+    scenario_id: str = "",
+) -> EpisodeRecord:
+    """Play ``spec``'s episode, rate it with ``judge`` (if given) and return its record.
+
+    The players are ``agents`` (``models`` then only labels them in the record), or LLM
+    agents on ``models`` (one model for everyone, or ``{agent: model}``) calling through
+    ``session`` (default: a new session on ``config``). With a ``store``, the episode is
+    stored as it is played (events streamed as they happen) and the verdict with it;
+    ``store.load(record.episode_id) == record``.
+    """
+    players = _players(spec, agents, models, session or LLMSession(config))
+    model_names = _model_names(spec, models)
+    recorder = None
+    if store is not None:
+        recorder = EpisodeRecorder(store, tag=tag, models=model_names)
+        recorder.start(spec, scenario_id=scenario_id)
+    try:
+        if judge is None:
+            result = await run_episode(spec, players, sinks=[recorder] if recorder else [])
+            return record_of_result(result, models=model_names, tag=tag, scenario_id=scenario_id)
+        evaluated = await run_evaluated_episode(
+            spec, players, judge, sinks=[recorder] if recorder else []
+        )
+        record = record_of_result(
+            evaluated.episode, models=model_names, tag=tag, scenario_id=scenario_id
+        )
+        verdict = Verdict.of(evaluated, judge)
+        if verdict is None:
+            return record
+        if store is not None:
+            return store.add_verdict(spec.episode_id, verdict)
+        return record.with_verdict(verdict)
+    except BaseException as error:
+        if store is not None:
+            mark_stopped(store, spec.episode_id, error)
+        raise
+
+
+def run(
+    spec: EpisodeSpec,
+    agents: Agents | None = None,
+    *,
+    models: str | Mapping[str, str] | None = None,
+    judge: LLMJudge | None = None,
+    store: EpisodeStore | None = None,
+    config: LLMConfig | None = None,
+    session: LLMSession | None = None,
+    tag: str = "",
+    scenario_id: str = "",
+) -> EpisodeRecord:
+    """:func:`arun` on a new event loop (for scripts; inside asyncio, await ``arun``)."""
+    return asyncio.run(
+        arun(
+            spec,
+            agents,
+            models=models,
+            judge=judge,
+            store=store,
+            config=config,
+            session=session,
+            tag=tag,
+            scenario_id=scenario_id,
+        )
+    )
+
+
+def mark_stopped(store: EpisodeStore, episode_id: str, error: BaseException) -> None:
+    """Mark a still-running episode ``incomplete``, saying what stopped it."""
+    if isinstance(error, KeyboardInterrupt | asyncio.CancelledError):
+        reason = "interrupted: its run was stopped (Ctrl-C or cancelled)"
+    else:
+        reason = f"interrupted by {type(error).__name__}: {error}"
+    # The store may be unreachable (the error being raised may say so) or the episode no
+    # longer running (it finished; only its rating failed): then nothing more to record.
+    with contextlib.suppress(StorageError):
+        store.mark_incomplete(episode_id, reason)
+
+
+def _players(
+    spec: EpisodeSpec,
+    agents: Agents | None,
+    models: str | Mapping[str, str] | None,
+    session: LLMSession,
+) -> Agents:
+    if agents is not None:
+        return agents
+    if models is None:
+        raise ValueError("give the episode's agents, or models to play it with LLM agents")
+    return llm_agents_for(spec, models, session)
+
+
+def _model_names(spec: EpisodeSpec, models: str | Mapping[str, str] | None) -> dict[str, str]:
+    if models is None:
+        return {}
+    if isinstance(models, str):
+        return dict.fromkeys(spec.agent_names, models)
+    return dict(models)
