@@ -18,6 +18,7 @@ from sotopia_are.simulation.notification_system import MessageType
 from sotopia_are.simulation.scenarios.scenario import Scenario
 from sotopia_are.simulation.types import (
     AbstractEnvironment,
+    AbstractEvent,
     CompletedEvent,
     CompletedOracleEvent,
     ConditionCheckEvent,
@@ -487,3 +488,36 @@ def test_notification_timeout_wakes_the_queue_and_fires_only_in_a_quiet_tick() -
     env.run_until_idle()
     (timeout,) = ns.message_queue.get_by_timestamp(messages[0].timestamp.replace(year=2100))[1:]
     assert timeout.message == "Wait for notification timed out." and env.current_time == 8
+
+
+# ------------------------------------------------------------- event kinds
+
+
+def test_a_subclass_of_an_event_kind_runs_as_that_kind() -> None:
+    class LabelledEvent(Event):
+        pass
+
+    class EarlyStop(StopEvent):
+        pass
+
+    app = CounterApp()
+    env = make_env()
+    env.register_apps([app])
+    labelled = LabelledEvent(action=Event.from_function(app.add, amount=2).action).delayed(1)
+    env.schedule(
+        [labelled, EarlyStop().delayed(2), Event.from_function(app.add, amount=1).delayed(3)]
+    )
+    env.run_until_idle()
+    assert app.total == 2 and env.state is EnvironmentState.STOPPED
+    assert [e.event_type for e in env.event_log] == [EventType.ENV, EventType.STOP]
+
+
+def test_an_event_of_no_known_kind_fails_the_environment_naming_its_type() -> None:
+    class Unknown(AbstractEvent):
+        pass
+
+    env = make_env()
+    env.schedule(Unknown().delayed(1))
+    with pytest.raises(TypeError, match="cannot process an event of type Unknown"):
+        env.run_until_idle()
+    assert env.state is EnvironmentState.FAILED and isinstance(env.exception, TypeError)

@@ -161,3 +161,51 @@ def test_config_validation_names_the_field() -> None:
         EnvironmentConfig(wait_for_user_input_timeout=-2)
     assert EnvironmentConfig(queue_based_loop=True).uses_virtual_clock
     assert not EnvironmentConfig().uses_virtual_clock
+
+
+def test_the_core_takes_no_lock_until_a_thread_driver_starts() -> None:
+    scenario, app = counter_scenario(1, 2, 3)
+    env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None, verbose=False))
+    # Another thread holds the lock the thread driver would use: a core stepped from one
+    # thread must not wait for it.
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with env._wakeup:
+            held.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+
+    def drive() -> None:
+        scenario.initialize()
+        env.register_apps(scenario.apps or [])
+        env.schedule(scenario.events)
+        env.run_until_idle()
+        app.add(1)  # an agent's call, logged through the core
+
+    driver = threading.Thread(target=drive)
+    driver.start()
+    driver.join(5)  # well before the holder lets go
+    finished = not driver.is_alive()
+    release.set()
+    holder.join()
+    driver.join()
+    assert finished and app.total == 4 and len(env.event_log) == 4
+
+
+def test_once_started_every_call_waits_for_the_drivers_lock() -> None:
+    app = CounterApp()
+    env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None, verbose=False))
+    env.register_apps([app])
+    env.start()
+    with env._wakeup:  # the driver's lock: while it is held here, nothing else runs
+        logger = threading.Thread(target=lambda: app.add(1))
+        logger.start()
+        logger.join(0.2)
+        assert logger.is_alive() and len(env.event_log) == 0
+    logger.join()
+    env.stop()
+    assert [e.event_type for e in env.event_log] == [EventType.AGENT]

@@ -259,3 +259,46 @@ async def test_registration_state_is_per_asyncio_task() -> None:
 
     await asyncio.gather(capture(), agent())
     assert len(envs[0].event_log) == 0 and len(envs[1].event_log) == 1
+
+
+def test_are_names_keep_their_import_paths() -> None:
+    # types.py and environment.py are faces over smaller modules; ARE code imports
+    # from them, so every name must stay there.
+    import sotopia_are.simulation.environment as environment
+    import sotopia_are.simulation.types as types
+
+    assert sorted(types.__all__) == [
+        "AbstractEnvironment",
+        "AbstractEvent",
+        "Action",
+        "ActionDescription",
+        "CompletedEvent",
+        "CompletedOracleEvent",
+        "ConditionCheckAction",
+        "ConditionCheckEvent",
+        "Event",
+        "EventMetadata",
+        "EventRegisterer",
+        "EventTimeComparator",
+        "EventType",
+        "Hint",
+        "HintType",
+        "OperationType",
+        "OracleEvent",
+        "StopEvent",
+        "ValidationEvent",
+        "ValidationResult",
+        "current_event",
+        "disable_events",
+        "event_registered",
+    ]
+    assert sorted(environment.__all__) == [
+        "Environment",
+        "EnvironmentConfig",
+        "EnvironmentState",
+        "EnvironmentType",
+        "EventLog",
+        "run_in_oracle_mode",
+    ]
+    for module in (types, environment):
+        assert all(getattr(module, name, None) is not None for name in module.__all__)
