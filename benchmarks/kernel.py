@@ -1,14 +1,21 @@
 """Event-kernel throughput: N ``event_registered`` app calls through the queue-based loop.
 
 Three shapes: independent times (event i at t=i), all at one time, and a dependency chain
-(each event 1 s after the previous completed). Timed: ``Environment.run(scenario)`` —
-registering apps, scheduling, the background thread and every event — not building the
-events. Run: ``python benchmarks/kernel.py [N ...]``.
+(each event 1 s after the previous completed). Two drivers: the thread driver,
+``Environment.run(scenario)`` (registering apps, scheduling, the background thread, its
+lock and every event), and the core alone, stepped from this thread with no lock
+(registering apps, ``schedule`` and ``run_until_idle``). Building the events is not timed.
+
+Run: ``python benchmarks/kernel.py [--cpu] [N ...]`` — events per second, best of 5 runs,
+timed by the wall clock or, with ``--cpu``, by this process's CPU time (steadier on a
+shared machine). ``--once SHAPE DRIVER N`` runs one measurement and prints nothing else,
+for an instruction counter (``DRIVER`` ``none`` only builds the events, to subtract):
+``valgrind --tool=callgrind python benchmarks/kernel.py --once chain core 10000``.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 from collections.abc import Callable
 
@@ -51,10 +58,37 @@ SHAPES: dict[str, Callable[[CounterApp, int], list[AbstractEvent]]] = {
     "all at one time": same_time,
     "dependency chain": chain,
 }
+SHAPE_KEYS = {
+    "independent": "independent times",
+    "same": "all at one time",
+    "chain": "dependency chain",
+}
 
 
-def measure(shape: Callable[[CounterApp, int], list[AbstractEvent]], n: int) -> float:
-    """Events per second for one run of ``n`` events."""
+def thread_driver(env: Environment, scenario: Scenario) -> None:
+    env.run(scenario)
+
+
+def core_alone(env: Environment, scenario: Scenario) -> None:
+    scenario.initialize()
+    env.register_apps(scenario.apps or [])
+    env.schedule(scenario.events)
+    env.run_until_idle()
+
+
+DRIVERS: dict[str, Callable[[Environment, Scenario], None]] = {
+    "thread": thread_driver,
+    "core": core_alone,
+}
+
+
+def measure(
+    shape: Callable[[CounterApp, int], list[AbstractEvent]],
+    driver: Callable[[Environment, Scenario], None] | None,
+    n: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> float:
+    """Events per second for one run of ``n`` events (no driver: build them only, 0.0)."""
     app = CounterApp()
     scenario = Scenario(scenario_id="bench", apps=[app], events=shape(app, n))
     env = Environment(
@@ -62,22 +96,36 @@ def measure(shape: Callable[[CounterApp, int], list[AbstractEvent]], n: int) -> 
             duration=None, queue_based_loop=True, exit_when_no_events=True, verbose=False
         )
     )
-    started = time.perf_counter()
-    env.run(scenario)
-    elapsed = time.perf_counter() - started
+    if driver is None:
+        return 0.0
+    started = clock()
+    driver(env, scenario)
+    elapsed = clock() - started
     if len(env.event_log) != n or app.total != n:
         raise RuntimeError(f"expected {n} events, logged {len(env.event_log)}")
     return n / elapsed
 
 
-def main(sizes: list[int]) -> None:
-    print("| shape | " + " | ".join(f"N={n:,}" for n in sizes) + " |")
-    print("|---|" + "---:|" * len(sizes))
+def main(sizes: list[int], clock: Callable[[], float]) -> None:
+    print("| shape | driver | " + " | ".join(f"N={n:,}" for n in sizes) + " |")
+    print("|---|---|" + "---:|" * len(sizes))
     for name, shape in SHAPES.items():
-        rates = [max(measure(shape, n) for _ in range(5)) for n in sizes]
-        print(f"| {name} | " + " | ".join(f"{rate:,.0f}" for rate in rates) + " |")
-    print("\nevents/s, best of 5 runs")
+        for driver_name, driver in DRIVERS.items():
+            rates = [max(measure(shape, driver, n, clock) for _ in range(5)) for n in sizes]
+            cells = " | ".join(f"{rate:,.0f}" for rate in rates)
+            print(f"| {name} | {driver_name} | {cells} |")
+    timed_by = "CPU time" if clock is time.process_time else "wall clock"
+    print(f"\nevents/s, best of 5 runs, {timed_by}")
 
 
 if __name__ == "__main__":
-    main([int(arg) for arg in sys.argv[1:]] or [1_000, 10_000, 100_000])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[1_000, 10_000, 100_000])
+    parser.add_argument("--cpu", action="store_true", help="time by process CPU time")
+    parser.add_argument("--once", nargs=3, metavar=("SHAPE", "DRIVER", "N"))
+    args = parser.parse_args()
+    if args.once:
+        shape_key, driver_name, n = args.once
+        measure(SHAPES[SHAPE_KEYS[shape_key]], DRIVERS.get(driver_name), int(n))
+    else:
+        main(args.sizes, time.process_time if args.cpu else time.perf_counter)
