@@ -53,7 +53,8 @@ class Environment(EnvironmentCore):
     ) -> None:
         super().__init__(config, environment_type, notification_system)
         # Made now, installed as the core's lock only when a thread starts.
-        self._wakeup = threading.Condition(threading.RLock())
+        self._thread_lock = threading.RLock()
+        self._wakeup = threading.Condition(self._thread_lock)
         self._stop_signal = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -70,7 +71,7 @@ class Environment(EnvironmentCore):
                 raise RuntimeError(f"cannot start an environment in state {self.state.value}")
             # Until now one thread owned the core; from here on two do, so every method
             # takes the real lock (the loop thread starts only after it is in place).
-            self._lock = self._wakeup
+            self._lock = self._thread_lock
             self._thread = threading.Thread(
                 target=self._run_loop, name="sotopia-are-environment", daemon=True
             )
@@ -101,12 +102,18 @@ class Environment(EnvironmentCore):
         """Stop the loop (waiting for the thread) and mark the environment STOPPED."""
         with self._lock:
             self._stop_signal.set()
-            self._lock.notify_all()
+            self._wake()
         self.join()
         with self._lock:
             self._finish(EnvironmentState.STOPPED)
 
     # --------------------------------------------------------------- internals
+
+    def _wake(self) -> None:
+        # Before start() no thread waits, and the lock is not the condition's to notify
+        # with; after it, callers hold the lock, as notifying requires.
+        if self._thread is not None:
+            self._wakeup.notify_all()
 
     def _finish(self, state: EnvironmentState) -> None:
         # Set first: a time-based loop sleeping between ticks wakes up and ends.

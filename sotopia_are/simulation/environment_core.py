@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 
 from sotopia_are.simulation.actions import AbstractEnvironment, EventMetadata
 from sotopia_are.simulation.apps.app import App
@@ -57,24 +58,9 @@ logger = logging.getLogger(__name__)
 _RUNNING = EnvironmentState.RUNNING
 
 
-class _Lock(Protocol):
-    """What the core needs of its lock: ``with`` it, and wake a waiting driver."""
-
-    def __enter__(self) -> object: ...
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None: ...
-
-    def notify_all(self) -> None: ...
-
-
 class _NoLock:
-    """The lock of a core no thread driver runs: taking it costs almost nothing (less than
-    an uncontended ``threading.RLock``), which is the point."""
+    """The lock of a core no thread driver runs: taking it costs less than taking an
+    uncontended ``threading.RLock``, which is the point."""
 
     __slots__ = ()
 
@@ -89,9 +75,6 @@ class _NoLock:
     ) -> None:
         return None
 
-    def notify_all(self) -> None:
-        """No thread waits while no driver runs."""
-
 
 _NO_LOCK = _NoLock()
 
@@ -100,8 +83,9 @@ class EnvironmentCore(AbstractEnvironment):
     """Runs events against registered apps on a simulated clock and logs what completed.
 
     Without a driver it is a plain object for one thread (or one asyncio loop) and takes
-    no lock; a thread driver installs a real one in ``_lock`` before its thread starts,
-    and from then on every public method may be called from any thread.
+    no lock; a thread driver installs a real one in ``_lock`` before its thread starts
+    (and overrides ``_wake``), and from then on every public method may be called from
+    any thread.
     """
 
     def __init__(
@@ -131,7 +115,7 @@ class EnvironmentCore(AbstractEnvironment):
         self._completed: set[AbstractEvent] = set()
         self._waiting: dict[AbstractEvent, int] = {}
         self._checks = Checks(self.event_queue, self.config.time_increment_in_seconds)
-        self._lock: _Lock = _NO_LOCK
+        self._lock: AbstractContextManager[object] = _NO_LOCK
         self._finalized = False
 
     # ----------------------------------------------------------------- queries
@@ -208,7 +192,7 @@ class EnvironmentCore(AbstractEnvironment):
         with self._lock:
             for event in [events] if isinstance(events, AbstractEvent) else events:
                 self._register(event, self._schedule_base_time())
-            self._lock.notify_all()
+            self._wake()
 
     def add_to_log(self, events: CompletedEvent | Sequence[CompletedEvent]) -> None:
         """Log completed events made outside the queue (agent calls to registered apps)."""
@@ -277,7 +261,7 @@ class EnvironmentCore(AbstractEnvironment):
             if self.state is EnvironmentState.PAUSED:
                 self.time_manager.resume()
                 self.state = EnvironmentState.RUNNING
-                self._lock.notify_all()
+                self._wake()
 
     def resume_with_offset(self, offset: float) -> None:
         """Jump the clock by ``offset`` seconds, then :meth:`resume`."""
@@ -292,6 +276,10 @@ class EnvironmentCore(AbstractEnvironment):
     def _begin(self) -> None:
         self.time_manager.reset(self.start_time)
         self.state = EnvironmentState.RUNNING
+
+    def _wake(self) -> None:
+        """Tell a driver waiting for work that something changed (the core alone has no
+        one to tell)."""
 
     def _schedule_base_time(self) -> float:
         # Events scheduled during setup are relative to the start, not to setup wall time.
@@ -478,7 +466,7 @@ class EnvironmentCore(AbstractEnvironment):
         """Enter a final state once (FAILED wins over STOPPED) and dump in oracle mode."""
         if self.state is not EnvironmentState.FAILED:
             self.state = state
-        self._lock.notify_all()
+        self._wake()
         if self._finalized:
             return
         self._finalized = True
