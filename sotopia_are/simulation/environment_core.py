@@ -55,6 +55,8 @@ __all__ = ["EnvironmentCore"]
 
 logger = logging.getLogger(__name__)
 
+# Read once per step and once per event: a module global is a cheaper lookup than the
+# enum's attribute.
 _RUNNING = EnvironmentState.RUNNING
 
 
