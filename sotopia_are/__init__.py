@@ -1,9 +1,189 @@
 """sotopia_are: multi-agent social simulation on a discrete-event kernel.
 
-Importing the package is cheap: litellm, redis and the CLI libraries load only when the
-layer that needs them is imported.
+Everything a study needs is on this one name::
+
+    import sotopia_are as sa
+
+    record = sa.run(spec, models="gpt-4o-mini", judge=sa.LLMJudge("gpt-4o"), store=sa.connect())
+    again = sa.rate(record, sa.LLMJudge("claude-3-5-sonnet-latest"), store=store)
+
+The verbs (:func:`run`, :func:`rate`, …) play, rate and store episodes and hand back the
+one :class:`EpisodeRecord`; the nouns are the values they take and give. Names load on
+first use (PEP 562), so ``import sotopia_are`` stays cheap: litellm, redis and the CLI
+libraries load only when a name that needs them is used. The seed contracts' names stay
+at their Sotopia and ARE import paths too (``sotopia_are.messages``,
+``sotopia_are.simulation.environment``, …).
 """
 
-__all__ = ["__version__"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# name -> the module it lives in; the one list of the public face.
+_EXPORTS: dict[str, str] = {
+    # verbs
+    "run": "sotopia_are.studies",
+    "arun": "sotopia_are.studies",
+    "rate": "sotopia_are.studies",
+    "arate": "sotopia_are.studies",
+    "rate_script": "sotopia_are.studies",
+    "arate_script": "sotopia_are.studies",
+    "connect": "sotopia_are.storage",
+    "load_record": "sotopia_are.record",
+    "spec_from_profiles": "sotopia_are.studies",
+    "parse_script": "sotopia_are.messages",
+    # episodes and records
+    "EpisodeSpec": "sotopia_are.social",
+    "EpisodeRecord": "sotopia_are.record",
+    "EpisodeStatus": "sotopia_are.social",
+    "Verdict": "sotopia_are.record",
+    "Usage": "sotopia_are.llm",
+    "EpisodeStore": "sotopia_are.storage",
+    "AgentProfile": "sotopia_are.storage",
+    "EnvironmentProfile": "sotopia_are.storage",
+    "RelationshipProfile": "sotopia_are.storage",
+    # Sotopia's messages
+    "AgentAction": "sotopia_are.messages",
+    "ScriptBackground": "sotopia_are.messages",
+    "ScriptEnvironmentResponse": "sotopia_are.messages",
+    # agents
+    "LLMAgent": "sotopia_are.agents",
+    "ScriptedAgent": "sotopia_are.agents",
+    "HumanAgent": "sotopia_are.agents",
+    "ScriptWritingAgent": "sotopia_are.agents",
+    "llm_agents_for": "sotopia_are.agents",
+    # judging
+    "LLMJudge": "sotopia_are.evaluation",
+    "Rubric": "sotopia_are.evaluation",
+    "Dimension": "sotopia_are.evaluation",
+    "SOTOPIA_EVAL": "sotopia_are.evaluation",
+    "GOAL_ONLY": "sotopia_are.evaluation",
+    # models
+    "LLMConfig": "sotopia_are.llm",
+    "LLMSession": "sotopia_are.llm",
+    # errors
+    "LLMError": "sotopia_are.llm",
+    "GenerationError": "sotopia_are.llm",
+    "PermanentLLMError": "sotopia_are.llm",
+    "TransientLLMError": "sotopia_are.llm",
+    "StorageError": "sotopia_are.storage",
+    "ScriptParseError": "sotopia_are.messages",
+    "RecordVersionError": "sotopia_are.record",
+    "RubricError": "sotopia_are.evaluation",
+}
+
+# Spelled out (sorted), not built from _EXPORTS, so that tools read it; a test keeps the
+# two equal.
+__all__ = [
+    "GOAL_ONLY",
+    "SOTOPIA_EVAL",
+    "AgentAction",
+    "AgentProfile",
+    "Dimension",
+    "EnvironmentProfile",
+    "EpisodeRecord",
+    "EpisodeSpec",
+    "EpisodeStatus",
+    "EpisodeStore",
+    "GenerationError",
+    "HumanAgent",
+    "LLMAgent",
+    "LLMConfig",
+    "LLMError",
+    "LLMJudge",
+    "LLMSession",
+    "PermanentLLMError",
+    "RecordVersionError",
+    "RelationshipProfile",
+    "Rubric",
+    "RubricError",
+    "ScriptBackground",
+    "ScriptEnvironmentResponse",
+    "ScriptParseError",
+    "ScriptWritingAgent",
+    "ScriptedAgent",
+    "StorageError",
+    "TransientLLMError",
+    "Usage",
+    "Verdict",
+    "__version__",
+    "arate",
+    "arate_script",
+    "arun",
+    "connect",
+    "llm_agents_for",
+    "load_record",
+    "parse_script",
+    "rate",
+    "rate_script",
+    "run",
+    "spec_from_profiles",
+]
+
+if TYPE_CHECKING:
+    from sotopia_are.agents import (
+        HumanAgent,
+        LLMAgent,
+        ScriptedAgent,
+        ScriptWritingAgent,
+        llm_agents_for,
+    )
+    from sotopia_are.evaluation import (
+        GOAL_ONLY,
+        SOTOPIA_EVAL,
+        Dimension,
+        LLMJudge,
+        Rubric,
+        RubricError,
+    )
+    from sotopia_are.llm import (
+        GenerationError,
+        LLMConfig,
+        LLMError,
+        LLMSession,
+        PermanentLLMError,
+        TransientLLMError,
+        Usage,
+    )
+    from sotopia_are.messages import (
+        AgentAction,
+        ScriptBackground,
+        ScriptEnvironmentResponse,
+        ScriptParseError,
+        parse_script,
+    )
+    from sotopia_are.record import EpisodeRecord, RecordVersionError, Verdict, load_record
+    from sotopia_are.social import EpisodeSpec, EpisodeStatus
+    from sotopia_are.storage import (
+        AgentProfile,
+        EnvironmentProfile,
+        EpisodeStore,
+        RelationshipProfile,
+        StorageError,
+        connect,
+    )
+    from sotopia_are.studies import (
+        arate,
+        arate_script,
+        arun,
+        rate,
+        rate_script,
+        run,
+        spec_from_profiles,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sotopia_are' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -23,6 +23,7 @@ EXAMPLE_LINES = {
     "evaluate_script.py": "judge: 1 call(s)",
     "llm_vs_llm.py": "model calls",
     "parse_script.py": "the canonical rendering parses back to the same ones",
+    "quickstart.py": "complete ['openai/judge', 'openai/other-judge']",
     "scripted_replay.py": "ARE export:",
     "store_and_show.py": "ARE JSON from the store:",
     "three_agents_private.py": "the evaluator's transcript (omniscient)",
@@ -77,6 +78,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
         if benchmark.poll() is None:
             benchmark.kill()
             benchmark.wait()
+
+
+def test_the_readme_shows_the_quickstart_as_it_runs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = (ROOT / "examples" / "quickstart.py").read_text(encoding="utf-8")
+    body = code[code.index("import sotopia_are as sa") :]
+    assert body in readme
+    lines = [line for line in body.splitlines() if line.strip()]
+    assert len(lines) <= 17  # the two imports and 15 lines of a study
 
 
 def test_every_example_is_smoke_tested() -> None:

@@ -53,6 +53,7 @@ from sotopia_are.storage import (
 from sotopia_are.studies import arate, arun
 
 from .common import (
+    DEFAULT_TIMEOUT_S,
     AgentModelOption,
     ApiBaseOption,
     ApiKeyOption,
@@ -62,6 +63,7 @@ from .common import (
     OutputModeOption,
     RedisUrlOption,
     RubricOption,
+    TimeoutOption,
     agent_models,
     cli_errors,
     console,
@@ -110,6 +112,7 @@ class WorkerJob:
     api_base: str | None
     api_key: str | None
     output_mode: OutputMode
+    timeout_s: float
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,7 @@ async def _run_share(
         job.api_key,
         concurrency=max(job.concurrency, 1),
         output_mode=job.output_mode,
+        timeout_s=job.timeout_s,
     )
     judge = judge_for(job.judge_model, session, job.rubric)
     gate = asyncio.Semaphore(job.concurrency)
@@ -323,6 +327,7 @@ def batch(
     api_base: ApiBaseOption = None,
     api_key: ApiKeyOption = None,
     output_mode: OutputModeOption = "auto",
+    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
     data_dir: DataDirOption = None,
     redis_url: RedisUrlOption = None,
 ) -> None:
@@ -388,6 +393,7 @@ def batch(
                 api_base,
                 api_key,
                 output_mode,
+                timeout,
             )
             for share in _shares(pending, count)
         ]

@@ -48,6 +48,7 @@ __all__ = [
     "RedisUrlOption",
     "RubricOption",
     "SamplesOption",
+    "TimeoutOption",
     "agent_models",
     "cli_errors",
     "console",
@@ -146,6 +147,16 @@ ApiKeyOption = Annotated[
         help="The API key for --api-base (optional: local servers need none).",
         show_default=False,
         show_envvar=True,
+    ),
+]
+DEFAULT_TIMEOUT_S = LLMConfig().timeout_s
+TimeoutOption = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        min=0.1,
+        help="Seconds one model request may take before it is retried. Raise it for a "
+        "model on a CPU: a long judge answer from a small local model can take minutes.",
     ),
 ]
 RubricOption = Annotated[
@@ -280,13 +291,18 @@ def llm_session(
     *,
     concurrency: int = 16,
     output_mode: OutputMode = "auto",
+    timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> LLMSession:
     """A session on ``api_base`` (else the model's provider default) with ``api_key``
     (a keyless server at ``api_base`` needs none), asking for JSON answers in
-    ``output_mode``."""
+    ``output_mode``, each request bounded by ``timeout_s``."""
     return LLMSession(
         LLMConfig(
-            api_base=api_base, api_key=api_key, max_concurrency=concurrency, output_mode=output_mode
+            api_base=api_base,
+            api_key=api_key,
+            max_concurrency=concurrency,
+            output_mode=output_mode,
+            timeout_s=timeout_s,
         )
     )
 

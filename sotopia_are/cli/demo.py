@@ -25,6 +25,7 @@ from sotopia_are.social import EpisodeSpec, import_episode, script_spec
 from sotopia_are.storage import EpisodeStore, export_episode_json
 
 from .common import (
+    DEFAULT_TIMEOUT_S,
     AgentModelOption,
     ApiBaseOption,
     ApiKeyOption,
@@ -33,6 +34,7 @@ from .common import (
     ModelOption,
     OutputModeOption,
     RedisUrlOption,
+    TimeoutOption,
     agent_models,
     cli_errors,
     fail,
@@ -133,6 +135,7 @@ def demo(
     api_base: ApiBaseOption = None,
     api_key: ApiKeyOption = None,
     output_mode: OutputModeOption = "auto",
+    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the ARE JSON export.")
     ] = Path("sotopia-are-demo.json"),
@@ -164,7 +167,7 @@ def demo(
             base = load_spec(folder / "scenarios" / f"{NEGOTIATION}.json")
             spec = respec(base, _fresh_id(NEGOTIATION))
             models = agent_models(spec.agent_names, model, agent_model)
-            session = llm_session(api_base, api_key, output_mode=output_mode)
+            session = llm_session(api_base, api_key, output_mode=output_mode, timeout_s=timeout)
             judge = judge_for(evaluator_model or model or next(iter(models.values())), session)
             record = play_here(
                 store,

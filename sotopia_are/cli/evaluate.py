@@ -16,6 +16,7 @@ from sotopia_are.social import EpisodeSpec, EpisodeStatus
 from sotopia_are.studies import arate, arate_script
 
 from .common import (
+    DEFAULT_TIMEOUT_S,
     ApiBaseOption,
     ApiKeyOption,
     DataDirOption,
@@ -25,6 +26,7 @@ from .common import (
     RedisUrlOption,
     RubricOption,
     SamplesOption,
+    TimeoutOption,
     cli_errors,
     describe_validation,
     fail,
@@ -116,6 +118,7 @@ def evaluate(
     api_base: ApiBaseOption = None,
     api_key: ApiKeyOption = None,
     output_mode: OutputModeOption = "auto",
+    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
     replace: Annotated[
         bool,
         typer.Option(
@@ -140,7 +143,7 @@ def evaluate(
             judge_model,
             Rubric.load(rubric),
             samples=samples,
-            session=llm_session(api_base, api_key, output_mode=output_mode),
+            session=llm_session(api_base, api_key, output_mode=output_mode, timeout_s=timeout),
         )
     if script is not None:
         names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None

@@ -8,7 +8,10 @@ from typing import Annotated
 
 import typer
 
+from sotopia_are.studies import spec_from_stored_profiles
+
 from .common import (
+    DEFAULT_TIMEOUT_S,
     AgentModelOption,
     ApiBaseOption,
     ApiKeyOption,
@@ -19,6 +22,7 @@ from .common import (
     RedisUrlOption,
     RubricOption,
     SamplesOption,
+    TimeoutOption,
     agent_models,
     cli_errors,
     fail,
@@ -27,7 +31,6 @@ from .common import (
     open_store,
 )
 from .episodes import judge_for, llm_agents, play_here, print_record, respec, unusable
-from .profiles import spec_from_profiles
 
 __all__ = ["run"]
 
@@ -63,6 +66,7 @@ def run(
     api_base: ApiBaseOption = None,
     api_key: ApiKeyOption = None,
     output_mode: OutputModeOption = "auto",
+    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
     data_dir: DataDirOption = None,
     redis_url: RedisUrlOption = None,
 ) -> None:
@@ -79,7 +83,7 @@ def run(
         else:
             assert env_id is not None and agent_ids is not None
             ids = [pk.strip() for pk in agent_ids.split(",") if pk.strip()]
-            spec = spec_from_profiles(store, env_id, ids)
+            spec = spec_from_stored_profiles(store, env_id, ids)
         scenario_id = env_id or spec.episode_id
         # A fresh id per run: the same scenario may be run many times.
         spec = respec(
@@ -88,7 +92,7 @@ def run(
             **({"max_turns": max_turns} if max_turns is not None else {}),
         )
         models = agent_models(spec.agent_names, model, agent_model)
-        session = llm_session(api_base, api_key, output_mode=output_mode)
+        session = llm_session(api_base, api_key, output_mode=output_mode, timeout_s=timeout)
         agents = llm_agents(spec, models, session)
         judge_model = evaluator_model or model
         if evaluate and judge_model is None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
-from sotopia_are.llm import GenerationError, LLMCall, LLMSession, TransientLLMError
+from sotopia_are.llm import GenerationError, LLMCall, LLMConfig, LLMSession, TransientLLMError
 from sotopia_are.messages import ScriptBackground
 from sotopia_are.social import EpisodeResult
 
@@ -49,8 +49,8 @@ class LLMJudge:
     cache answers the repeats. With more than one sample, sample *n* calls in scope
     ``sample-<n>`` (under the session's), so a replay gives every sample its own recorded
     answer although all send the same request. ``session`` defaults to a fresh
-    :class:`LLMSession`; ``params`` are sent with every call; ``template`` names another
-    judge prompt taking the same variables.
+    :class:`LLMSession` on ``config``; ``params`` are sent with every call; ``template``
+    names another judge prompt taking the same variables.
     """
 
     def __init__(
@@ -60,15 +60,18 @@ class LLMJudge:
         *,
         samples: int = 1,
         session: LLMSession | None = None,
+        config: LLMConfig | None = None,
         params: Mapping[str, JsonValue] | None = None,
         template: str = JUDGE_TEMPLATE,
     ) -> None:
         if samples < 1:
             raise ValueError(f"samples must be at least 1, got {samples}")
+        if session is not None and config is not None:
+            raise ValueError("give the judge a session or a config, not both")
         self.model = model
         self.rubric = rubric
         self.samples = samples
-        self.session = session or LLMSession()
+        self.session = session or LLMSession(config)
         self.params = dict(params or {})
         self.template = template
 

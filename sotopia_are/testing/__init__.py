@@ -4,7 +4,15 @@ Tests, examples and benchmarks point litellm at it (``model="openai/test-model"`
 ``api_base=server.url``) so the real HTTP path is exercised without a real model.
 """
 
-from sotopia_are.testing.replies import Reply, ReplyLike, Rule, echo_rule
+from sotopia_are.testing.replies import Reply, ReplyLike, Rule, echo_rule, schema_rule
 from sotopia_are.testing.server import LocalLLMServer, ReceivedRequest
 
-__all__ = ["LocalLLMServer", "ReceivedRequest", "Reply", "ReplyLike", "Rule", "echo_rule"]
+__all__ = [
+    "LocalLLMServer",
+    "ReceivedRequest",
+    "Reply",
+    "ReplyLike",
+    "Rule",
+    "echo_rule",
+    "schema_rule",
+]

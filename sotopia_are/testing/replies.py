@@ -8,11 +8,12 @@ string, shorthand for a normal completion with that text).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-__all__ = ["Reply", "ReplyLike", "Rule", "echo_rule"]
+__all__ = ["Reply", "ReplyLike", "Rule", "echo_rule", "schema_rule"]
 
 
 @dataclass(frozen=True)
@@ -81,3 +82,50 @@ def echo_rule(request: Mapping[str, Any]) -> ReplyLike:
     messages = request.get("messages") or [{}]
     content = messages[-1].get("content", "")
     return content if isinstance(content, str) else str(content)
+
+
+def schema_rule(request: Mapping[str, Any]) -> ReplyLike:
+    """A stand-in that plays along: a request with a JSON schema (``response_format``) is
+    answered with a valid instance of it, anything else by echoing the last message.
+
+    The instance is the simplest that validates: every required key, the first allowed
+    value of an enum (``"speak"`` when it is allowed, so agents talk), the middle of an
+    integer range, ``"…"`` for text. Episodes and verdicts then run end to end offline,
+    e.g. for a dry run of a study or the README's example; the conversation is not
+    meant to make sense.
+    """
+    response_format = request.get("response_format") or {}
+    schema = (response_format.get("json_schema") or {}).get("schema")
+    if not isinstance(schema, dict):
+        return echo_rule(request)
+    return json.dumps(_instance(schema, schema.get("$defs", {})))
+
+
+def _instance(schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> Any:
+    if "$ref" in schema:
+        return _instance(definitions[str(schema["$ref"]).rsplit("/", 1)[-1]], definitions)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in schema:
+            return _instance(schema[key][0], definitions)
+    if "enum" in schema:
+        options = list(schema["enum"])
+        return "speak" if "speak" in options else options[0]
+    kind = schema.get("type")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {
+            name: _instance(properties[name], definitions)
+            for name in schema.get("required", list(properties))
+        }
+    if kind == "array":
+        return []
+    if kind == "integer":
+        low, high = schema.get("minimum", 0), schema.get("maximum", 10)
+        return (low + high) // 2
+    if kind == "number":
+        return float(schema.get("minimum", 0))
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return "…"
