@@ -34,7 +34,7 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from sotopia_are.agents import llm_agents_for
-from sotopia_are.evaluation import EvaluatedEpisode, LLMJudge, run_evaluated_episode
+from sotopia_are.evaluation import EvaluatedEpisode, LLMJudge, Rubric, run_evaluated_episode
 from sotopia_are.llm import LLMConfig, LLMSession
 from sotopia_are.social import EpisodeSpec
 
@@ -95,17 +95,22 @@ async def main() -> int:
     parser.add_argument(
         "--output-mode", choices=["auto", "json_schema", "json_object", "prompt"], default="auto"
     )
+    parser.add_argument("--rubric", default="sotopia_eval")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per request")
     args = parser.parse_args()
     if not args.model:
         parser.error(f"give --model (or set {MODEL_ENV})")
     scenarios = args.scenario or ["bakery_negotiation"]
     specs = episode_specs(scenarios, args.repeat, args.max_turns)
-    key = args.api_key or ("sk-no-key-needed" if args.api_base else None)
     config = LLMConfig(
-        api_base=args.api_base, api_key=key, max_concurrency=1, output_mode=args.output_mode
+        api_base=args.api_base,
+        api_key=args.api_key,
+        max_concurrency=1,
+        output_mode=args.output_mode,
+        timeout_s=args.timeout,
     )
     session = LLMSession.recording(args.record, config) if args.record else LLMSession(config)
-    judge = LLMJudge(args.judge_model or args.model, session=session)
+    judge = LLMJudge(args.judge_model or args.model, Rubric.load(args.rubric), session=session)
     rows = []
     for spec in specs:
         started = time.perf_counter()
@@ -131,6 +136,7 @@ async def main() -> int:
         meta = {
             "model": args.model,
             "judge_model": judge.model,
+            "rubric": args.rubric,
             # The mode the answers came in (auto's choice, after any fallback).
             "output_mode": next(c.output_mode for c in session.calls if c.ok),
             "specs": [spec.model_dump(mode="json") for spec in specs],

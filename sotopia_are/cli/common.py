@@ -34,6 +34,7 @@ from sotopia_are.llm import (
 )
 from sotopia_are.social import EpisodeSpec
 from sotopia_are.storage import DATA_DIR_ENV, EpisodeStore, StorageError, connect
+from sotopia_are.studies import BatchError
 
 __all__ = [
     "BROKEN_PIPE_EXIT",
@@ -202,8 +203,10 @@ def cli_errors() -> Iterator[None]:
     except StorageError as error:
         # RecordNotFoundError is also a KeyError, whose str() adds quotes.
         fail(str(error.args[0]) if error.args else type(error).__name__)
-    except (LLMError, ValueError) as error:
+    except (LLMError, ValueError, BatchError) as error:
         fail(str(error))
+    except FileNotFoundError as error:
+        fail(f"{error.filename}: no such file")
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
         fail(f"{where}{error.strerror or error}")

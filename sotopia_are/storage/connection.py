@@ -48,7 +48,7 @@ def connect(url: str | None = None, data_dir: str | os.PathLike[str] | None = No
             f"that server or correct {source}; to use the embedded Redis instead, unset "
             f"{REDIS_URL_ENV} (its data goes to {default_data_dir()}, or ${DATA_DIR_ENV})."
         ) from error
-    return EpisodeStore(client, location=location)
+    return EpisodeStore(client, location=location, url=url)
 
 
 def _connect_embedded(data_dir: str | os.PathLike[str] | None) -> EpisodeStore:

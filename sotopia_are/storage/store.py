@@ -95,15 +95,26 @@ class EpisodeStore:
         *,
         location: str,
         embedded: EmbeddedRedis | None = None,
+        url: str | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.client = client
         self.location = location
         self.embedded = embedded
+        self._url = url
         self._clock = clock
         self._append = client.register_script(_APPEND_SCRIPT)
 
     # -- connection -------------------------------------------------------------------
+
+    @property
+    def url(self) -> str | None:
+        """A URL another process can connect to the same server with (the embedded
+        server's unix socket, or the server's URL); None for a store built on a bare
+        client."""
+        if self.embedded is not None:
+            return f"unix://{self.embedded.socket_path}"
+        return self._url
 
     def ping(self) -> None:
         """Check the server answers; :class:`StorageUnavailableError` naming the fix if not."""

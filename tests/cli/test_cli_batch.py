@@ -32,7 +32,8 @@ def test_cli_batch_resume_skips_complete_episodes(
     with connect() as store:
         assert len(store.completed_episode_ids("bakery")) == 4
     again = invoke(*args)
-    assert again.exit_code == 1 and "pass --resume" in again.stderr
+    assert again.exit_code == 1 and "already has 4 of these episodes" in again.stderr
+    assert "--resume" in again.stderr
     resumed = invoke(*args, "--resume", "--repeat", "3")
     assert resumed.exit_code == 0, resumed.output
     assert "skipping 4 episodes already complete" in resumed.stdout

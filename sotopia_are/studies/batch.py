@@ -1,0 +1,454 @@
+"""`batch`: many LLM episodes, stored, resumable, across worker processes.
+
+Every episode of a batch has a deterministic id (``stable_episode_id`` of the tag, the
+spec's id, the models and the repetition), so a resumed batch finds what a previous run
+of the same batch completed and skips it. It reruns the failed and incomplete episodes,
+and the ``running`` ones with no event for ``stale_after`` seconds (a dead run left them;
+they are marked ``incomplete`` first); more recently active ones belong to a run still
+going and are left alone. With a judge, complete episodes without scores (never rated, or
+every judge sample failed) are rated from their stored record.
+
+Why processes: litellm's own client costs a few milliseconds of CPU per call, which caps
+one process at a few hundred calls a second however many episodes run concurrently. The
+pending episodes are split across ``workers`` processes (spawned: each has its own event
+loop, LLM session and store connection), all writing to one store: the embedded server is
+shared through its unix socket.
+
+Ctrl-C (``KeyboardInterrupt``) stops the batch: the workers ignore SIGINT (the parent
+stops them), and this batch's episodes still ``running`` are marked ``incomplete`` before
+the interrupt is raised again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import multiprocessing
+import os
+import queue
+import signal
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from sotopia_are.agents import llm_agents_for
+from sotopia_are.evaluation import LLMJudge, Rubric
+from sotopia_are.llm import LLMConfig, LLMSession, Usage
+from sotopia_are.record import EpisodeRecord
+from sotopia_are.social import EpisodeSpec, EpisodeStatus
+from sotopia_are.storage import EpisodeStore, StorageError, connect, stable_episode_id
+
+from .rating import arate
+from .running import arun
+
+__all__ = [
+    "BatchEpisode",
+    "BatchError",
+    "BatchPlan",
+    "BatchResult",
+    "EpisodeOutcome",
+    "batch",
+    "plan_batch",
+    "read_specs",
+]
+
+
+class BatchError(RuntimeError):
+    """A batch that cannot start, or a worker that stopped; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class BatchEpisode:
+    """One episode of a batch: its spec (with its stable id), its scenario's id and the
+    agents' models; ``judge_only``: it is complete but unrated, so only the judge runs."""
+
+    spec: EpisodeSpec
+    scenario_id: str
+    models: dict[str, str]
+    judge_only: bool = False
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """A finished episode as a worker reports it. ``unrated``: it completed but the judge
+    could not rate it; ``judge_warnings``: what is suspicious in its verdict."""
+
+    episode_id: str
+    status: EpisodeStatus
+    reason: str
+    usage: Usage
+    unrated: bool = False
+    judge_warnings: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        """Whether a study cannot count it: it did not complete, or it is not rated."""
+        return self.status is not EpisodeStatus.COMPLETE or self.unrated
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """What a batch will do: every episode planned, the ``pending`` ones it runs, how many
+    it skips as complete, and the ids it leaves to another run still playing them."""
+
+    tag: str
+    planned: tuple[BatchEpisode, ...]
+    pending: tuple[BatchEpisode, ...]
+    skipped: int
+    busy: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """A finished batch: its plan, one outcome per pending episode (in finishing order),
+    the wall time and the worker processes used."""
+
+    plan: BatchPlan
+    outcomes: tuple[EpisodeOutcome, ...]
+    elapsed_s: float
+    workers: int
+
+    @property
+    def usage(self) -> Usage:
+        """The totals of every model call of the episodes run."""
+        return Usage.total(outcome.usage for outcome in self.outcomes)
+
+    @property
+    def failed(self) -> bool:
+        """Whether any episode run failed or was left unrated."""
+        return any(outcome.failed for outcome in self.outcomes)
+
+
+def read_specs(path: Path) -> list[EpisodeSpec]:
+    """The specs in ``path``: a JSONL file (one spec a line), a JSON file (a spec or a list
+    of specs), or a directory of such files (``*.json``, ``*.jsonl``, not recursive).
+    ``ValueError`` naming the file (and line) of anything that is not a valid spec;
+    ``OSError`` for an unreadable file."""
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file())
+        if not files:
+            raise ValueError(f"{path} holds no .json or .jsonl spec files")
+        return [spec for file in files for spec in read_specs(file)]
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        items = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+        return [_spec(f"{path}:{number}", line) for number, line in items]
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not JSON: {error}") from None
+    if isinstance(data, list):
+        return [_spec(f"{path}[{index}]", json.dumps(item)) for index, item in enumerate(data)]
+    return [_spec(str(path), text)]
+
+
+def _spec(where: str, text: str) -> EpisodeSpec:
+    try:
+        return EpisodeSpec.model_validate_json(text)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in error.errors()
+        )
+        raise ValueError(f"{where}: not a valid episode spec: {problems}") from None
+
+
+def plan_batch(
+    specs: Sequence[EpisodeSpec], models: Mapping[str, str], *, tag: str, repeat: int = 1
+) -> list[BatchEpisode]:
+    """Each spec ``repeat`` times, under a stable id and seed ``spec.seed + repetition``,
+    played by ``models`` (agent name → model). ``ValueError`` naming the agents without a
+    model, or for two specs with one id."""
+    planned: list[BatchEpisode] = []
+    for spec in specs:
+        missing = [name for name in spec.agent_names if name not in models]
+        if missing:
+            raise ValueError(f"spec {spec.episode_id!r}: no model for {', '.join(missing)}")
+        chosen = {name: models[name] for name in spec.agent_names}
+        for repetition in range(repeat):
+            episode_id = stable_episode_id(
+                tag, spec.episode_id, json.dumps(chosen, sort_keys=True), str(repetition)
+            )
+            respec = EpisodeSpec.model_validate(
+                {**spec.model_dump(), "episode_id": episode_id, "seed": spec.seed + repetition}
+            )
+            planned.append(BatchEpisode(respec, spec.episode_id, chosen))
+    if len({p.spec.episode_id for p in planned}) != len(planned):
+        raise ValueError("two specs share an episode_id; give each spec of a batch its own")
+    return planned
+
+
+def _plan(
+    store: EpisodeStore,
+    planned: Sequence[BatchEpisode],
+    *,
+    tag: str,
+    resume: bool,
+    stale_after: float,
+    judged: bool,
+) -> BatchPlan:
+    ids = {item.spec.episode_id for item in planned}
+    if not resume:
+        existing = set(store.episode_ids(tag=tag)) & ids
+        if existing:
+            raise BatchError(
+                f"batch {tag!r} already has {len(existing)} of these episodes in "
+                f"{store.location}; resume it (resume=True, --resume) to skip the complete ones "
+                "and rerun the others, or use another tag"
+            )
+        return BatchPlan(tag, tuple(planned), tuple(planned), 0)
+    store.mark_interrupted(tag=tag, idle_for=stale_after)
+    busy = set(store.episode_ids(tag=tag, status=EpisodeStatus.RUNNING)) & ids
+    complete = [
+        episode
+        for episode in store.list_episodes(tag=tag, status=EpisodeStatus.COMPLETE)
+        if episode.pk in ids
+    ]
+    # No scores: never rated, or every judge sample failed.
+    unjudged = {episode.pk for episode in complete if not episode.scores} if judged else set()
+    done = {episode.pk for episode in complete} - unjudged
+    pending = tuple(
+        replace(item, judge_only=item.spec.episode_id in unjudged)
+        for item in planned
+        if item.spec.episode_id not in done | busy
+    )
+    return BatchPlan(tag, tuple(planned), pending, len(done), frozenset(busy))
+
+
+@dataclass(frozen=True)
+class _WorkerJob:
+    """What one worker runs (picklable, for spawned processes)."""
+
+    episodes: tuple[BatchEpisode, ...]
+    tag: str
+    store_url: str | None
+    concurrency: int
+    judge_model: str | None
+    rubric: str
+    config: LLMConfig
+
+
+@dataclass(frozen=True)
+class _WorkerStopped:
+    """A worker's error, reported instead of an outcome."""
+
+    error: str
+
+
+def batch(
+    specs: Sequence[EpisodeSpec],
+    models: str | Mapping[str, str],
+    *,
+    tag: str,
+    store: EpisodeStore | None = None,
+    repeat: int = 1,
+    judge_model: str | None = None,
+    rubric: str = "sotopia_eval",
+    config: LLMConfig | None = None,
+    resume: bool = False,
+    stale_after: float = 300.0,
+    concurrency: int = 16,
+    workers: int | None = None,
+    on_plan: Callable[[BatchPlan], None] | None = None,
+    on_outcome: Callable[[EpisodeOutcome], None] | None = None,
+) -> BatchResult:
+    """Play ``specs`` times ``repeat`` with LLM agents on ``models`` (one model, or a model per
+    agent name), rate each with ``judge_model`` (if given), and store everything in ``store``
+    (default: :func:`~sotopia_are.storage.connect`) under ``tag``.
+
+    ``resume`` skips what a previous run of the batch completed (see the module). At most
+    ``concurrency`` episodes run at once, split over ``workers`` processes (default: the
+    CPU cores). ``on_plan`` is told the plan before anything runs, ``on_outcome`` each
+    episode as it finishes (in this process). :class:`BatchError` if the batch's episodes
+    exist and ``resume`` is False, or a worker stopped (its unfinished episodes are left
+    ``incomplete`` for a resume); ``ValueError`` for a bad plan or rubric.
+    """
+    everyone = {name for spec in specs for name in spec.agent_names}
+    chosen = dict.fromkeys(everyone, models) if isinstance(models, str) else dict(models)
+    planned = plan_batch(specs, chosen, tag=tag, repeat=repeat)
+    Rubric.load(rubric)  # a bad rubric fails before anything runs
+    owned = store is None
+    used = store if store is not None else connect()
+    try:
+        plan = _plan(
+            used,
+            planned,
+            tag=tag,
+            resume=resume,
+            stale_after=stale_after,
+            judged=judge_model is not None,
+        )
+        if on_plan is not None:
+            on_plan(plan)
+        count = min(workers or os.cpu_count() or 1, max(len(plan.pending), 1))
+        jobs = [
+            _WorkerJob(
+                share,
+                tag,
+                used.url,
+                max(math.ceil(concurrency / count), 1),
+                judge_model,
+                rubric,
+                config or LLMConfig(),
+            )
+            for share in (plan.pending[i::count] for i in range(count))
+            if share
+        ]
+        started = time.perf_counter()
+        outcomes: list[EpisodeOutcome] = []
+
+        def take(outcome: EpisodeOutcome | _WorkerStopped) -> None:
+            if isinstance(outcome, _WorkerStopped):
+                raise BatchError(
+                    f"a worker stopped: {outcome.error}. Its unfinished episodes are stored "
+                    "as incomplete; fix the cause, then resume the batch (--resume)"
+                )
+            outcomes.append(outcome)
+            if on_outcome is not None:
+                on_outcome(outcome)
+
+        try:
+            if len(jobs) == 1:
+                _run_job(jobs[0], take, used)
+            elif jobs:
+                _spawn(jobs, len(plan.pending), take)
+        except KeyboardInterrupt:
+            _mark_left_running(used, tag, [item.spec.episode_id for item in plan.pending])
+            raise
+        return BatchResult(plan, tuple(outcomes), time.perf_counter() - started, len(jobs))
+    finally:
+        if owned:
+            used.close()
+
+
+def _outcome(record: EpisodeRecord, judged: bool) -> EpisodeOutcome:
+    verdict = record.verdict
+    complete = record.status is EpisodeStatus.COMPLETE
+    return EpisodeOutcome(
+        record.episode_id,
+        record.status,
+        record.reason,
+        record.usage,
+        unrated=judged and complete and record.failed_or_unrated,
+        judge_warnings=tuple(verdict.evaluation.warnings) if verdict else (),
+    )
+
+
+async def _run_share(
+    job: _WorkerJob, store: EpisodeStore, report: Callable[[EpisodeOutcome], None]
+) -> None:
+    session = LLMSession(job.config.model_copy(update={"max_concurrency": job.concurrency}))
+    judge = (
+        LLMJudge(job.judge_model, Rubric.load(job.rubric), session=session)
+        if job.judge_model
+        else None
+    )
+    gate = asyncio.Semaphore(job.concurrency)
+
+    async def one(item: BatchEpisode) -> None:
+        async with gate:
+            if item.judge_only and judge is not None:
+                # Unrated: this judge's failed verdict, if any, gives way to a new try.
+                stored = store.load(item.spec.episode_id)
+                record = await arate(stored, judge, store=store, replace=True)
+            else:
+                record = await arun(
+                    item.spec,
+                    llm_agents_for(item.spec, item.models, session),
+                    models=item.models,
+                    judge=judge,
+                    store=store,
+                    tag=job.tag,
+                    scenario_id=item.scenario_id,
+                )
+            report(_outcome(record, judge is not None))
+
+    async with asyncio.TaskGroup() as group:
+        for item in job.episodes:
+            group.create_task(one(item))
+
+
+def _run_job(
+    job: _WorkerJob,
+    report: Callable[[EpisodeOutcome | _WorkerStopped], None],
+    store: EpisodeStore | None = None,
+) -> None:
+    """Run ``job`` on ``store`` (else a connection of its own); an error is reported as
+    :class:`_WorkerStopped` (a worker never raises into its parent)."""
+    try:
+        with contextlib.ExitStack() as stack:
+            used = store if store is not None else stack.enter_context(connect(job.store_url))
+            asyncio.run(_run_share(job, used, report))
+    except BatchError:
+        raise
+    except Exception as error:  # reported to the parent, which fails with the message
+        report(_WorkerStopped(_first_error(error)))
+
+
+def _first_error(error: BaseException) -> str:
+    # An episode's error reaches here wrapped by the TaskGroup; report the first.
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return f"{type(error).__name__}: {error}"
+
+
+def _worker_main(job: _WorkerJob, outcomes: Any) -> None:
+    """Entry point of a spawned worker: outcomes go to the parent's queue.
+
+    Ctrl-C reaches every process of the terminal's group; the parent alone handles it
+    (it stops the workers and records what they left), so a worker ignores SIGINT rather
+    than dying with a traceback of its own.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _run_job(job, outcomes.put)
+
+
+def _spawn(
+    jobs: Iterable[_WorkerJob],
+    pending: int,
+    take: Callable[[EpisodeOutcome | _WorkerStopped], None],
+) -> None:
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    processes = [
+        context.Process(target=_worker_main, args=(job, results), daemon=True) for job in jobs
+    ]
+    for process in processes:
+        process.start()
+    received = 0
+    try:
+        while received < pending:
+            try:
+                outcome = results.get(timeout=1.0)
+            except queue.Empty:
+                # Outcomes put just before a worker exited are still in the queue.
+                if not any(process.is_alive() for process in processes) and results.empty():
+                    raise BatchError(
+                        "the worker processes exited before finishing their episodes; "
+                        "resume the batch (--resume)"
+                    ) from None
+                continue
+            take(outcome)
+            received += 1
+        for process in processes:
+            process.join()
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+                process.join()
+
+
+def _mark_left_running(store: EpisodeStore, tag: str, episode_ids: Sequence[str]) -> None:
+    """Mark ``incomplete`` those of this run's episodes (of batch ``tag``) that its stopped
+    workers left ``running`` (a terminated worker records nothing itself)."""
+    for episode in store.list_episodes(tag=tag, status=EpisodeStatus.RUNNING):
+        if episode.pk in episode_ids:
+            # It may have ended since it was listed; that is fine either way.
+            with contextlib.suppress(StorageError):
+                store.mark_incomplete(episode.pk, "interrupted: its batch was stopped (Ctrl-C)")
