@@ -102,21 +102,7 @@ class RuleBasedTerminatedEvaluator:
     ) -> TerminationCheck:
         """Apply the rules after ``turns`` (each the ``(actor, action)`` pairs of one
         turn, oldest first) played by ``participants``."""
-        left = {name for turn in turns for name, action in turn if action.action_type == "leave"}
-        stale = 0
-        for turn in reversed(turns):
-            if any(action.action_type != "none" for _name, action in turn):
-                break
-            stale += 1
-        state = EpisodeState(
-            turn_number=len(turns),
-            participants=tuple(participants),
-            active=tuple(name for name in participants if name not in left),
-            stale_turns=stale,
-            last_turn=tuple(turns[-1]) if turns else (),
-            actions=[pair for turn in turns for pair in turn],
-        )
-        return TerminationCheck(reason=self.check(state))
+        return TerminationCheck(reason=self.check(EpisodeState.after(turns, participants)))
 
     def check_actions(
         self, actions: Sequence[tuple[str, AgentAction]], participants: Sequence[str]

@@ -18,7 +18,7 @@ from .scenario import EpisodeScenario
 from .sinks import EpisodeSink, EventCallback, Sink
 from .spec import ALL_ACTION_TYPES, HIDDEN_GOAL, EpisodeSpec, ScheduledEnvEvent, TurnPolicyName
 from .status import EpisodeStatus
-from .termination import EpisodeState, MaxTurnsAndStaleRule, TerminationRule
+from .termination import EpisodeState, MaxTurnsAndStaleRule, TerminationRule, is_stale
 from .turn_taking import (
     FixedOrder,
     RandomOrder,
@@ -66,6 +66,7 @@ __all__ = [
     "episode_trace",
     "export_episode",
     "import_episode",
+    "is_stale",
     "is_visible",
     "logged_actions",
     "make_turn_policy",

@@ -32,7 +32,13 @@ from .scenario import EpisodeScenario
 from .sinks import Sink, sink_callbacks
 from .spec import EpisodeSpec
 from .status import EpisodeStatus
-from .termination import EpisodeState, MaxTurnsAndStaleRule, TerminationRule, first_reason
+from .termination import (
+    EpisodeState,
+    MaxTurnsAndStaleRule,
+    TerminationRule,
+    first_reason,
+    is_stale,
+)
 from .turn_taking import make_turn_policy
 from .views import EpisodeViews
 
@@ -135,7 +141,7 @@ async def run_episode(
         except _Failure as failure:
             status, failed_agent, reason = EpisodeStatus.FAILED, failure.agent, failure.reason
             break
-        stale = stale + 1 if all(a.action_type == "none" for _, a in chosen) else 0
+        stale = stale + 1 if is_stale(chosen) else 0
         last_turn = tuple(chosen)
         history.extend(chosen)
         turn += 1

@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from sotopia_are.messages import AgentAction
 
-__all__ = ["EpisodeState", "MaxTurnsAndStaleRule", "TerminationRule", "first_reason"]
+__all__ = ["EpisodeState", "MaxTurnsAndStaleRule", "TerminationRule", "first_reason", "is_stale"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,36 @@ class EpisodeState:
     stale_turns: int
     last_turn: tuple[tuple[str, AgentAction], ...]
     actions: Sequence[tuple[str, AgentAction]] = ()
+
+    @classmethod
+    def after(
+        cls,
+        turns: Sequence[Sequence[tuple[str, AgentAction]]],
+        participants: Sequence[str],
+    ) -> EpisodeState:
+        """The state after ``turns`` (each the ``(actor, action)`` pairs of one turn,
+        oldest first) played by ``participants``: who left, and the stale turns at the
+        end, counted as the runner counts them."""
+        left = {name for turn in turns for name, action in turn if action.action_type == "leave"}
+        stale = 0
+        for turn in reversed(turns):
+            if not is_stale(turn):
+                break
+            stale += 1
+        return cls(
+            turn_number=len(turns),
+            participants=tuple(participants),
+            active=tuple(name for name in participants if name not in left),
+            stale_turns=stale,
+            last_turn=tuple(turns[-1]) if turns else (),
+            actions=[pair for turn in turns for pair in turn],
+        )
+
+
+def is_stale(turn: Sequence[tuple[str, AgentAction]]) -> bool:
+    """Whether nobody did anything in ``turn`` (its ``(actor, action)`` pairs): the one
+    definition of a stale turn."""
+    return all(action.action_type == "none" for _name, action in turn)
 
 
 @runtime_checkable
