@@ -18,8 +18,8 @@ from typing import Annotated, Any
 
 import typer
 
+from sotopia_are.record import record_from_are_json
 from sotopia_are.simulation.files import write_text_atomically
-from sotopia_are.social import import_episode
 from sotopia_are.storage import (
     AgentProfile,
     EnvironmentProfile,
@@ -29,7 +29,6 @@ from sotopia_are.storage import (
     EpisodeStore,
     RelationshipProfile,
     StoredModel,
-    episode_status,
     export_episode_json,
     export_episodes,
     import_episodes,
@@ -227,25 +226,9 @@ def _is_are_trace(text: str) -> bool:
 
 
 def _import_are(store: EpisodeStore, text: str, source: Path, *, replace: bool) -> str:
-    episode = import_episode(text)
-    spec = episode.spec
-    store.restore_episode(
-        EpisodeLog(
-            pk=spec.episode_id,
-            tag="imported",
-            scenario_id=spec.episode_id,
-            agents=list(spec.agent_names),
-            models=[""] * len(spec.agent_names),
-            seed=spec.seed,
-            spec=spec.model_dump(mode="json"),
-            status=episode_status(episode),
-            termination_reason=f"imported from ARE JSON {source.name}",
-            metadata={"imported_from": str(source)},
-        ),
-        episode.events,
-        replace=replace,
-    )
-    return spec.episode_id
+    record = record_from_are_json(text, reason=f"imported from ARE JSON {source.name}")
+    store.save_record(record, replace=replace)
+    return record.episode_id
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from .episode_record import (
     judge_calls_of,
     load_record,
     migrate_v0,
+    record_from_are_json,
     record_of_result,
 )
 from .verdict import Verdict
@@ -22,5 +23,6 @@ __all__ = [
     "judge_calls_of",
     "load_record",
     "migrate_v0",
+    "record_from_are_json",
     "record_of_result",
 ]

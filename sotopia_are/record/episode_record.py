@@ -43,6 +43,7 @@ __all__ = [
     "judge_calls_of",
     "load_record",
     "migrate_v0",
+    "record_from_are_json",
     "record_of_result",
 ]
 
@@ -196,6 +197,30 @@ def record_of_result(
             for name in result.spec.agent_names
             for call in result.call_records.get(name, ())
         ),
+    )
+
+
+def record_from_are_json(
+    text: str | bytes, *, tag: str = "imported", reason: str = ""
+) -> EpisodeRecord:
+    """The record of an episode's ARE scenario JSON (as :meth:`EpisodeRecord.trace`
+    writes it, or a live run's ``export_episode``): its spec, events and status (a file
+    that does not say is complete); no models, calls or verdicts.
+    :class:`~sotopia_are.simulation.data_handler.errors.ScenarioFormatError` for a file
+    that is not such an export."""
+    episode = import_episode(text)
+    metadata = episode.scenario.metadata
+    config = (metadata.runner_config if metadata is not None else None) or {}
+    return EpisodeRecord(
+        episode_id=episode.spec.episode_id,
+        spec=episode.spec,
+        models=dict.fromkeys(episode.spec.agent_names, ""),
+        tag=tag,
+        scenario_id=episode.spec.episode_id,
+        status=EpisodeStatus(config.get(STATUS_KEY, EpisodeStatus.COMPLETE.value)),
+        reason=reason,
+        turns_played=len({event.event_time for event in episode.events}),
+        events=tuple(convert_completed_event(event) for event in episode.events),
     )
 
 

@@ -7,9 +7,9 @@ and records of Sotopia's Redis dump), tolerating their quirks: ``agent_id``/``en
 items with stray spaces or holding a stringified list (``["['Liberty']"]``),
 ``agent_constraint`` as ``"none"`` or a Python literal, and Sotopia's single ``tag``.
 
-An episode line is its record's document plus ``events`` (the stream, as ARE
-``ExportedCompletedEvent`` objects) and ``calls`` (its model calls), so an exported
-episode imports whole into another store. Lines are canonical JSON (sorted keys).
+An episode line is its :class:`~sotopia_are.record.EpisodeRecord` as JSON (``version``
+first), so an exported episode imports whole into another store; reading also takes the
+stored-episode documents older versions exported (``pk``, ``events``, ``calls``…).
 
 Every bad line raises :class:`JsonlFormatError` naming the source and line, before
 anything of that input is written.
@@ -24,7 +24,7 @@ from typing import Any, TextIO, TypeVar
 
 from pydantic import ValidationError
 
-from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
+from sotopia_are.record import EpisodeRecord, load_record
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import EpisodeExistsError, JsonlFormatError
 from sotopia_are.storage.fields import dumps_canonical
@@ -87,13 +87,12 @@ def import_records(
 def export_episodes(
     store: EpisodeStore, out: TextIO, episode_ids: Iterable[str] | None = None
 ) -> int:
-    """Write the episodes (default: all, oldest first) with their events and calls."""
+    """Write the episodes (default: all, oldest first) as episode records, one a line
+    (``version`` first; see :class:`~sotopia_are.record.EpisodeRecord`). ``ValueError``
+    for an episode stored without a spec (it cannot be a record)."""
     count = 0
     for episode_id in store.episode_ids() if episode_ids is None else episode_ids:
-        document = store.get_episode(episode_id).to_document()
-        document["events"] = [e.model_dump(mode="json") for e in store.read_events(episode_id)]
-        document["calls"] = store.read_calls(episode_id)
-        out.write(dumps_canonical(document) + "\n")
+        out.write(store.load(episode_id).to_json() + "\n")
         count += 1
     return count
 
@@ -101,39 +100,37 @@ def export_episodes(
 def import_episodes(
     store: EpisodeStore, lines: Iterable[str], *, source: str = "<input>", replace: bool = False
 ) -> list[str]:
-    """Store the episodes in ``lines``; their pks.
+    """Store the episode records in ``lines`` (and stored-episode documents of an older
+    sotopia_are, migrated); their ids.
 
     Every line is checked before the first episode is written: a bad line is a
-    :class:`JsonlFormatError`, an id given twice or (without ``replace``) already stored
-    an :class:`EpisodeExistsError` naming the ids; either way nothing is written. With
-    ``replace``, stored episodes with those ids are overwritten.
+    :class:`JsonlFormatError` (a record of a newer version says to upgrade), an id given
+    twice or (without ``replace``) already stored an :class:`EpisodeExistsError` naming
+    the ids; either way nothing is written. With ``replace``, stored episodes with those
+    ids are overwritten.
     """
-    parsed: list[tuple[EpisodeLog, list[ExportedCompletedEvent], list[dict[str, Any]]]] = []
+    records: list[EpisodeRecord] = []
     for number, data in _objects(lines, source):
         try:
-            events = [ExportedCompletedEvent.model_validate(e) for e in data.pop("events", [])]
-            calls = data.pop("calls", [])
-            if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
-                raise ValueError("calls must be a list of objects")
-            parsed.append((EpisodeLog.from_document(data), events, calls))
+            records.append(load_record(data))
         except (ValidationError, ValueError, TypeError) as error:
             raise JsonlFormatError(f"{source}:{number}: not a valid episode: {error}") from None
-    pks = [episode.pk for episode, _, _ in parsed]
-    twice = sorted({pk for pk in pks if pks.count(pk) > 1})
+    ids = [record.episode_id for record in records]
+    twice = sorted({pk for pk in ids if ids.count(pk) > 1})
     if twice:
         raise EpisodeExistsError(
             f"{source}: episode {', '.join(twice)} appears more than once; nothing was imported"
         )
     if not replace:
-        existing = [pk for pk in pks if store.exists(EpisodeLog, pk)]
+        existing = [pk for pk in ids if store.exists(EpisodeLog, pk)]
         if existing:
             raise EpisodeExistsError(
                 f"episode {', '.join(existing)} already exists in {store.location}; "
                 "nothing was imported"
             )
-    for episode, events, calls in parsed:
-        store.restore_episode(episode, events, calls, replace=replace)
-    return [episode.pk for episode, _, _ in parsed]
+    for record in records:
+        store.save_record(record, replace=replace)
+    return ids
 
 
 def _objects(lines: Iterable[str], source: str) -> Iterable[tuple[int, dict[str, Any]]]:

@@ -12,7 +12,7 @@ from sotopia_are.storage import AgentProfile, connect
 def test_cli_export_import_round_trip(redis_url: str, tmp_path: Path) -> None:
     assert invoke("demo", "-o", tmp_path / "d.json", env={"SOTOPIA_ARE_MODEL": ""}).exit_code == 0
     with connect() as store:
-        before = {e.pk: (e, store.read_events(e.pk)) for e in store.list_episodes()}
+        before = {e.pk: store.load(e.pk) for e in store.list_episodes()}
     out = tmp_path / "all.jsonl"
     exported = invoke("export", "--all", "-o", out)
     assert exported.exit_code == 0 and "exported 2 episodes" in exported.stdout
@@ -25,10 +25,10 @@ def test_cli_export_import_round_trip(redis_url: str, tmp_path: Path) -> None:
     imported = invoke("import", out)
     assert imported.exit_code == 0 and "imported 2 episodes" in imported.stdout
     with connect() as store:
-        after = {e.pk: (e, store.read_events(e.pk)) for e in store.list_episodes()}
+        after = {e.pk: store.load(e.pk) for e in store.list_episodes()}
     assert after == before
     one = invoke("export", next(iter(before)))  # JSONL of one episode on stdout
-    assert json.loads(one.stdout)["pk"] == next(iter(before))
+    assert json.loads(one.stdout)["episode_id"] == next(iter(before))
 
 
 def test_cli_import_profiles_and_bad_lines(redis_url: str, tmp_path: Path) -> None:

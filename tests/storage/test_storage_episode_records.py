@@ -1,13 +1,15 @@
 """Episode records in the store: save and load give back the same value on both Redis
 servers, and episodes stored in the older layout load as records and take new verdicts."""
 
+import json
 from pathlib import Path
 
 import pytest
 
 from sotopia_are.record import load_record
+from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage import EpisodeExistsError, EpisodeStateError, EpisodeStore, import_episodes
+from sotopia_are.storage import EpisodeExistsError, EpisodeLog, EpisodeStateError, EpisodeStore
 
 LEGACY = Path(__file__).parents[1] / "data" / "legacy" / "episodes-v0.jsonl"
 
@@ -26,7 +28,11 @@ def test_an_episode_stored_in_the_older_layout_loads_and_takes_a_second_verdict(
     store: EpisodeStore,
 ) -> None:
     lines = LEGACY.read_text(encoding="utf-8").splitlines()
-    [episode_id] = import_episodes(store, lines[2:])
+    # Stored as an older sotopia_are stored it: the EpisodeLog with its streams.
+    document = json.loads(lines[2])
+    events = [ExportedCompletedEvent.model_validate(e) for e in document.pop("events")]
+    calls = document.pop("calls")
+    episode_id = store.restore_episode(EpisodeLog.from_document(document), events, calls).pk
     assert store.get_episode(episode_id).record_version == 0
     old = store.load(episode_id)
     assert old == load_record(lines[2])

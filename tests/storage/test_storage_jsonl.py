@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
-from test_storage_episodes import event
 
+from sotopia_are.record import load_record
 from sotopia_are.storage import (
     AgentProfile,
     EnvironmentProfile,
-    EpisodeLog,
     EpisodeStatus,
     EpisodeStore,
     JsonlFormatError,
@@ -87,31 +87,36 @@ def test_storage_bad_line_names_source_and_line_and_writes_nothing(store: Episod
     assert store.client.dbsize() == 0
 
 
+LEGACY = Path(__file__).parents[1] / "data" / "legacy" / "episodes-v0.jsonl"
+
+
 def test_storage_episodes_round_trip_between_stores(store: EpisodeStore) -> None:
-    store.start_episode(EpisodeLog(pk="e1", tag="t", agents=["A", "B"], models=["m", ""]))
-    store.append_event("e1", event(0, "hi"))
-    store.append_event("e1", event(1, "ünïcode"))
-    store.append_call("e1", {"model": "m", "cost_usd": 0.25})
-    store.finish_episode("e1", termination_reason="done", usage={"calls": 1}, cost_usd=0.25)
-    store.save_evaluation("e1", scores={"A": {"goal": 5.0}}, evaluation={"k": [1, 2]})
-    store.start_episode(EpisodeLog(pk="e2", tag="t", agents=["A", "B"]))  # left running
+    legacy = LEGACY.read_text(encoding="utf-8").splitlines()
+    assert import_episodes(store, legacy) == [load_record(line).episode_id for line in legacy]
+    running = load_record(legacy[0]).model_copy(
+        update={"episode_id": "left-running", "status": EpisodeStatus.RUNNING}
+    )
+    store.save_record(running)
     exported = io.StringIO()
-    assert export_episodes(store, exported) == 2
-    before = {pk: store.get_episode(pk) for pk in ("e1", "e2")}
+    assert export_episodes(store, exported) == 4
+    before = {pk: store.load(pk) for pk in store.episode_ids()}
+    assert all(
+        next(iter(json.loads(line))) == "version" for line in exported.getvalue().splitlines()
+    )
     store.client.flushdb()
-    assert import_episodes(store, exported.getvalue().splitlines()) == ["e1", "e2"]
-    assert {pk: store.get_episode(pk) for pk in ("e1", "e2")} == before
-    assert store.read_events("e1") == [event(0, "hi"), event(1, "ünïcode")]
-    assert store.read_calls("e1") == [{"model": "m", "cost_usd": 0.25}]
-    assert store.episode_ids(tag="t", status=EpisodeStatus.COMPLETE) == ["e1"]
-    assert store.episode_ids(status="running") == ["e2"]
+    assert sorted(import_episodes(store, exported.getvalue().splitlines())) == sorted(before)
+    assert {pk: store.load(pk) for pk in before} == before
+    assert store.episode_ids(status="running") == ["left-running"]
     again = io.StringIO()
     export_episodes(store, again)
-    assert again.getvalue() == exported.getvalue()
+    assert sorted(again.getvalue().splitlines()) == sorted(exported.getvalue().splitlines())
 
 
 def test_storage_bad_episode_line_writes_nothing(store: EpisodeStore) -> None:
-    good = '{"pk": "ok", "agents": ["A"], "events": []}'
+    good = LEGACY.read_text(encoding="utf-8").splitlines()[0]
     with pytest.raises(JsonlFormatError, match="eps:2: not a valid episode"):
-        import_episodes(store, [good, '{"pk": "x", "events": [{"bad": 1}]}'], source="eps")
+        import_episodes(store, [good, '{"version": 1, "episode_id": "x"}'], source="eps")
+    newer = json.dumps({**json.loads(load_record(good).to_json()), "version": 99})
+    with pytest.raises(JsonlFormatError, match=r"eps:1: .*Upgrade sotopia_are"):
+        import_episodes(store, [newer], source="eps")
     assert store.client.dbsize() == 0
