@@ -22,7 +22,12 @@ from pydantic import BaseModel, ConfigDict
 from sotopia_are.llm.errors import ReplayMissError
 from sotopia_are.llm.request import LLMRequest, LLMResponse
 
-__all__ = ["RecordedExchange", "Recorder", "Replayer"]
+__all__ = ["RECORDING_VERSION", "RecordedExchange", "Recorder", "Replayer"]
+
+
+RECORDING_VERSION = 1
+"""The version of a recording's lines this code writes (lines without one are read as
+version 1: recordings made before lines carried it)."""
 
 
 class RecordedExchange(BaseModel):
@@ -30,6 +35,7 @@ class RecordedExchange(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    version: int = RECORDING_VERSION
     key: str
     scope: str | None = None
     request: LLMRequest
@@ -96,6 +102,12 @@ class Replayer:
         for line in self.path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 exchange = RecordedExchange.model_validate_json(line)
+                if exchange.version > RECORDING_VERSION:
+                    raise ValueError(
+                        f"recording {self.path} has version {exchange.version} lines, written "
+                        f"by a newer sotopia_are; this one reads up to version "
+                        f"{RECORDING_VERSION}. Upgrade sotopia_are (pip install -U sotopia-are)."
+                    )
                 self._answers.setdefault(
                     (exchange.scope, exchange.key), collections.deque()
                 ).append(exchange.response)

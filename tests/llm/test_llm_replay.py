@@ -1,6 +1,7 @@
 """Record/replay reproduces a run exactly; the cache answers repeated requests."""
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,7 +10,10 @@ from pydantic import BaseModel
 
 from sotopia_are.llm import (
     LLMConfig,
+    LLMRequest,
+    LLMResponse,
     LLMSession,
+    Message,
     RecordedExchange,
     Recorder,
     Replayer,
@@ -202,3 +206,19 @@ async def test_a_recorder_refuses_to_overwrite_and_appends_when_asked(
         assert (
             await replay.generate(MODEL, "test/plain.j2", {"word": word})
         ).value == f"Say {word}."
+
+
+def test_recordings_carry_a_version_and_a_newer_one_is_refused(tmp_path: Path) -> None:
+    from sotopia_are.llm.replay import RECORDING_VERSION
+
+    request = LLMRequest(model="m", messages=(Message(role="user", content="hi"),))
+    path = tmp_path / "calls.jsonl"
+    with Recorder(path) as recorder:
+        recorder.record(request, LLMResponse(text="hello"), scope="ep")
+    line = json.loads(path.read_text())
+    assert next(iter(line)) == "version" and line["version"] == RECORDING_VERSION
+    assert Replayer(path).answer(request, "ep").text == "hello"
+    newer = RecordedExchange.model_validate({**line, "version": RECORDING_VERSION + 1})
+    path.write_text(newer.model_dump_json() + "\n")
+    with pytest.raises(ValueError, match=r"newer sotopia_are.*Upgrade"):
+        Replayer(path)
