@@ -9,14 +9,13 @@ server into exit 1.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -60,11 +59,8 @@ __all__ = [
     "open_store",
     "print_scores",
     "read_text",
-    "run_async",
     "usage_line",
 ]
-
-T = TypeVar("T")
 
 MODEL_ENV = "SOTOPIA_ARE_MODEL"
 """The environment variable giving the default model of every agent."""
@@ -227,11 +223,6 @@ def _quiet_broken_pipe() -> NoReturn:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
     raise typer.Exit(code=BROKEN_PIPE_EXIT)
-
-
-def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` on a fresh event loop."""
-    return asyncio.run(coroutine)
 
 
 @contextmanager

@@ -1,8 +1,8 @@
 """What ``run``, ``batch``, ``demo``, ``show`` and ``evaluate`` share: agents and judges
 from options, playing one episode here, and printing an episode record.
 
-Playing and rating are the library's (:func:`sotopia_are.studies.arun`,
-:func:`~sotopia_are.studies.arate`); everything printed is derived from the
+Playing and rating are the library's (:func:`sotopia_are.studies.run`,
+:func:`~sotopia_are.studies.rate`); everything printed is derived from the
 :class:`~sotopia_are.record.EpisodeRecord` they return.
 """
 
@@ -19,9 +19,9 @@ from sotopia_are.llm import LLMError, LLMSession
 from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import EpisodeSpec, EpisodeStatus, SocialAgent
 from sotopia_are.storage import EpisodeStore, StorageError
-from sotopia_are.studies import arun
+from sotopia_are.studies import run
 
-from .common import MODEL_ENV, fail, print_scores, run_async, usage_line
+from .common import MODEL_ENV, fail, print_scores, usage_line
 
 __all__ = [
     "INTERRUPTED_EXIT",
@@ -101,21 +101,13 @@ def play_here(
     models: Mapping[str, str] | None = None,
     scenario_id: str = "",
 ) -> EpisodeRecord:
-    """:func:`~sotopia_are.studies.arun` in this process, for one-episode commands: on
+    """:func:`~sotopia_are.studies.run` in this process, for one-episode commands: on
     Ctrl-C print ``interrupted: <id> stored as incomplete`` and exit
     :data:`INTERRUPTED_EXIT`; on any other error the same line and exit 1 with the
     error — never a traceback."""
     try:
-        return run_async(
-            arun(
-                spec,
-                agents,
-                models=models,
-                judge=judge,
-                store=store,
-                tag=tag,
-                scenario_id=scenario_id,
-            )
+        return run(
+            spec, agents, models=models, judge=judge, store=store, tag=tag, scenario_id=scenario_id
         )
     except KeyboardInterrupt:
         typer.echo(f"interrupted: {_stopped_as(store, spec.episode_id)}", err=True)

@@ -13,7 +13,7 @@ from sotopia_are.evaluation import LLMJudge, Rubric
 from sotopia_are.messages import ScriptBackground, ScriptParseError, parse_background
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.social import EpisodeSpec, EpisodeStatus
-from sotopia_are.studies import arate, arate_script
+from sotopia_are.studies import rate, rate_script
 
 from .common import (
     DEFAULT_TIMEOUT_S,
@@ -33,7 +33,6 @@ from .common import (
     llm_session,
     open_store,
     read_text,
-    run_async,
 )
 from .episodes import print_record
 
@@ -154,7 +153,7 @@ def evaluate(
             else _preamble_context(script, text, names)
         )
         with cli_errors():
-            record = run_async(arate_script(text, judge, context, episode_id=script.stem))
+            record = rate_script(text, judge, context, episode_id=script.stem)
         print_record(record)
         _exit_if_unrated(record)
         return
@@ -171,7 +170,7 @@ def evaluate(
                     else " (it is still being played, or its run died: see 'list')"
                 )
             )
-        record = run_async(arate(store.load(episode_id), judge, store=store, replace=replace))
+        record = rate(store.load(episode_id), judge, store=store, replace=replace)
         print_record(record)
         count = len(record.verdicts)
         typer.echo(f"stored the verdict with {episode_id} ({count} verdicts in all)")
