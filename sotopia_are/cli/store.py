@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from sotopia_are.record import record_from_are_json
-from sotopia_are.simulation.files import write_text_atomically
+from sotopia_are.simulation.files import path_inside, write_text_atomically
 from sotopia_are.storage import (
     AgentProfile,
     EnvironmentProfile,
@@ -180,10 +180,14 @@ def export(
             return
         if output is None:
             fail("--all --format are writes one file per episode: give a directory with -o")
-        # All read before any is written: a store error leaves no partial set of files.
-        texts = {pk: export_episode_json(store, pk, indent=2) for pk in ids}
-        for pk, text in texts.items():
-            write_text_atomically(str(output / f"{pk}.json"), text)
+        # All read and placed before any is written: a store error or an id that would
+        # land outside the directory leaves no partial set of files.
+        texts = {
+            path_inside(str(output), f"{pk}.json"): export_episode_json(store, pk, indent=2)
+            for pk in ids
+        }
+        for path, text in texts.items():
+            write_text_atomically(path, text)
         _done(f"exported {len(ids)} episodes as ARE JSON", output)
 
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sotopia_are.evaluation import Evaluation
 from sotopia_are.llm import LLMCall, Usage
@@ -32,6 +32,7 @@ from sotopia_are.social import (
     episode_trace,
     import_episode,
 )
+from sotopia_are.social.spec import check_safe_id
 
 from .verdict import Verdict
 
@@ -85,6 +86,18 @@ class EpisodeRecord(BaseModel):
     events: tuple[ExportedCompletedEvent, ...] = ()
     calls: tuple[LLMCall, ...] = ()
     verdicts: tuple[Verdict, ...] = ()
+
+    # Checked here, not only in the spec: imported records name their own id and tag,
+    # and the id becomes a file name on export.
+    @field_validator("episode_id")
+    @classmethod
+    def _safe_episode_id(cls, episode_id: str) -> str:
+        return check_safe_id(episode_id)
+
+    @field_validator("tag")
+    @classmethod
+    def _safe_tag(cls, tag: str) -> str:
+        return check_safe_id(tag, "tag", empty=True)
 
     # -- derived ---------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import contextlib
 import os
 import tempfile
 
-__all__ = ["NEW_FILE_MODE", "write_text_atomically"]
+__all__ = ["NEW_FILE_MODE", "path_inside", "write_text_atomically"]
 
 NEW_FILE_MODE = 0o644
 
@@ -41,3 +41,19 @@ def write_text_atomically(path: str, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+
+
+def path_inside(directory: str, name: str) -> str:
+    """The path of the file ``name`` in ``directory``, resolved (symbolic links and
+    ``..`` followed); ``ValueError`` if that is not strictly inside ``directory``.
+
+    Names come from data (episode ids), so a name such as ``../../x``, an absolute path
+    or a symbolic link out of ``directory`` must not choose where a file is written.
+    """
+    root = os.path.realpath(directory)
+    path = os.path.realpath(os.path.join(root, name))
+    if os.path.dirname(path) != root:
+        raise ValueError(
+            f"{name!r} would be written to {path}, outside {root}; nothing was written"
+        )
+    return path

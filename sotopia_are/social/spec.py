@@ -6,16 +6,25 @@ recorded model responses give the same log, byte for byte (design rule 2).
 
 from __future__ import annotations
 
+import re
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sotopia_are.messages import ScriptBackground
 from sotopia_are.messages.action import ActionType
 
 from .conversation_app import ENVIRONMENT_SENDER
 
-__all__ = ["ALL_ACTION_TYPES", "HIDDEN_GOAL", "EpisodeSpec", "ScheduledEnvEvent", "TurnPolicyName"]
+__all__ = [
+    "ALL_ACTION_TYPES",
+    "HIDDEN_GOAL",
+    "SAFE_ID_CHARACTERS",
+    "EpisodeSpec",
+    "ScheduledEnvEvent",
+    "TurnPolicyName",
+    "check_safe_id",
+]
 
 ALL_ACTION_TYPES: tuple[ActionType, ...] = get_args(ActionType)
 """Every action type, in Sotopia's order."""
@@ -24,6 +33,26 @@ HIDDEN_GOAL = "Unknown"
 """What an agent sees instead of another participant's goal (as in Sotopia)."""
 
 TurnPolicyName = Literal["round-robin", "simultaneous", "random", "fixed"]
+
+SAFE_ID_CHARACTERS = (
+    "1 to 128 of the letters A-Z and a-z, the digits 0-9, '_', '-' and '.', "
+    "not starting with '-' or '.'"
+)
+"""What an episode id or a tag may be made of (:func:`check_safe_id`)."""
+
+# Ids become file names (`export -o DIR` writes DIR/<id>.json) and parts of Redis keys
+# (':'-separated) and call scopes ('/'-separated): nothing here can climb out of a
+# directory, hide a file, pass for an option or split a key.
+_SAFE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+
+
+def check_safe_id(value: str, what: str = "episode id", *, empty: bool = False) -> str:
+    """``value`` unchanged if it is made of :data:`SAFE_ID_CHARACTERS` (or, with
+    ``empty``, is empty); otherwise ``ValueError`` naming ``what``, the value and the
+    allowed set."""
+    if (empty and value == "") or _SAFE_ID.fullmatch(value):
+        return value
+    raise ValueError(f"{what} {value!r} is not allowed: use {SAFE_ID_CHARACTERS}")
 
 
 class ScheduledEnvEvent(BaseModel):
@@ -92,6 +121,11 @@ class EpisodeSpec(BaseModel):
     turn_seconds: float = Field(default=1.0, gt=0)
     action_types: list[ActionType] = Field(default_factory=lambda: list(ALL_ACTION_TYPES))
     env_events: list[ScheduledEnvEvent] = Field(default_factory=list)
+
+    @field_validator("episode_id")
+    @classmethod
+    def _safe_episode_id(cls, episode_id: str) -> str:
+        return check_safe_id(episode_id)
 
     @model_validator(mode="after")
     def _consistent(self) -> EpisodeSpec:

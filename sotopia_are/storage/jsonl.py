@@ -25,6 +25,7 @@ from typing import Any, TextIO, TypeVar
 from pydantic import ValidationError
 
 from sotopia_are.record import EpisodeRecord, load_record
+from sotopia_are.social.spec import check_safe_id
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import EpisodeExistsError, JsonlFormatError
 from sotopia_are.storage.fields import dumps_canonical
@@ -58,11 +59,15 @@ def write_records(records: Iterable[StoredModel], out: TextIO) -> int:
 
 
 def read_records(model: type[R], lines: Iterable[str], *, source: str = "<input>") -> list[R]:
-    """The records of ``model`` in ``lines`` (ours or SOTOPIA's; blank lines skipped)."""
+    """The records of ``model`` in ``lines`` (ours or SOTOPIA's; blank lines skipped).
+    A ``pk`` outside :data:`~sotopia_are.social.spec.SAFE_ID_CHARACTERS` is a bad line."""
     records = []
     for number, data in _objects(lines, source):
         try:
-            records.append(model.from_document(_normalise(model, data)))
+            document = _normalise(model, data)
+            if "pk" in document:
+                check_safe_id(str(document["pk"]), "pk")
+            records.append(model.from_document(document))
         except (ValidationError, ValueError) as error:
             raise JsonlFormatError(
                 f"{source}:{number}: not a valid {model.__name__}: {error}"

@@ -18,6 +18,7 @@ from pydantic import JsonValue
 from sotopia_are.record import RECORD_VERSION, EpisodeRecord, Verdict, record_of_result
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import EpisodeResult, EpisodeSpec, EpisodeStatus
+from sotopia_are.social.spec import check_safe_id
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.records import usage_summary
 from sotopia_are.storage.store import EpisodeStore
@@ -29,7 +30,8 @@ class EpisodeRecorder:
     """Stores the episodes of one run (or batch, named by ``tag``) in ``store``.
 
     ``models`` maps agent names to their model (agents not in it have none, e.g.
-    scripted ones); ``evaluator_model`` names the judge's.
+    scripted ones); ``evaluator_model`` names the judge's. ``ValueError`` for a ``tag``
+    outside :data:`~sotopia_are.social.spec.SAFE_ID_CHARACTERS`, before anything is stored.
     """
 
     def __init__(
@@ -41,7 +43,7 @@ class EpisodeRecorder:
         evaluator_model: str = "",
     ) -> None:
         self.store = store
-        self.tag = tag
+        self.tag = check_safe_id(tag, "tag", empty=True)
         self.models = dict(models or {})
         self.evaluator_model = evaluator_model
         self._started: set[str] = set()
