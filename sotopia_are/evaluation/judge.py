@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, JsonValue
 
 from sotopia_are.llm import GenerationError, LLMCall, LLMConfig, LLMSession, TransientLLMError
+from sotopia_are.llm.errors import RequestRejectedError
 from sotopia_are.messages import ScriptBackground
 from sotopia_are.social import EpisodeResult
 
@@ -34,10 +35,12 @@ JUDGE_TEMPLATE = "judge_sotopia_eval.j2"
 TOKENS_PER_RATING = 160
 """The answer budget of one participant's reasoning and score on one dimension."""
 
-# Failures of the model's answers (or of a provider that never answered) are part of an
-# evaluation's result; configuration errors (bad key, unknown model, broken template,
-# replay miss) are raised, since no rerun would fix them.
-_RECORDED_FAILURES = (GenerationError, TransientLLMError)
+# Failures of the model's answers, of a provider that never answered (or answered
+# garbage), and of a request the server refused (a transcript longer than the judge's
+# context) are part of an evaluation's result: they concern this episode only.
+# Configuration errors (bad key, unknown model, broken template, replay miss) are raised,
+# since no rerun would fix them and every other episode would fail alike.
+_RECORDED_FAILURES = (GenerationError, TransientLLMError, RequestRejectedError)
 
 
 class LLMJudge:

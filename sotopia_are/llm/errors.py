@@ -15,8 +15,10 @@ if TYPE_CHECKING:
 __all__ = [
     "GenerationError",
     "LLMError",
+    "MalformedReplyError",
     "PermanentLLMError",
     "ReplayMissError",
+    "RequestRejectedError",
     "TemplateError",
     "TransientLLMError",
 ]
@@ -40,9 +42,23 @@ class PermanentLLMError(LLMError):
     """
 
 
+class RequestRejectedError(PermanentLLMError):
+    """The server refused this one request (a 400/422, e.g. a prompt longer than the
+    model's context), not the key or the model: other requests to the same model may
+    well succeed, so it is the failure of one call (one episode), not of a configuration.
+    """
+
+
 class TransientLLMError(LLMError):
     """Transient failures (rate limits, timeouts, 5xx, dropped connections) outlasted
     every retry the :class:`~sotopia_are.llm.retry.RetryPolicy` allows."""
+
+
+class MalformedReplyError(TransientLLMError):
+    """A server answered 200 with something that is not a chat completion: no choices,
+    a choice without a message, a body that is not JSON or is cut off. The message names
+    the server, the model and which of these it was. Retried like a 5xx (a server that
+    garbles one reply usually answers the next), then raised as it is."""
 
 
 class GenerationError(LLMError):

@@ -1,9 +1,11 @@
 """Which provider failures are worth retrying, and what to tell the user about the rest.
 
 Transient: rate limits (429), timeouts, dropped connections, 5xx — retrying may succeed.
+A reply that is not a chat completion (:class:`MalformedReplyError`) counts as transient.
 Permanent: missing or bad credentials (401/403), unknown model (404), bad request
 (400/422) — they fail at once with a message naming the model and the variable or option
-that fixes it.
+that fixes it; a bad request is a :class:`RequestRejectedError` (that one request, not the
+configuration, is at fault).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Mapping
 
 from sotopia_are.llm._litellm import load_litellm
 from sotopia_are.llm.config import API_BASE_ENV, API_KEY_ENV
-from sotopia_are.llm.errors import PermanentLLMError
+from sotopia_are.llm.errors import MalformedReplyError, PermanentLLMError, RequestRejectedError
 from sotopia_are.llm.transport import missing_key_variables
 
 __all__ = ["describe", "is_transient", "permanent_error", "retry_after_seconds"]
@@ -41,6 +43,8 @@ _KEY_FIX = f"LLMConfig.api_key, {API_KEY_ENV} or the CLI's --api-key"
 def is_transient(exc: BaseException) -> bool:
     """Whether retrying the request that raised ``exc`` may succeed (never for a missing
     or rejected key)."""
+    if isinstance(exc, MalformedReplyError):
+        return True
     lt = load_litellm()
     if _is_missing_key(exc) or isinstance(exc, lt.AuthenticationError | lt.PermissionDeniedError):
         return False
@@ -112,10 +116,11 @@ def permanent_error(exc: BaseException, model: str, api_base: str | None) -> Per
             f"'ollama/{model}', 'anthropic/{model}')."
         )
     else:
-        message = (
+        return RequestRejectedError(
             f"model {model!r} {where} rejected the request; check the request parameters "
-            f"(LLMConfig.params, or params=) and LLMConfig.output_mode ('prompt' if the "
-            f"server does not support response_format)."
+            f"(LLMConfig.params, or params=), LLMConfig.output_mode ('prompt' if the "
+            f"server does not support response_format) and the prompt's length against "
+            f"the model's context. [{detail}]"
         )
     return PermanentLLMError(f"{message} [{detail}]")
 

@@ -7,14 +7,20 @@ A keyless server at an ``api_base`` (vLLM, Ollama, llama.cpp) is sent a placehol
 when no key is given from any source: such servers ignore it, but litellm's OpenAI
 client refuses to send a request without one. A provider's default endpoint (no
 ``api_base``) never gets the placeholder, so a missing key there fails at once.
+
+A 200 that is not a chat completion becomes a :class:`MalformedReplyError` saying what
+was wrong with it; litellm would report it as an ``IndexError`` (no choices) or as a
+"500" with a parser traceback in its message (no message, not JSON, cut off).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sotopia_are.llm._litellm import load_litellm
 from sotopia_are.llm.config import Endpoint
+from sotopia_are.llm.errors import MalformedReplyError
 from sotopia_are.llm.request import LLMRequest, LLMResponse
 
 __all__ = ["PLACEHOLDER_KEY", "missing_key_variables", "send"]
@@ -26,7 +32,8 @@ PLACEHOLDER_KEY = "sk-no-key-needed"
 async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLMResponse:
     """Send ``request`` once to ``endpoint`` and return the answer with usage and cost.
 
-    Raises litellm's exceptions unchanged.
+    Raises litellm's exceptions unchanged, except for a reply that is not a chat
+    completion: :class:`MalformedReplyError`.
     """
     litellm = load_litellm()
     kwargs: dict[str, Any] = dict(request.params)
@@ -35,21 +42,74 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
     key = _key_to_send(endpoint)
     if key is not None:
         kwargs["api_key"] = key
-    response = await litellm.acompletion(
-        model=request.model,
-        messages=[m.model_dump() for m in request.messages],
-        timeout=timeout_s,
-        num_retries=0,  # litellm's retry wrapper
-        max_retries=0,  # the provider SDK's (openai's) own retries
-        **kwargs,
-    )
+    try:
+        response = await litellm.acompletion(
+            model=request.model,
+            messages=[m.model_dump() for m in request.messages],
+            timeout=timeout_s,
+            num_retries=0,  # litellm's retry wrapper
+            max_retries=0,  # the provider SDK's (openai's) own retries
+            **kwargs,
+        )
+    except Exception as exc:
+        problem = _unreadable_reply(exc)
+        if problem is None:
+            raise
+        raise _malformed(endpoint, problem) from exc
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise _malformed(endpoint, "a reply with no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise _malformed(endpoint, "a reply whose first choice has no message")
     usage = getattr(response, "usage", None)
     return LLMResponse(
-        text=response.choices[0].message.content or "",
+        text=message.content or "",
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         cost_usd=_cost(litellm, response),
     )
+
+
+def _malformed(endpoint: Endpoint, problem: str) -> MalformedReplyError:
+    where = f"the server at {endpoint.api_base}" if endpoint.api_base else "the provider"
+    return MalformedReplyError(
+        f"{where} answered model {endpoint.model!r} with {problem}, not a chat completion; "
+        "check that api_base points at an OpenAI-compatible /chat/completions endpoint "
+        "and that no proxy in between rewrites or cuts its replies"
+    )
+
+
+def _unreadable_reply(exc: BaseException) -> str | None:
+    """What was wrong with a 200 reply that litellm failed to read while raising
+    ``exc`` (seen through its chain of causes); None for any other failure, such as a
+    real HTTP error status, which litellm reports as the same exception types."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # the chains seen are 3-4 long; a bound guards against cycles
+        if seen is None:
+            return None
+        if type(seen).__name__ in ("HTTPStatusError", "APIStatusError"):
+            return None  # the server sent an error status: not a malformed 200
+        if isinstance(seen, json.JSONDecodeError):
+            return _json_problem(seen)
+        text = str(seen)
+        if "Invalid response object" in text:
+            return "a reply whose first choice has no message"
+        if "Empty or invalid response from LLM endpoint" in text:
+            return "a JSON body of another shape"
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _json_problem(error: json.JSONDecodeError) -> str:
+    body = error.doc.strip()
+    if not body:
+        return "an empty body"
+    preview = body[:60] + ("…" if len(body) > 60 else "")
+    ends_inside = error.msg.startswith("Unterminated") or error.pos >= len(error.doc.rstrip())
+    if body[0] in "{[" and ends_inside:
+        return f"a truncated JSON body (it stops mid-document: {error.msg}; {preview!r})"
+    return f"a body that is not JSON ({error.msg}: {preview!r})"
 
 
 def missing_key_variables(model: str, api_base: str | None = None) -> list[str]:
