@@ -84,20 +84,24 @@ def _load_module(spec: str) -> ModuleType:
     return importlib.import_module(spec)
 
 
-def _registry(app_sources: list[str]) -> AppRegistry:
+def _registry(app_sources: list[str]) -> tuple[AppRegistry, list[ModuleType]]:
+    """The default registry plus the App classes of the ``--apps`` modules, and those
+    modules: the only ones a file's references may point into."""
     registry = default_app_registry.copy()
+    modules = []
     for source in app_sources:
         try:
             module = _load_module(source)
         except Exception as exc:
             fail(f"--apps {source}: {type(exc).__name__}: {exc}")
+        modules.append(module)
         for _, member in inspect.getmembers(module, inspect.isclass):
             if issubclass(member, App) and member.__module__ == module.__name__:
                 try:
                     registry.register(member)
                 except ValueError as exc:
                     fail(f"--apps {source}: {exc}")
-    return registry
+    return registry, modules
 
 
 def _import(
@@ -108,7 +112,7 @@ def _import(
     lenient: bool,
 ) -> tuple[ScenarioImportedFromJson, list[CompletedEvent]]:
     text = read_text(file)
-    importer = JsonScenarioImporter(_registry(apps or []))
+    importer = JsonScenarioImporter(*_registry(apps or []))
     # The report is printed below; the importer's log warning would repeat it.
     importer_log = logging.getLogger(JsonScenarioImporter.__module__)
     quiet = logging.Filter("nothing")

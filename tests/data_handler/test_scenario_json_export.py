@@ -1,6 +1,7 @@
 """Exporting: values that cannot be written fail at export time, files are written whole."""
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ from scenario_json_apps import Echo, always_true, make_test_registry
 
 from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.apps.registry import AppRegistry, register_app_class
-from sotopia_are.simulation.data_handler.errors import ScenarioExportError
+from sotopia_are.simulation.data_handler.errors import ScenarioExportError, ScenarioFormatError
 from sotopia_are.simulation.data_handler.exporter import ExportOptions, JsonScenarioExporter
 from sotopia_are.simulation.data_handler.importer import JsonScenarioImporter
 from sotopia_are.simulation.environment import Environment
@@ -73,7 +74,11 @@ def test_unreachable_app_classes_fail_at_export() -> None:
 def test_unregistered_importable_apps_are_written_by_path() -> None:
     text = export(Scenario(scenario_id="s", apps=[Echo(name="e1")]), AppRegistry())
     assert json.loads(text)["apps"][0]["class_name"] == "scenario_json_apps.Echo"
-    scenario, _, _ = JsonScenarioImporter(AppRegistry()).import_from_json(text)
+    # A path into a module only imports when that module is named (reading runs no code).
+    with pytest.raises(ScenarioFormatError, match="imports nothing"):
+        JsonScenarioImporter(AppRegistry()).import_from_json(text)
+    modules = [sys.modules[Echo.__module__]]
+    scenario, _, _ = JsonScenarioImporter(AppRegistry(), modules).import_from_json(text)
     assert isinstance((scenario.apps or [])[0], Echo)
 
 

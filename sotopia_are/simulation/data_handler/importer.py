@@ -7,6 +7,10 @@ dependencies on known events, no dependency cycles, known event classes and type
 classes that resolve (see :mod:`sotopia_are.simulation.apps.registry`), functions the apps
 have, args the functions accept, and values that decode to their declared types.
 
+Nothing is imported while reading a file: app classes named by a dotted path and the
+functions of condition and validation events resolve only into the modules the importer
+was given (``modules``) and those of its registry's app classes, already imported.
+
 Apps can be left out with ``apps_to_skip`` / ``apps_to_keep`` (by app name) or, for files
 naming apps this installation does not have, ``skip_unknown_apps=True``. Events calling a
 left-out app, and events depending on those, are dropped. An event may call an app the
@@ -18,8 +22,9 @@ a warning and listed on ``scenario.import_report``.
 
 import inspect
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, TypeVar
 
 from sotopia_are.simulation.apps.app import App
@@ -104,13 +109,25 @@ class JsonScenarioImporter:
     """Reads scenario files (ARE's ``ExportedTrace`` JSON) into runnable scenarios.
 
     ``app_registry`` says which App class each ``class_name`` means (default:
-    :data:`~sotopia_are.simulation.apps.registry.default_app_registry`).
+    :data:`~sotopia_are.simulation.apps.registry.default_app_registry`). ``modules`` are
+    the modules, besides those of the registry's classes, that a file's dotted app class
+    paths and function references may point into; a file names no other module.
     """
 
     SUPPORTED_VERSIONS = SUPPORTED_VERSIONS
 
-    def __init__(self, app_registry: AppRegistry | None = None) -> None:
+    def __init__(
+        self, app_registry: AppRegistry | None = None, modules: Iterable[ModuleType] = ()
+    ) -> None:
         self.app_registry = default_app_registry if app_registry is None else app_registry
+        self.modules = tuple(modules)
+
+    def allowed_modules(self) -> frozenset[str]:
+        """The names of the modules a file's references may resolve into."""
+        return frozenset(
+            [module.__name__ for module in self.modules]
+            + [self.app_registry.resolve(name).__module__ for name in self.app_registry]
+        )
 
     def import_from_json(
         self,
@@ -172,7 +189,13 @@ class JsonScenarioImporter:
         trace, notes = read_trace(json_str)
         definition = trace.metadata.definition
         seed = 0 if definition.seed is None else definition.seed
-        builder = _Builder(trace, self.app_registry, choice, ImportReport(normalisations=notes))
+        builder = _Builder(
+            trace,
+            self.app_registry,
+            choice,
+            ImportReport(normalisations=notes),
+            self.allowed_modules(),
+        )
         # Ids the file leaves empty are generated; the namespace makes them reproducible.
         with id_namespace(f"import:{definition.scenario_id}:{seed}"):
             builder.check_event_graph()
@@ -211,9 +234,15 @@ class _Builder:
     """The state of one import; each ``build_*`` raises ScenarioFormatError on a problem."""
 
     def __init__(
-        self, trace: ExportedTrace, registry: AppRegistry, choice: _AppChoice, report: ImportReport
+        self,
+        trace: ExportedTrace,
+        registry: AppRegistry,
+        choice: _AppChoice,
+        report: ImportReport,
+        modules: Collection[str],
     ):
         self.trace = trace
+        self.modules = modules
         self.registry = registry
         self.choice = choice
         self.report = report
@@ -275,6 +304,7 @@ class _Builder:
                 continue
             class_name = record.class_name or record.name
             try:
+                self._check_class_module(class_name)
                 classes[index] = self.registry.resolve(class_name)
             except UnknownAppClassError as error:
                 unknown.append((index, class_name, str(error)))
@@ -297,6 +327,20 @@ class _Builder:
             record = records[index]
             self.apps[record.name] = self._make_app(index, record, app_class)
             self.kept_app_records.append(record)
+
+    def _check_class_module(self, class_name: str) -> None:
+        """:class:`UnknownAppClassError` for a dotted path into a module not allowed: the
+        registry would import it, running whatever it holds."""
+        if class_name in self.registry or ("." not in class_name and ":" not in class_name):
+            return
+        module_name, sep, _ = class_name.partition(":")
+        if not sep:
+            module_name = class_name.rpartition(".")[0]
+        if module_name not in self.modules:
+            raise UnknownAppClassError(
+                f"module {module_name!r} is not one of the modules loaded for this file; "
+                "a scenario file imports nothing: load it with --apps"
+            )
 
     def _skip_app(self, name: str) -> None:
         self.skipped_apps.add(name)
@@ -466,7 +510,7 @@ class _Builder:
                 raise ScenarioFormatError(
                     [*check_path, "condition"], "a ConditionCheckEvent needs a condition"
                 )
-            condition = _reference(check.condition, [*check_path, "condition"])
+            condition = self._reference(check.condition, [*check_path, "condition"])
             action_id = event.action.action_id if event.action is not None else ""
             return ConditionCheckEvent(
                 **common,
@@ -477,11 +521,11 @@ class _Builder:
         return ValidationEvent(
             **common,
             milestones=[
-                _reference(ref, [*check_path, "milestones", i])
+                self._reference(ref, [*check_path, "milestones", i])
                 for i, ref in enumerate(check.milestones)
             ],
             minefields=[
-                _reference(ref, [*check_path, "minefields", i])
+                self._reference(ref, [*check_path, "minefields", i])
                 for i, ref in enumerate(check.minefields)
             ],
             schedule_every_ticks=every,
@@ -495,7 +539,7 @@ class _Builder:
             app = self.apps[action.app]
             function = self._app_function(app, action, path)
         else:
-            function = _reference(action.function or "", [*path, "function"])
+            function = self._reference(action.function or "", [*path, "function"])
         return Action(
             function=function,
             args=self._args(action.args, function, path),
@@ -503,6 +547,12 @@ class _Builder:
             action_id=action.action_id,
             operation_type=_operation_type(action.operation_type, function, path),
         )
+
+    def _reference(self, reference: str, path: JsonPath) -> Callable[..., Any]:
+        try:
+            return resolve_callable_reference(reference, self.modules)
+        except ValueError as error:
+            raise ScenarioFormatError(path, str(error)) from None
 
     @staticmethod
     def _app_function(
@@ -624,13 +674,14 @@ class _Builder:
             ),
         )
 
-    @staticmethod
-    def _metadata(record: ExportedCompletedEvent, path: list[str | int]) -> EventMetadata:
+    def _metadata(self, record: ExportedCompletedEvent, path: list[str | int]) -> EventMetadata:
         exported = record.metadata
         if exported is None:
             return EventMetadata()
         try:
-            value = decode_return_value(exported.return_value, exported.return_value_type)
+            value = decode_return_value(
+                exported.return_value, exported.return_value_type, self.modules
+            )
         except ValueError as error:
             raise ScenarioFormatError([*path, "metadata", "return_value"], str(error)) from None
         return EventMetadata(
@@ -669,13 +720,6 @@ def _operation_type(
     if text is None:
         return default_operation_type(function)
     return _enum(OperationType, text, [*path, "operation_type"])
-
-
-def _reference(reference: str, path: JsonPath) -> Callable[..., Any]:
-    try:
-        return resolve_callable_reference(reference)
-    except ValueError as error:
-        raise ScenarioFormatError(path, str(error)) from None
 
 
 def _function_label(function: Callable[..., Any]) -> str:

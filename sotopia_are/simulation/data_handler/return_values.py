@@ -8,6 +8,7 @@ as importable references (see :mod:`.callables`).
 """
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from sotopia_are.simulation.types import ValidationResult
@@ -33,8 +34,11 @@ def encode_return_value(value: Any) -> tuple[str | None, str | None]:
     return encode_value(value)
 
 
-def decode_return_value(value: str | None, value_type: str | None) -> Any:
-    """Decode a return value.
+def decode_return_value(
+    value: str | None, value_type: str | None, modules: Collection[str] = ()
+) -> Any:
+    """Decode a return value; a ``ValidationResult``'s function references resolve only
+    into ``modules`` (see :func:`.callables.resolve_callable_reference`).
 
     Values of JSON types decode exactly; a text that does not parse as its declared type
     (ARE writes ``str()`` of arbitrary objects) is kept as an :class:`OpaqueValue`, since a
@@ -42,7 +46,7 @@ def decode_return_value(value: str | None, value_type: str | None) -> Any:
     ``ValidationResult`` is a ``ValueError``.
     """
     if value_type == VALIDATION_RESULT_TYPE and value is not None:
-        return _decode_validation_result(value)
+        return _decode_validation_result(value, modules)
     try:
         return decode_value(value, value_type)
     except ValueError:
@@ -50,7 +54,7 @@ def decode_return_value(value: str | None, value_type: str | None) -> Any:
         return OpaqueValue(value, value_type)
 
 
-def _decode_validation_result(text: str) -> ValidationResult:
+def _decode_validation_result(text: str, modules: Collection[str]) -> ValidationResult:
     try:
         document = json.loads(text)
         success = document["success"]
@@ -71,6 +75,6 @@ def _decode_validation_result(text: str) -> ValidationResult:
     return ValidationResult(
         success=success,
         message=message,
-        failed_milestones=[resolve_callable_reference(ref) for ref in failed],
-        triggered_minefields=[resolve_callable_reference(ref) for ref in triggered],
+        failed_milestones=[resolve_callable_reference(ref, modules) for ref in failed],
+        triggered_minefields=[resolve_callable_reference(ref, modules) for ref in triggered],
     )
