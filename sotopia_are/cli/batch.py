@@ -76,6 +76,15 @@ def batch(
             "still playing them.",
         ),
     ] = 300.0,
+    max_attempts: Annotated[
+        int,
+        typer.Option(
+            "--max-attempts",
+            min=1,
+            help="With --resume: an episode that failed or was interrupted this many times "
+            "is not run again (it is listed with its reason).",
+        ),
+    ] = 3,
     concurrency: Annotated[
         int, typer.Option("--concurrency", "-c", min=1, help="Episodes at once, in all.")
     ] = 16,
@@ -104,8 +113,9 @@ def batch(
     redis_url: RedisUrlOption = None,
 ) -> None:
     """Run many LLM episodes (SPECS x --repeat), stored under --tag, with a progress bar and
-    a usage and cost summary; --resume skips what a previous run completed. Exits 1 if an
-    episode failed or the judge could not rate one, 130 on Ctrl-C."""
+    a usage and cost summary; --resume skips what a previous run completed. Exits 1 if the
+    batch leaves any episode unfinished (failed, interrupted, not rated, left to another
+    run or given up after --max-attempts), saying how many and why; 130 on Ctrl-C."""
     with cli_errors():
         specs = read_specs(specs_path)
     everyone = sorted({name for spec in specs for name in spec.agent_names})
@@ -144,6 +154,13 @@ def batch(
                     f"leaving {len(plan.busy)} episodes to the run still playing them (an event "
                     f"in the last {stale_after:g} s; see --stale-after)"
                 )
+            if plan.given_up:
+                progress.console.print(
+                    f"not retrying {len(plan.given_up)} episodes started {max_attempts} times "
+                    "or more (see --max-attempts):"
+                )
+                for episode_id, reason in plan.given_up.items():
+                    progress.console.print(f"  given up: {episode_id}: {reason}", markup=False)
 
         def finished(outcome: EpisodeOutcome) -> None:
             nonlocal failed
@@ -162,6 +179,7 @@ def batch(
                 config=config,
                 resume=resume,
                 stale_after=stale_after,
+                max_attempts=max_attempts,
                 concurrency=concurrency,
                 workers=workers,
                 on_plan=started,
@@ -173,7 +191,26 @@ def batch(
             raise typer.Exit(code=INTERRUPTED_EXIT) from None
     _summary(result)
     if result.failed:
+        typer.echo(_unfinished_line(result), err=True)
         raise typer.Exit(code=1)
+
+
+def _unfinished_line(result: BatchResult) -> str:
+    """How many episodes the batch left unfinished, and why, in one line."""
+    outcomes = result.outcomes
+    causes = [
+        (sum(o.status is EpisodeStatus.FAILED for o in outcomes), "failed"),
+        (sum(o.status is EpisodeStatus.INCOMPLETE for o in outcomes), "interrupted"),
+        (sum(o.unrated for o in outcomes), "not rated (the judge failed)"),
+        (sum(o.status is EpisodeStatus.RUNNING for o in outcomes), "started by another run"),
+        (len(result.plan.busy), "left to a run still playing them"),
+        (len(result.plan.given_up), "given up after --max-attempts"),
+    ]
+    why = ", ".join(f"{count} {cause}" for count, cause in causes if count)
+    return (
+        f"{result.unfinished} of {len(result.plan.planned)} episodes unfinished: {why}; "
+        "see the lines above, then rerun with --resume"
+    )
 
 
 def _summary(result: BatchResult) -> None:

@@ -2,11 +2,22 @@
 
 Every episode of a batch has a deterministic id (``stable_episode_id`` of the tag, the
 spec's id, the models and the repetition), so a resumed batch finds what a previous run
-of the same batch completed and skips it. It reruns the failed and incomplete episodes,
-and the ``running`` ones with no event for ``stale_after`` seconds (a dead run left them;
-they are marked ``incomplete`` first); more recently active ones belong to a run still
-going and are left alone. With a judge, complete episodes without scores (never rated, or
-every judge sample failed) are rated from their stored record.
+of the same batch completed and skips it. It reruns the failed and incomplete episodes —
+unless one was already started ``max_attempts`` times (``EpisodeLog.attempt``): a poisoned
+episode is then left as it is, with its reason, and listed in the plan as given up — and
+the ``running`` ones with no event for ``stale_after`` seconds (a dead run left them; they
+are marked ``incomplete`` first); more recently active ones belong to a run still going
+and are left alone. With a judge, complete episodes without scores (never rated, or every
+judge sample failed) are rated from their stored record.
+
+One episode's error is that episode's outcome, never the batch's: whatever goes wrong
+while playing or rating it is recorded on it (``failed``, or complete with the judge's
+failure) and the others go on. Only configuration errors that would fail every episode
+alike — a rejected key, an unknown model, a broken template, an unreachable store — stop
+the batch (:class:`BatchError`). A worker process that dies (``kill -9``, out of memory)
+is noticed at once: its running episodes are marked ``incomplete`` and reported as
+outcomes, and the other workers go on. :attr:`BatchResult.failed` says whether the batch
+left anything unfinished.
 
 Why processes: litellm's own client costs a few milliseconds of CPU per call, which caps
 one process at a few hundred calls a second however many episodes run concurrently. The
@@ -30,8 +41,8 @@ import os
 import queue
 import signal
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +50,24 @@ from pydantic import ValidationError
 
 from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import LLMJudge, Rubric
-from sotopia_are.llm import LLMConfig, LLMSession, Usage
+from sotopia_are.llm import (
+    LLMConfig,
+    LLMSession,
+    PermanentLLMError,
+    ReplayMissError,
+    TemplateError,
+    Usage,
+)
+from sotopia_are.llm.errors import RequestRejectedError
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.social import EpisodeSpec, EpisodeStatus
-from sotopia_are.storage import EpisodeStore, StorageError, connect, stable_episode_id
+from sotopia_are.storage import (
+    EpisodeStore,
+    StorageError,
+    StorageUnavailableError,
+    connect,
+    stable_episode_id,
+)
 
 from .rating import arate
 from .running import arun
@@ -95,13 +120,16 @@ class EpisodeOutcome:
 @dataclass(frozen=True)
 class BatchPlan:
     """What a batch will do: every episode planned, the ``pending`` ones it runs, how many
-    it skips as complete, and the ids it leaves to another run still playing them."""
+    it skips as complete, the ids it leaves to another run still playing them, and the
+    episodes it gives up on (``{id: reason}``: failed or interrupted ``max_attempts``
+    times)."""
 
     tag: str
     planned: tuple[BatchEpisode, ...]
     pending: tuple[BatchEpisode, ...]
     skipped: int
     busy: frozenset[str] = frozenset()
+    given_up: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -120,9 +148,17 @@ class BatchResult:
         return Usage.total(outcome.usage for outcome in self.outcomes)
 
     @property
+    def unfinished(self) -> int:
+        """How many of the planned episodes this run leaves not complete and rated: those
+        that failed, were interrupted or left unrated, those left to another run, and
+        those given up on."""
+        failed = sum(outcome.failed for outcome in self.outcomes)
+        return failed + len(self.plan.busy) + len(self.plan.given_up)
+
+    @property
     def failed(self) -> bool:
-        """Whether any episode run failed or was left unrated."""
-        return any(outcome.failed for outcome in self.outcomes)
+        """Whether the batch leaves any episode unfinished (see :attr:`unfinished`)."""
+        return self.unfinished > 0
 
 
 def read_specs(path: Path) -> list[EpisodeSpec]:
@@ -191,6 +227,7 @@ def _plan(
     resume: bool,
     stale_after: float,
     judged: bool,
+    max_attempts: int,
 ) -> BatchPlan:
     ids = {item.spec.episode_id for item in planned}
     if not resume:
@@ -212,12 +249,18 @@ def _plan(
     # No scores: never rated, or every judge sample failed.
     unjudged = {episode.pk for episode in complete if not episode.scores} if judged else set()
     done = {episode.pk for episode in complete} - unjudged
+    given_up = {
+        episode.pk: f"{episode.error or episode.status.value} (started {episode.attempt} times)"
+        for status in (EpisodeStatus.FAILED, EpisodeStatus.INCOMPLETE)
+        for episode in store.list_episodes(tag=tag, status=status)
+        if episode.pk in ids and episode.attempt >= max_attempts
+    }
     pending = tuple(
         replace(item, judge_only=item.spec.episode_id in unjudged)
         for item in planned
-        if item.spec.episode_id not in done | busy
+        if item.spec.episode_id not in done | busy | given_up.keys()
     )
-    return BatchPlan(tag, tuple(planned), pending, len(done), frozenset(busy))
+    return BatchPlan(tag, tuple(planned), pending, len(done), frozenset(busy), given_up)
 
 
 @dataclass(frozen=True)
@@ -252,6 +295,7 @@ def batch(
     config: LLMConfig | None = None,
     resume: bool = False,
     stale_after: float = 300.0,
+    max_attempts: int = 3,
     concurrency: int = 16,
     workers: int | None = None,
     on_plan: Callable[[BatchPlan], None] | None = None,
@@ -261,13 +305,17 @@ def batch(
     agent name), rate each with ``judge_model`` (if given), and store everything in ``store``
     (default: :func:`~sotopia_are.storage.connect`) under ``tag``.
 
-    ``resume`` skips what a previous run of the batch completed (see the module). At most
-    ``concurrency`` episodes run at once, split over ``workers`` processes (default: the
-    CPU cores). ``on_plan`` is told the plan before anything runs, ``on_outcome`` each
-    episode as it finishes (in this process). :class:`BatchError` if the batch's episodes
-    exist and ``resume`` is False, or a worker stopped (its unfinished episodes are left
-    ``incomplete`` for a resume); ``ValueError`` for a bad plan or rubric.
+    ``resume`` skips what a previous run of the batch completed, and what failed or was
+    interrupted ``max_attempts`` times (see the module). At most ``concurrency`` episodes
+    run at once, split over ``workers`` processes (default: the CPU cores). ``on_plan`` is
+    told the plan before anything runs, ``on_outcome`` each episode as it finishes (in
+    this process). An episode's own error is its outcome, not an exception.
+    :class:`BatchError` if the batch's episodes exist and ``resume`` is False, or a
+    configuration error stopped a worker (its unfinished episodes are left ``incomplete``
+    for a resume); ``ValueError`` for a bad plan, rubric or ``max_attempts``.
     """
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
     everyone = {name for spec in specs for name in spec.agent_names}
     chosen = dict.fromkeys(everyone, models) if isinstance(models, str) else dict(models)
     planned = plan_batch(specs, chosen, tag=tag, repeat=repeat)
@@ -282,6 +330,7 @@ def batch(
             resume=resume,
             stale_after=stale_after,
             judged=judge_model is not None,
+            max_attempts=max_attempts,
         )
         if on_plan is not None:
             on_plan(plan)
@@ -316,9 +365,11 @@ def batch(
             if len(jobs) == 1:
                 _run_job(jobs[0], take, used)
             elif jobs:
-                _spawn(jobs, len(plan.pending), take)
-        except KeyboardInterrupt:
-            _mark_left_running(used, tag, [item.spec.episode_id for item in plan.pending])
+                _spawn(jobs, take, used, judged=judge_model is not None)
+        except BaseException as stop:
+            # Terminated workers record nothing themselves.
+            why = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "an error"
+            _mark_left_running(used, tag, [item.spec.episode_id for item in plan.pending], why)
             raise
         return BatchResult(plan, tuple(outcomes), time.perf_counter() - started, len(jobs))
     finally:
@@ -339,6 +390,31 @@ def _outcome(record: EpisodeRecord, judged: bool) -> EpisodeOutcome:
     )
 
 
+def _stops_the_batch(error: BaseException) -> bool:
+    """Whether ``error`` would fail every episode alike (a configuration error), rather
+    than being this one episode's failure."""
+    if isinstance(error, RequestRejectedError):
+        return False
+    return isinstance(
+        error, PermanentLLMError | TemplateError | ReplayMissError | StorageUnavailableError
+    )
+
+
+def _outcome_of_error(
+    store: EpisodeStore, episode_id: str, error: Exception, judged: bool
+) -> EpisodeOutcome:
+    """The outcome of an episode whose run or rating raised ``error``: as stored (``arun``
+    ends a running episode ``failed`` on an error), with ``error`` as its reason."""
+    reason = f"{type(error).__name__}: {error}"
+    try:
+        record = store.load(episode_id)
+    except (StorageError, ValueError):  # it failed before anything was stored
+        return EpisodeOutcome(episode_id, EpisodeStatus.FAILED, reason, Usage())
+    outcome = _outcome(record, judged)
+    complete = outcome.status is EpisodeStatus.COMPLETE
+    return replace(outcome, reason=reason, unrated=judged and complete)
+
+
 async def _run_share(
     job: _WorkerJob, store: EpisodeStore, report: Callable[[EpisodeOutcome], None]
 ) -> None:
@@ -352,21 +428,29 @@ async def _run_share(
 
     async def one(item: BatchEpisode) -> None:
         async with gate:
-            if item.judge_only and judge is not None:
-                # Unrated: this judge's failed verdict, if any, gives way to a new try.
-                stored = store.load(item.spec.episode_id)
-                record = await arate(stored, judge, store=store, replace=True)
-            else:
-                record = await arun(
-                    item.spec,
-                    llm_agents_for(item.spec, item.models, session),
-                    models=item.models,
-                    judge=judge,
-                    store=store,
-                    tag=job.tag,
-                    scenario_id=item.scenario_id,
-                )
+            try:
+                record = await play(item)
+            except Exception as error:
+                if _stops_the_batch(error):
+                    raise
+                report(_outcome_of_error(store, item.spec.episode_id, error, judge is not None))
+                return
             report(_outcome(record, judge is not None))
+
+    async def play(item: BatchEpisode) -> EpisodeRecord:
+        if item.judge_only and judge is not None:
+            # Unrated: this judge's failed verdict, if any, gives way to a new try.
+            stored = store.load(item.spec.episode_id)
+            return await arate(stored, judge, store=store, replace=True)
+        return await arun(
+            item.spec,
+            llm_agents_for(item.spec, item.models, session),
+            models=item.models,
+            judge=judge,
+            store=store,
+            tag=job.tag,
+            scenario_id=item.scenario_id,
+        )
 
     async with asyncio.TaskGroup() as group:
         for item in job.episodes:
@@ -409,10 +493,14 @@ def _worker_main(job: _WorkerJob, outcomes: Any) -> None:
 
 
 def _spawn(
-    jobs: Iterable[_WorkerJob],
-    pending: int,
+    jobs: Sequence[_WorkerJob],
     take: Callable[[EpisodeOutcome | _WorkerStopped], None],
+    store: EpisodeStore,
+    *,
+    judged: bool,
 ) -> None:
+    """Run ``jobs`` in worker processes, passing their outcomes to ``take``. A worker that
+    dies leaves its unreported episodes to :func:`_orphaned`, at once."""
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
     processes = [
@@ -420,21 +508,38 @@ def _spawn(
     ]
     for process in processes:
         process.start()
-    received = 0
+    owner = {item.spec.episode_id: index for index, job in enumerate(jobs) for item in job.episodes}
+    waiting = set(owner)
+    dead: set[int] = set()
+
+    def receive(outcome: EpisodeOutcome | _WorkerStopped) -> None:
+        if isinstance(outcome, EpisodeOutcome):
+            if outcome.episode_id not in waiting:
+                return  # already reported for its dead worker
+            waiting.discard(outcome.episode_id)
+        take(outcome)
+
     try:
-        while received < pending:
+        while waiting:
             try:
-                outcome = results.get(timeout=1.0)
-            except queue.Empty:
-                # Outcomes put just before a worker exited are still in the queue.
-                if not any(process.is_alive() for process in processes) and results.empty():
-                    raise BatchError(
-                        "the worker processes exited before finishing their episodes; "
-                        "resume the batch (--resume)"
-                    ) from None
+                receive(results.get(timeout=1.0))
                 continue
-            take(outcome)
-            received += 1
+            except queue.Empty:
+                pass
+            exited = [
+                i for i, p in enumerate(processes) if i not in dead and p.exitcode is not None
+            ]
+            if not exited:
+                continue
+            # What a worker put before it exited is in the queue by now: take it first.
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    receive(results.get(timeout=0.1))
+            for index in exited:
+                dead.add(index)
+                for episode_id in sorted(e for e in waiting if owner[e] == index):
+                    waiting.discard(episode_id)
+                    take(_orphaned(store, episode_id, processes[index].exitcode, judged))
         for process in processes:
             process.join()
     finally:
@@ -444,11 +549,34 @@ def _spawn(
                 process.join()
 
 
-def _mark_left_running(store: EpisodeStore, tag: str, episode_ids: Sequence[str]) -> None:
+def _orphaned(
+    store: EpisodeStore, episode_id: str, exitcode: int | None, judged: bool
+) -> EpisodeOutcome:
+    """The outcome of an episode whose worker died before reporting it: marked
+    ``incomplete`` if the worker left it running, else as stored (it may have ended just
+    before), else never started."""
+    died = f"its worker process died ({_exit_cause(exitcode)})"
+    # It may have ended since the worker died; that is fine either way.
+    with contextlib.suppress(StorageError):
+        store.mark_incomplete(episode_id, f"interrupted: {died}")
+    try:
+        return _outcome(store.load(episode_id), judged)
+    except (StorageError, ValueError):
+        return EpisodeOutcome(episode_id, EpisodeStatus.INCOMPLETE, f"not started: {died}", Usage())
+
+
+def _exit_cause(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-exitcode).name}"
+    return f"exit code {exitcode}"
+
+
+def _mark_left_running(store: EpisodeStore, tag: str, episode_ids: Sequence[str], why: str) -> None:
     """Mark ``incomplete`` those of this run's episodes (of batch ``tag``) that its stopped
     workers left ``running`` (a terminated worker records nothing itself)."""
     for episode in store.list_episodes(tag=tag, status=EpisodeStatus.RUNNING):
         if episode.pk in episode_ids:
             # It may have ended since it was listed; that is fine either way.
             with contextlib.suppress(StorageError):
-                store.mark_incomplete(episode.pk, "interrupted: its batch was stopped (Ctrl-C)")
+                store.mark_incomplete(episode.pk, f"interrupted: its batch was stopped ({why})")

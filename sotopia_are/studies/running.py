@@ -3,8 +3,10 @@
 The one way an episode goes from a spec to an :class:`~sotopia_are.record.EpisodeRecord`.
 Failures are results, not exceptions: an agent that raises gives a ``failed`` record, a
 judge that cannot rate gives a verdict without ratings (``record.failed_or_unrated``).
-Only what no rerun fixes — bad configuration, an unreachable store, Ctrl-C — is raised,
-and an episode stopped that way is left ``incomplete`` in the store, never ``running``.
+Only what no rerun fixes — bad configuration, an unreachable store, Ctrl-C — and errors
+of our own code are raised, and the episode is never left ``running`` in the store: an
+interrupt (Ctrl-C, cancellation) leaves it ``incomplete``, any other error ``failed``
+with that error as its reason.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import LLMJudge, run_evaluated_episode
 from sotopia_are.llm import LLMConfig, LLMSession
 from sotopia_are.record import EpisodeRecord, Verdict, record_of_result
-from sotopia_are.social import EpisodeSpec, SocialAgent, run_episode
+from sotopia_are.social import EpisodeSpec, EpisodeStatus, SocialAgent, run_episode
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore, StorageError
 
 __all__ = ["arun", "mark_stopped", "run"]
@@ -102,15 +104,23 @@ def run(
 
 
 def mark_stopped(store: EpisodeStore, episode_id: str, error: BaseException) -> None:
-    """Mark a still-running episode ``incomplete``, saying what stopped it."""
-    if isinstance(error, KeyboardInterrupt | asyncio.CancelledError):
-        reason = "interrupted: its run was stopped (Ctrl-C or cancelled)"
-    else:
-        reason = f"interrupted by {type(error).__name__}: {error}"
+    """End a still-running episode that ``error`` stopped: ``incomplete`` after an
+    interrupt (Ctrl-C, cancellation, exit), else ``failed`` with the error as its reason
+    (the episode itself went wrong; a resumed batch reruns either, a bounded number of
+    times)."""
     # The store may be unreachable (the error being raised may say so) or the episode no
     # longer running (it finished; only its rating failed): then nothing more to record.
     with contextlib.suppress(StorageError):
-        store.mark_incomplete(episode_id, reason)
+        if isinstance(error, Exception):  # not Ctrl-C, cancellation or exit
+            store.finish_episode(
+                episode_id,
+                status=EpisodeStatus.FAILED,
+                error=f"failed: {type(error).__name__}: {error}",
+            )
+        else:
+            store.mark_incomplete(
+                episode_id, "interrupted: its run was stopped (Ctrl-C or cancelled)"
+            )
 
 
 def _players(

@@ -127,8 +127,10 @@ def test_cli_batch_resume_reruns_incomplete_and_stale_running_episodes(
             )
         store.mark_incomplete(incomplete.pk)
     fresh = invoke(*args, "--resume")
-    assert fresh.exit_code == 0, fresh.output
+    # The batch is not finished while another run still plays one of its episodes.
+    assert fresh.exit_code == 1, fresh.output
     assert "leaving 1 episodes to the run still playing them" in fresh.stdout
+    assert "1 of 2 episodes unfinished: 1 left to a run still playing them" in fresh.stderr
     with connect() as store:
         assert store.get_episode(incomplete.pk).status is EpisodeStatus.COMPLETE
         assert store.get_episode(running.pk).status is EpisodeStatus.RUNNING
