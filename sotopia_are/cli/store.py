@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from sotopia_are.record import record_from_are_json
+from sotopia_are.simulation.data_handler.reader import loads_json
 from sotopia_are.simulation.files import path_inside, write_text_atomically
 from sotopia_are.storage import (
     AgentProfile,
@@ -223,7 +224,7 @@ def _kind_of(first: dict[str, Any]) -> ImportKind:
 def _is_are_trace(text: str) -> bool:
     """Whether ``text`` is one ARE ``ExportedTrace`` object rather than JSONL records."""
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except json.JSONDecodeError:
         return False  # several lines of JSON: JSONL
     return isinstance(data, dict) and "completed_events" in data and "metadata" in data
@@ -277,7 +278,7 @@ def import_(
             if first is None:
                 fail(f"{file} is empty")
             try:
-                record = json.loads(first)
+                record = loads_json(first)
             except json.JSONDecodeError as error:
                 fail(f"{file}:1: not JSON: {error}")
             if not isinstance(record, dict):

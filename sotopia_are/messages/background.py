@@ -1,5 +1,6 @@
 """`ScriptBackground`: the scenario, and each participant's name, background and goal."""
 
+import unicodedata
 from typing import Any
 
 from pydantic import (
@@ -35,6 +36,10 @@ class ScriptBackground(Message):
     participants, ``model_dump``/``model_dump_json`` also carry the ``p1_*``/``p2_*`` keys
     for Sotopia-shaped consumers, and ``model_validate`` accepts them next to the
     ``agent_*`` lists when the two agree.
+
+    Names are non-blank, hold no control characters (a name is printed, prompted and
+    parsed on one line) and stay distinct when case and runs of whitespace are ignored
+    (``Bo Chen``, ``bo  chen``): a reader could not tell such twins apart.
     """
 
     scenario: str = Field(description="scenario of the episode")
@@ -111,8 +116,19 @@ class ScriptBackground(Message):
                 f"{count} agent_names need as many agent_backgrounds and agent_goals, got "
                 f"{len(self.agent_backgrounds)} and {len(self.agent_goals)}"
             )
-        if len(set(self.agent_names)) != count:
-            raise ValueError(f"agent_names must be distinct: {self.agent_names}")
+        seen: dict[str, str] = {}
+        for name in self.agent_names:
+            if not name.strip():
+                raise ValueError(f"agent_names must not be blank: {self.agent_names!r}")
+            if any(unicodedata.category(character) == "Cc" for character in name):
+                raise ValueError(f"agent name {name!r} contains a control character")
+            key = " ".join(name.split()).casefold()
+            if key in seen:
+                raise ValueError(
+                    f"agent_names must be distinct, also ignoring case and spacing: "
+                    f"{seen[key]!r} and {name!r}"
+                )
+            seen[key] = name
         return self
 
     @model_serializer(mode="wrap")

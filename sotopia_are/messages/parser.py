@@ -232,21 +232,13 @@ class _Parser:
         self.check_recipients = check_recipients
         text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
         self.lines = text.split("\n")
-        self._drop_trailing_comma()
+        self.last_line = max((i for i, line in enumerate(self.lines) if line.strip()), default=-1)
         # Decided up front: in a script with headers, what precedes the first one is context.
         self.has_headers = any(self.header(_strip_markers(line)) for line in self.lines)
         self.turn: int | None = None
         self.started = False
         self.actions: list[ScriptAction] = []
         self.spans: list[list[int]] = []  # [first, last] line index of each turn's text
-
-    def _drop_trailing_comma(self) -> None:
-        # Transcripts exported from JSON lists end with a stray comma (`…conversation,`).
-        for index in range(len(self.lines) - 1, -1, -1):
-            stripped = self.lines[index].rstrip()
-            if stripped:
-                self.lines[index] = stripped.removesuffix(",")
-                return
 
     def error(self, reason: str, index: int) -> ScriptParseError:
         return ScriptParseError(reason, index + 1, self.lines[index].strip())
@@ -419,6 +411,11 @@ class _Parser:
         last, argument = index, start.argument
         if start.quote_at is not None:
             last, argument = self._quoted(start, line[start.quote_at :], index)
+        elif start.kind in ("action", "non-verbal communication") and last == self.last_line:
+            # Transcripts exported from JSON lists end with a stray comma. Quoted speech and
+            # the fixed forms allow it after them anyway; unquoted speech keeps it (the
+            # comma may be the speaker's: `Bo Chen: I left the conversation,`).
+            argument = argument.removesuffix(",").rstrip()
         action = AgentAction(action_type=start.kind, argument=argument, to=start.to)
         self.actions.append(ScriptAction(start.speaker, action, self.turn, index + 1))
         if self.turn is None:  # headerless so far: each action is a turn of its own

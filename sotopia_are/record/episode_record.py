@@ -10,7 +10,6 @@ an older version on read and refuses a newer one.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ from sotopia_are.llm import LLMCall, Usage
 from sotopia_are.messages import AgentAction
 from sotopia_are.simulation.data_handler.exporter import convert_completed_event
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent, ExportedTrace
+from sotopia_are.simulation.data_handler.reader import loads_json
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.social import (
     ConversationApp,
@@ -240,8 +240,8 @@ def record_from_are_json(
 def load_record(data: str | bytes | Mapping[str, Any]) -> EpisodeRecord:
     """An :class:`EpisodeRecord` from its JSON (text or parsed), migrating an older
     version. :class:`RecordVersionError` for a newer version; ``ValueError`` for data
-    that is not a record."""
-    document = json.loads(data) if isinstance(data, str | bytes) else dict(data)
+    that is not a record (broken or too deeply nested JSON included)."""
+    document = loads_json(data) if isinstance(data, str | bytes) else dict(data)
     if not isinstance(document, dict):
         raise ValueError("an episode record is a JSON object")
     version = document.get("version")
@@ -257,7 +257,10 @@ def load_record(data: str | bytes | Mapping[str, Any]) -> EpisodeRecord:
             f"written by a newer sotopia_are; this one reads up to version {RECORD_VERSION}. "
             "Upgrade sotopia_are (pip install -U sotopia-are)."
         )
-    return EpisodeRecord.model_validate(document)
+    try:
+        return EpisodeRecord.model_validate(document)
+    except RecursionError:
+        raise ValueError("an episode record nested too deeply") from None
 
 
 def migrate_v0(document: Mapping[str, Any]) -> EpisodeRecord:

@@ -25,6 +25,7 @@ from typing import Any, TextIO, TypeVar
 from pydantic import ValidationError
 
 from sotopia_are.record import EpisodeRecord, load_record
+from sotopia_are.simulation.data_handler.reader import loads_json
 from sotopia_are.social.spec import check_safe_id
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import EpisodeExistsError, JsonlFormatError
@@ -143,7 +144,7 @@ def _objects(lines: Iterable[str], source: str) -> Iterable[tuple[int, dict[str,
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = loads_json(line)
         except json.JSONDecodeError as error:
             raise JsonlFormatError(f"{source}:{number}: not JSON: {error}") from None
         if not isinstance(data, dict):

@@ -94,7 +94,8 @@ class ExportedEvent(_Model):
     """A scheduled event of a scenario.
 
     Exactly one of ``event_time`` (absolute) and ``event_relative_time`` (seconds after
-    the latest of its ``dependencies``, or after the start) is normally set.
+    the latest of its ``dependencies``, or after the start) is normally set; a relative
+    time is never negative (the kernel would run it at +0 as if nothing were wrong).
     """
 
     class_name: str
@@ -102,7 +103,7 @@ class ExportedEvent(_Model):
     event_time: float | None
     event_id: str
     dependencies: list[str]
-    event_relative_time: float | None
+    event_relative_time: Annotated[float, Field(ge=0)] | None
     action: ExportedAction | None = None
     check: ExportedEventCheck | None = None
 

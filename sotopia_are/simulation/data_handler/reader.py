@@ -27,7 +27,7 @@ from .errors import ScenarioFormatError, format_json_path
 from .models import TRACE_V1_VERSION, ExportedTrace
 from .values import encode_value
 
-__all__ = ["DOCUMENTED_EXAMPLE_VERSION", "SUPPORTED_VERSIONS", "read_trace"]
+__all__ = ["DOCUMENTED_EXAMPLE_VERSION", "SUPPORTED_VERSIONS", "loads_json", "read_trace"]
 
 SUPPORTED_VERSIONS: tuple[str, ...] = (TRACE_V1_VERSION,)
 """Format versions read without any change."""
@@ -52,11 +52,14 @@ def read_trace(json_str: str | bytes) -> tuple[ExportedTrace, list[str]]:
     """
     document = _parse_json(json_str)
     notes: list[str] = []
-    normalised = _normalise(document, notes)
     try:
+        normalised = _normalise(document, notes)
         trace = ExportedTrace.model_validate(normalised)
     except ValidationError as error:
         raise _format_error(error) from None
+    except RecursionError:
+        # Nesting just shallow enough for the JSON parser can still be too deep to copy.
+        raise ScenarioFormatError([], "nested too deeply") from None
     if trace.version not in SUPPORTED_VERSIONS:
         raise ScenarioFormatError(
             ["version"],
@@ -66,13 +69,22 @@ def read_trace(json_str: str | bytes) -> tuple[ExportedTrace, list[str]]:
     return trace, notes
 
 
+def loads_json(text: str | bytes, **options: Any) -> Any:
+    """``json.loads(text, **options)``, with nesting too deep for Python's parser a
+    ``json.JSONDecodeError`` like any other broken JSON (not a ``RecursionError``)."""
+    try:
+        return json.loads(text, **options)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", "", 0) from None
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
 def _parse_json(json_str: str | bytes) -> Any:
     try:
-        return json.loads(json_str, parse_constant=_reject_constant)
+        return loads_json(json_str, parse_constant=_reject_constant)
     except json.JSONDecodeError as error:
         raise ScenarioFormatError(
             [], f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
