@@ -15,8 +15,10 @@ from sotopia_are.llm.config import API_BASE_ENV, API_KEY_ENV, Endpoint, LLMConfi
 from sotopia_are.llm.errors import (
     GenerationError,
     LLMError,
+    MalformedReplyError,
     PermanentLLMError,
     ReplayMissError,
+    RequestRejectedError,
     TemplateError,
     TransientLLMError,
 )
@@ -51,6 +53,7 @@ __all__ = [
     "LLMRequest",
     "LLMResponse",
     "LLMSession",
+    "MalformedReplyError",
     "Message",
     "NormalizesReplies",
     "OutputMode",
@@ -62,6 +65,7 @@ __all__ = [
     "Recorder",
     "ReplayMissError",
     "Replayer",
+    "RequestRejectedError",
     "ResponseCache",
     "RetryPolicy",
     "TemplateError",
