@@ -11,9 +11,8 @@ import tempfile
 from pathlib import Path
 
 from sotopia_are.agents import ScriptedAgent
-from sotopia_are.simulation.notification_system import BaseNotificationSystem
-from sotopia_are.social import ConversationApp, EpisodeSpec, EpisodeViews, run_episode, script_spec
-from sotopia_are.storage import EpisodeRecorder, connect, export_episode_json, load_episode
+from sotopia_are.social import EpisodeSpec, run_episode, script_spec
+from sotopia_are.storage import EpisodeRecorder, connect, export_episode_json
 
 EXAMPLES = Path(__file__).parent
 
@@ -32,17 +31,12 @@ async def main() -> None:
 
         for episode in store.list_episodes(tag="example"):
             print(f"{episode.pk}: {episode.status.value}, {episode.event_count} events")
-        stored = load_episode(store, spec.episode_id)
-        app = ConversationApp(stored.spec.agent_names)
-        views = EpisodeViews(
-            stored.spec, app.name, BaseNotificationSystem(app.notification_config())
-        )
-        views.add_all(stored.events)
+        record = store.load(spec.episode_id)  # the EpisodeRecord, read back from Redis
         print(
             f"\n--- as Benedikt saw it (no private message)\n"
-            f"{views.transcript('Benedikt Müller-Roth')}"
+            f"{record.transcript('Benedikt Müller-Roth')}"
         )
-        print(f"\n--- the evaluator's transcript\n{views.transcript()}")
+        print(f"\n--- the evaluator's transcript\n{record.transcript()}")
         text = export_episode_json(store, spec.episode_id)
         print(f"\nARE JSON from the store: {len(text)} bytes")
 

@@ -4,13 +4,8 @@
 work on plain Redis ≥ 6.2 with no modules. See the README's "Storage" section.
 """
 
-from sotopia_are.storage.are_export import (
-    STATUS_KEY,
-    episode_status,
-    episode_trace,
-    export_episode_json,
-    load_episode,
-)
+from sotopia_are.record import STATUS_KEY
+from sotopia_are.storage.are_export import export_episode_json
 from sotopia_are.storage.connection import REDIS_URL_ENV, connect, redact_url
 from sotopia_are.storage.embedded import DATA_DIR_ENV, EmbeddedRedis, default_data_dir
 from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus, stable_episode_id
@@ -65,14 +60,11 @@ __all__ = [
     "StoredModel",
     "connect",
     "default_data_dir",
-    "episode_status",
-    "episode_trace",
     "export_episode_json",
     "export_episodes",
     "export_records",
     "import_episodes",
     "import_records",
-    "load_episode",
     "read_records",
     "redact_url",
     "stable_episode_id",

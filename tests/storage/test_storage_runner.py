@@ -19,7 +19,6 @@ from sotopia_are.storage import (
     EpisodeStore,
     StorageError,
     export_episode_json,
-    load_episode,
 )
 
 
@@ -40,8 +39,8 @@ async def test_storage_recorder_streams_a_real_episode(store: EpisodeStore) -> N
     stored_json = json.loads(export_episode_json(store, "flat-1"))
     assert stored_json["metadata"]["runner_config"].pop(STATUS_KEY) == "complete"
     assert stored_json == json.loads(export_episode(result))
-    loaded = load_episode(store, "flat-1")
-    assert loaded.spec == spec
+    loaded = store.load("flat-1")
+    assert loaded.spec == spec and loaded.transcript() == result.transcript()
     assert [e.event_id for e in loaded.events] == [e.event_id for e in result.events]
 
 
