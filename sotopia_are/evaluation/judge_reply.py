@@ -7,6 +7,8 @@ each change on the call record:
 - a participant's key is matched exactly, else ignoring case, else by a unique first name;
 - a dimension's key is matched ignoring case, spaces and ``-`` (``"Social Rules"`` is
   ``social_rules``);
+- with a one-dimension rubric, a rating written straight under the participant
+  (``{"Ann": {"reasoning": …, "score": 7}}``) is that dimension's;
 - a rating written as Sotopia's pair ``["reasoning", score]`` becomes
   ``{"reasoning": …, "score": …}``; ``"reason"``, ``"explanation"`` or ``"rationale"``
   stand for a missing ``"reasoning"``;
@@ -91,6 +93,11 @@ def _dimension_key(written: str, dimension_names: Sequence[str]) -> str:
 def _normalize_ratings(
     ratings: dict[str, Any], agent: str, dimension_names: Sequence[str], notes: list[str]
 ) -> dict[str, Any]:
+    if len(dimension_names) == 1 and "score" in ratings and dimension_names[0] not in ratings:
+        # With one dimension, a rating written straight under the participant can only be
+        # that dimension's (a real 0.5B judge answered a goal-only rubric this way).
+        notes.append(f"read the rating of {agent!r} as its only dimension {dimension_names[0]!r}")
+        ratings = {dimension_names[0]: ratings}
     result: dict[str, Any] = {}
     for key, rating in ratings.items():
         dimension = _dimension_key(key, dimension_names)

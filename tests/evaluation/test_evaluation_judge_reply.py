@@ -45,6 +45,11 @@ def goal(reasoning: str, score: Any) -> dict[str, Any]:
             "Mara Quinn": {"goal": {"explanation": "r", "score": 7}},
             "Teo Alvarez": {"goal": {"reason": "r", "score": "+4"}},
         },
+        # What a real 0.5B judge wrote for the goal-only rubric (tests/data/real_model).
+        {
+            "Mara Quinn": {"reasoning": "r", "score": 7},
+            "Teo Alvarez": {"reasoning": "r", "score": 4},
+        },
     ],
 )
 async def test_judge_form_is_normalised_and_accepted_at_once(
@@ -62,6 +67,12 @@ async def test_judge_form_is_normalised_and_accepted_at_once(
     [call] = evaluation.calls
     assert len(call.attempts) == 1 and call.normalized and call.attempts[0].normalized
     assert session.usage().normalized_calls == 1
+
+
+def test_a_rating_without_its_dimension_is_read_only_for_a_one_dimension_rubric() -> None:
+    answer = {name: {"reasoning": "r", "score": 3} for name in NAMES}
+    normalized, _ = normalize_judge_reply(answer, NAMES, SOTOPIA_EVAL.dimension_names)
+    assert normalized == answer  # with seven dimensions it is not ours to guess which
 
 
 def test_a_dimension_written_with_spaces_is_the_rubric_s() -> None:
