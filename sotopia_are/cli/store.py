@@ -14,27 +14,19 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from sotopia_are.record import record_from_are_json
-from sotopia_are.simulation.data_handler.reader import loads_json
-from sotopia_are.simulation.files import path_inside, write_text_atomically
+from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.storage import (
-    AgentProfile,
-    EnvironmentProfile,
     EpisodeExistsError,
     EpisodeLog,
     EpisodeStatus,
-    EpisodeStore,
-    RelationshipProfile,
-    StoredModel,
     export_episode_json,
     export_episodes,
-    import_episodes,
-    import_records,
 )
+from sotopia_are.studies import ImportKind, export_are_files, import_file
 
 from .common import DataDirOption, RedisUrlOption, cli_errors, fail, open_store, read_text
 
@@ -46,23 +38,6 @@ class ExportFormat(StrEnum):
 
     jsonl = "jsonl"
     are = "are"
-
-
-class ImportKind(StrEnum):
-    """What an input file holds (``auto``: decided from its first record)."""
-
-    auto = "auto"
-    episodes = "episodes"
-    agents = "agents"
-    environments = "environments"
-    relationships = "relationships"
-
-
-_PROFILE_MODELS: dict[ImportKind, type[StoredModel]] = {
-    ImportKind.agents: AgentProfile,
-    ImportKind.environments: EnvironmentProfile,
-    ImportKind.relationships: RelationshipProfile,
-}
 
 
 def _when(timestamp: float) -> str:
@@ -181,14 +156,7 @@ def export(
             return
         if output is None:
             fail("--all --format are writes one file per episode: give a directory with -o")
-        # All read and placed before any is written: a store error or an id that would
-        # land outside the directory leaves no partial set of files.
-        texts = {
-            path_inside(str(output), f"{pk}.json"): export_episode_json(store, pk, indent=2)
-            for pk in ids
-        }
-        for path, text in texts.items():
-            write_text_atomically(path, text)
+        export_are_files(store, ids, output)
         _done(f"exported {len(ids)} episodes as ARE JSON", output)
 
 
@@ -207,33 +175,6 @@ def _done(message: str, output: Path | None) -> None:
         typer.echo(message, err=True)
     else:
         typer.echo(f"{message} to {output}")
-
-
-def _kind_of(first: dict[str, Any]) -> ImportKind:
-    if "events" in first or "agents" in first or "status" in first:
-        return ImportKind.episodes
-    if "first_name" in first:
-        return ImportKind.agents
-    if "agent_goals" in first or "scenario" in first:
-        return ImportKind.environments
-    if {"agent_1_id", "agent1_id"} & first.keys():
-        return ImportKind.relationships
-    fail("cannot tell what the file holds; pass --kind episodes|agents|environments|relationships")
-
-
-def _is_are_trace(text: str) -> bool:
-    """Whether ``text`` is one ARE ``ExportedTrace`` object rather than JSONL records."""
-    try:
-        data = loads_json(text)
-    except json.JSONDecodeError:
-        return False  # several lines of JSON: JSONL
-    return isinstance(data, dict) and "completed_events" in data and "metadata" in data
-
-
-def _import_are(store: EpisodeStore, text: str, source: Path, *, replace: bool) -> str:
-    record = record_from_are_json(text, reason=f"imported from ARE JSON {source.name}")
-    store.save_record(record, replace=replace)
-    return record.episode_id
 
 
 @contextmanager
@@ -266,26 +207,10 @@ def import_(
     file into the store. A file with a bad line imports nothing; nor does one with an
     episode id already stored, unless --replace. An episode keeps the status it was
     exported with (an ARE file that does not say is imported as complete)."""
-    text = read_text(file)
+    read_text(file)  # an unreadable file: one error naming it, before the store starts
     with open_store(data_dir, redis_url) as store, cli_errors(), _refuse_existing():
-        if _is_are_trace(text):
-            pk = _import_are(store, text, file, replace=replace)
-            typer.echo(f"imported episode {pk} from ARE JSON {file}")
-            return
-        lines = text.splitlines()
-        if kind is ImportKind.auto:
-            first = next((line for line in lines if line.strip()), None)
-            if first is None:
-                fail(f"{file} is empty")
-            try:
-                record = loads_json(first)
-            except json.JSONDecodeError as error:
-                fail(f"{file}:1: not JSON: {error}")
-            if not isinstance(record, dict):
-                fail(f"{file}:1: expected a JSON object")
-            kind = _kind_of(record)
-        if kind is ImportKind.episodes:
-            ids = import_episodes(store, lines, source=str(file), replace=replace)
-        else:
-            ids = import_records(store, _PROFILE_MODELS[kind], lines, source=str(file))
-        typer.echo(f"imported {len(ids)} {kind.value} from {file}")
+        imported = import_file(store, file, kind=kind, replace=replace)
+    if imported.are:
+        typer.echo(f"imported episode {imported.ids[0]} from ARE JSON {file}")
+    else:
+        typer.echo(f"imported {len(imported.ids)} {imported.kind.value} from {file}")

@@ -14,6 +14,7 @@ from .batch import (
     plan_batch,
     read_specs,
 )
+from .files import ImportedFile, ImportKind, export_are_files, import_file
 from .profiles import agent_background, spec_from_profiles, spec_from_stored_profiles
 from .rating import arate, arate_script, rate, rate_script, script_record
 from .running import arun, mark_stopped, run
@@ -24,11 +25,15 @@ __all__ = [
     "BatchPlan",
     "BatchResult",
     "EpisodeOutcome",
+    "ImportKind",
+    "ImportedFile",
     "agent_background",
     "arate",
     "arate_script",
     "arun",
     "batch",
+    "export_are_files",
+    "import_file",
     "mark_stopped",
     "plan_batch",
     "rate",

@@ -1,0 +1,134 @@
+"""Episodes and profiles in and out of the store as files.
+
+:func:`import_file` takes what users have: JSONL of episode records (or the stored-episode
+documents older versions exported), JSONL of profiles (SOTOPIA's own files too), or one
+episode's ARE scenario JSON. :func:`export_are_files` writes one ARE file per episode
+into a directory, all placed inside it before any is written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from sotopia_are.record import record_from_are_json
+from sotopia_are.simulation.data_handler.reader import loads_json
+from sotopia_are.simulation.files import path_inside, write_text_atomically
+from sotopia_are.storage import (
+    AgentProfile,
+    EnvironmentProfile,
+    EpisodeStore,
+    RelationshipProfile,
+    StoredModel,
+    export_episode_json,
+    import_episodes,
+    import_records,
+)
+
+__all__ = ["ImportKind", "ImportedFile", "export_are_files", "import_file"]
+
+
+class ImportKind(StrEnum):
+    """What an input file holds (``auto``: decided from its first object)."""
+
+    auto = "auto"
+    episodes = "episodes"
+    agents = "agents"
+    environments = "environments"
+    relationships = "relationships"
+
+
+_PROFILE_MODELS: dict[ImportKind, type[StoredModel]] = {
+    ImportKind.agents: AgentProfile,
+    ImportKind.environments: EnvironmentProfile,
+    ImportKind.relationships: RelationshipProfile,
+}
+
+
+@dataclass(frozen=True)
+class ImportedFile:
+    """What :func:`import_file` stored: the kind, the ids, and whether it was ARE JSON."""
+
+    kind: ImportKind
+    ids: tuple[str, ...]
+    are: bool = False
+
+
+def import_file(
+    store: EpisodeStore,
+    path: Path,
+    *,
+    kind: ImportKind = ImportKind.auto,
+    replace: bool = False,
+) -> ImportedFile:
+    """Store what ``path`` holds. A file with a bad line (``ValueError`` naming the line)
+    imports nothing; nor does one with an episode id already stored
+    (:class:`~sotopia_are.storage.EpisodeExistsError`), unless ``replace``. An episode
+    keeps the status it was exported with (an ARE file that does not say is complete).
+    ``OSError`` for an unreadable file."""
+    text = path.read_text(encoding="utf-8")
+    if _is_are_trace(text):
+        record = record_from_are_json(text, reason=f"imported from ARE JSON {path.name}")
+        store.save_record(record, replace=replace)
+        return ImportedFile(ImportKind.episodes, (record.episode_id,), are=True)
+    lines = text.splitlines()
+    if kind is ImportKind.auto:
+        kind = _kind_of(lines, path)
+    if kind is ImportKind.episodes:
+        ids = import_episodes(store, lines, source=str(path), replace=replace)
+    else:
+        ids = import_records(store, _PROFILE_MODELS[kind], lines, source=str(path))
+    return ImportedFile(kind, tuple(ids))
+
+
+def _kind_of(lines: Sequence[str], path: Path) -> ImportKind:
+    first = next((line for line in lines if line.strip()), None)
+    if first is None:
+        raise ValueError(f"{path} is empty")
+    try:
+        data: Any = loads_json(first)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}:1: not JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}:1: expected a JSON object")
+    if {"version", "events", "agents", "status"} & data.keys():
+        return ImportKind.episodes
+    if "first_name" in data:
+        return ImportKind.agents
+    if "agent_goals" in data or "scenario" in data:
+        return ImportKind.environments
+    if {"agent_1_id", "agent1_id"} & data.keys():
+        return ImportKind.relationships
+    raise ValueError(
+        f"cannot tell what {path} holds; give its kind (--kind "
+        "episodes|agents|environments|relationships)"
+    )
+
+
+def _is_are_trace(text: str) -> bool:
+    """Whether ``text`` is one ARE ``ExportedTrace`` object rather than JSONL records."""
+    try:
+        data = loads_json(text)
+    except json.JSONDecodeError:
+        return False  # several lines of JSON: JSONL
+    return isinstance(data, dict) and "completed_events" in data and "metadata" in data
+
+
+def export_are_files(store: EpisodeStore, episode_ids: Sequence[str], directory: Path) -> int:
+    """Write each episode's ARE JSON to ``directory/<id>.json``; how many.
+
+    Everything is read and every path resolved inside ``directory`` first (``ValueError``
+    for one that would land outside), so a store error or a bad id leaves no partial set
+    of files; each file is written whole (a temporary file renamed over the target).
+    """
+    texts = {
+        path_inside(str(directory), f"{pk}.json"): export_episode_json(store, pk, indent=2)
+        for pk in episode_ids
+    }
+    for target, text in texts.items():
+        write_text_atomically(target, text)
+    return len(texts)
