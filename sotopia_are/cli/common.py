@@ -303,7 +303,7 @@ def llm_session(
 
 def usage_line(usage: Usage) -> str:
     """``N model calls, T tokens, $C`` (the cost only as far as it is known), and how many
-    answers needed normalising or asking again, if any did."""
+    answers needed normalising or asking again."""
     if usage.calls == 0:
         return "no model calls"
     if usage.cost_usd is None:
@@ -312,13 +312,12 @@ def usage_line(usage: Usage) -> str:
         cost = f"${usage.cost_usd:.4f} + {usage.unpriced_calls} calls of unknown cost"
     else:
         cost = f"${usage.cost_usd:.4f}"
+    # Always shown: with a real model, how many answers needed fixing is part of the result.
     fixed = (
-        f"; answers accepted after normalising their form: {usage.normalized_calls}, "
+        f"answers accepted after normalising their form: {usage.normalized_calls}, "
         f"after asking again: {usage.repaired_calls}"
-        if usage.normalized_calls or usage.repaired_calls
-        else ""
     )
-    return f"{usage.calls} model calls, {usage.total_tokens} tokens, {cost}{fixed}"
+    return f"{usage.calls} model calls, {usage.total_tokens} tokens, {cost}; {fixed}"
 
 
 def print_scores(scores: Mapping[str, Mapping[str, float]], title: str = "Scores") -> None:
