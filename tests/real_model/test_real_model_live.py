@@ -38,8 +38,10 @@ def spec(episode_id: str, turns: int) -> EpisodeSpec:
 
 
 def session() -> LLMSession:
-    key = os.environ.get("SOTOPIA_ARE_API_KEY") or ("sk-no-key-needed" if API_BASE else None)
-    return LLMSession(LLMConfig(api_base=API_BASE, api_key=key, max_concurrency=1))
+    # A keyless local server needs no key; a small model on a CPU may take minutes for a
+    # judge answer.
+    config = LLMConfig(api_base=API_BASE, max_concurrency=1, timeout_s=900)
+    return LLMSession(config)
 
 
 async def test_a_real_episode_completes_and_is_rated() -> None:
