@@ -7,7 +7,7 @@ punctuation, markdown markers) and at most one corruption (a lost closing quote,
 misspelt name, a stray line, text after a quote). The law: the parse gives the intended
 actions, or raises `ScriptParseError` naming a line of the script — never other actions.
 
-SOTOPIA_ARE_FUZZ_EXAMPLES sets how many scripts (default 1500; nightly-style runs use
+SOTOPIA_ARE_FUZZ_EXAMPLES sets how many scripts (default 3000; nightly-style runs use
 more, e.g. 50000).
 """
 
@@ -25,7 +25,7 @@ DATA = Path(__file__).parent.parent / "data" / "transcripts"
 EXPECTED: dict[str, dict[str, list[str]]] = json.loads(
     (DATA / "expected.json").read_text(encoding="utf-8")
 )
-EXAMPLES = int(os.environ.get("SOTOPIA_ARE_FUZZ_EXAMPLES", "1500"))
+EXAMPLES = int(os.environ.get("SOTOPIA_ARE_FUZZ_EXAMPLES", "3000"))
 
 Action = tuple[str, AgentAction]
 
