@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -135,6 +135,13 @@ class EpisodeRecord(BaseModel):
         return trace.model_copy(
             update={"completed_events": list(self.events), "metadata": metadata}
         )
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with ``update`` applied; what :attr:`views` derived is derived again."""
+        copied = super().model_copy(update=update, deep=deep)
+        # pydantic copies the instance dict, where cached_property keeps its value.
+        copied.__dict__.pop("views", None)
+        return copied
 
     @functools.cached_property
     def views(self) -> EpisodeViews:

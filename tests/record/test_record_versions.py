@@ -66,3 +66,10 @@ def test_a_verdict_per_judge() -> None:
     assert both.verdict == other and rated.verdicts == (verdict,)  # frozen: a new record
     replaced = both.with_verdict(verdict, replace=True)
     assert [v.judge_model for v in replaced.verdicts] == ["openai/second", "openai/test-model"]
+
+
+def test_a_changed_copy_derives_its_views_again() -> None:
+    bakery, garden, _ = legacy_records()
+    assert "Teo Alvarez left" in bakery.transcript()  # views now cached on bakery
+    swapped = bakery.model_copy(update={"spec": garden.spec, "events": garden.events})
+    assert swapped.transcript() == garden.transcript()
