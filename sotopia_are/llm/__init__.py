@@ -10,8 +10,16 @@ Importing this package does not import litellm.
 
 from sotopia_are.llm.accounting import Attempt, LLMCall, Usage
 from sotopia_are.llm.cache import ResponseCache
-from sotopia_are.llm.concurrency import CONCURRENCY, ConcurrencyRegistry
-from sotopia_are.llm.config import API_BASE_ENV, API_KEY_ENV, Endpoint, LLMConfig, RetryPolicy
+from sotopia_are.llm.concurrency import CONCURRENCY, ConcurrencyRegistry, InFlight
+from sotopia_are.llm.config import (
+    API_BASE_ENV,
+    API_KEY_ENV,
+    REQUEST_ATTEMPTS_ENV,
+    TIMEOUT_ENV,
+    Endpoint,
+    LLMConfig,
+    RetryPolicy,
+)
 from sotopia_are.llm.errors import (
     GenerationError,
     LLMError,
@@ -42,11 +50,14 @@ __all__ = [
     "API_KEY_ENV",
     "CONCURRENCY",
     "OUTPUT_MODES",
+    "REQUEST_ATTEMPTS_ENV",
+    "TIMEOUT_ENV",
     "Attempt",
     "ConcurrencyRegistry",
     "Endpoint",
     "Generation",
     "GenerationError",
+    "InFlight",
     "LLMCall",
     "LLMConfig",
     "LLMError",

@@ -5,22 +5,50 @@ the registry keeps one semaphore per (event loop, endpoint). Loops are held weak
 closed and forgotten loop takes its semaphores with it. This registry is the one piece
 of process-wide mutable state in the LLM layer, by design: many episodes running at once
 must share one limit per endpoint.
+
+It also counts the requests in flight (sent, not yet answered) in the process, across
+loops and endpoints, with the start of the oldest: what a progress display shows so that
+a batch waiting on a stuck server does not look frozen.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
+import time
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
-__all__ = ["CONCURRENCY", "ConcurrencyRegistry"]
+__all__ = ["CONCURRENCY", "ConcurrencyRegistry", "InFlight"]
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """Requests sent and not yet answered: how many, and the age of the oldest (0 when
+    there is none)."""
+
+    count: int = 0
+    oldest_s: float = 0.0
+
+    def describe(self) -> str:
+        """``3 calls in flight, oldest 47 s`` (empty when there is none)."""
+        if not self.count:
+            return ""
+        calls = "1 call" if self.count == 1 else f"{self.count} calls"
+        return f"{calls} in flight, oldest {self.oldest_s:.0f} s"
 
 
 class ConcurrencyRegistry:
-    """Semaphores keyed by (running event loop, endpoint key)."""
+    """Semaphores keyed by (running event loop, endpoint key), and the requests in flight."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._tickets = itertools.count()
+        # Insertion order is start order, so the first entry is always the oldest.
+        self._sent: dict[int, float] = {}
         self._by_loop: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[str, tuple[int, asyncio.Semaphore]]
         ] = weakref.WeakKeyDictionary()
@@ -46,6 +74,25 @@ class ConcurrencyRegistry:
                 f"event loop; asked for {limit}. Use one max_concurrency per endpoint."
             )
         return semaphore
+
+    @contextmanager
+    def sending(self) -> Iterator[None]:
+        """Count one request in flight for the duration of the block."""
+        with self._lock:
+            ticket = next(self._tickets)
+            self._sent[ticket] = time.monotonic()
+        try:
+            yield
+        finally:
+            with self._lock:
+                del self._sent[ticket]
+
+    def in_flight(self) -> InFlight:
+        """The requests in flight in this process now (safe from any thread)."""
+        with self._lock:
+            count = len(self._sent)
+            first = next(iter(self._sent.values()), None)
+        return InFlight(count, 0.0 if first is None else time.monotonic() - first)
 
 
 CONCURRENCY = ConcurrencyRegistry()

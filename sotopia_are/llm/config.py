@@ -7,6 +7,12 @@ environment variable, and optionally a key (``LLMConfig.api_key`` or
 variables (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``OLLAMA_API_BASE``…) apply. A
 server at a base URL that wants no key (local vLLM, Ollama, llama.cpp) needs none here:
 the transport sends it a placeholder when no key is given from any source.
+
+A stuck server (one that accepts a request and never answers) is reported once
+``retry.max_timeouts`` requests of a call have each waited ``timeout_s`` in vain (by
+default one request of 120 s), whatever ``retry.max_attempts`` allows for failures that
+come fast. The CLI sets ``timeout_s`` from ``--timeout`` / ``SOTOPIA_ARE_TIMEOUT`` and
+``retry.max_attempts`` from ``--request-attempts`` / ``SOTOPIA_ARE_REQUEST_ATTEMPTS``.
 """
 
 from __future__ import annotations
@@ -18,10 +24,22 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from sotopia_are.llm.structured import OutputMode
 
-__all__ = ["API_BASE_ENV", "API_KEY_ENV", "Endpoint", "LLMConfig", "RetryPolicy"]
+__all__ = [
+    "API_BASE_ENV",
+    "API_KEY_ENV",
+    "REQUEST_ATTEMPTS_ENV",
+    "TIMEOUT_ENV",
+    "Endpoint",
+    "LLMConfig",
+    "RetryPolicy",
+]
 
 API_BASE_ENV = "SOTOPIA_ARE_API_BASE"
 API_KEY_ENV = "SOTOPIA_ARE_API_KEY"
+TIMEOUT_ENV = "SOTOPIA_ARE_TIMEOUT"
+"""The CLI's variable for ``LLMConfig.timeout_s`` (``--timeout``)."""
+REQUEST_ATTEMPTS_ENV = "SOTOPIA_ARE_REQUEST_ATTEMPTS"
+"""The CLI's variable for ``RetryPolicy.max_attempts`` (``--request-attempts``)."""
 
 
 class RetryPolicy(BaseModel):
@@ -32,6 +50,14 @@ class RetryPolicy(BaseModel):
     backoff, full jitter). With one, the wait is what the server asked plus up to
     ``initial_backoff_s`` of jitter; a server asking for more than ``max_retry_after_s``
     fails the call at once with a :class:`~sotopia_are.llm.errors.TransientLLMError`.
+
+    A request that gets no answer within ``LLMConfig.timeout_s`` counts toward
+    ``max_timeouts`` as well: after that many timed-out requests the call gives up with a
+    ``TransientLLMError`` saying how long it waited. Timeouts get their own, smaller
+    budget because a server that left one request unanswered for minutes rarely answers
+    the same request faster the next time, while rate limits, 5xx and dropped connections
+    fail fast and often clear up: six two-minute timeouts made a stuck server look like
+    a frozen run for over twelve minutes.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -40,6 +66,7 @@ class RetryPolicy(BaseModel):
     initial_backoff_s: float = Field(default=1.0, ge=0)
     max_backoff_s: float = Field(default=60.0, ge=0)
     max_retry_after_s: float = Field(default=300.0, ge=0)
+    max_timeouts: int = Field(default=1, ge=1)
 
 
 class LLMConfig(BaseModel):
@@ -48,7 +75,9 @@ class LLMConfig(BaseModel):
     ``max_concurrency`` bounds requests in flight per endpoint (model + api_base) across
     the whole process. ``output_attempts`` is how many answers a structured call may get
     before :class:`~sotopia_are.llm.errors.GenerationError`. ``params`` are sent with every
-    request (``temperature``, ``max_tokens``, ``seed``…). ``timeout_s`` bounds each request.
+    request (``temperature``, ``max_tokens``, ``seed``…). ``timeout_s`` bounds each request
+    (raise it for a slow model, e.g. on a CPU; with ``retry.max_timeouts`` it also bounds
+    how long a stuck server goes unreported).
     ``max_tokens`` is sent when neither ``params`` nor the caller (an agent's or judge's own
     budget) gives one, so no request leaves the answer's length to the server.
     """

@@ -3,17 +3,24 @@ the server's ``Retry-After`` honoured when it gives one (see
 :class:`~sotopia_are.llm.config.RetryPolicy`). A server asking for a longer wait than the
 policy allows fails the request at once: a shortened wait would only burn an attempt on
 a request the server already said it would refuse.
+
+Requests that time out have a budget of their own (``RetryPolicy.max_timeouts``): once it
+is spent the call fails with a :class:`TransientLLMError` saying how long it waited and
+which settings change that, so a server that accepts requests and never answers is
+reported after ``max_timeouts`` timeouts of ``timeout_s`` rather than after every attempt.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import tenacity
 
-from sotopia_are.llm.config import RetryPolicy
+from sotopia_are.llm._litellm import load_litellm
+from sotopia_are.llm.config import REQUEST_ATTEMPTS_ENV, TIMEOUT_ENV, RetryPolicy
 from sotopia_are.llm.errors import TransientLLMError
 from sotopia_are.llm.failures import describe, is_transient, retry_after_seconds
 
@@ -54,19 +61,68 @@ class BackoffWait(tenacity.wait.wait_base):
 
 
 async def retrying(
-    policy: RetryPolicy, request: Callable[[], Awaitable[T]], *, target: str = "the model"
+    policy: RetryPolicy,
+    request: Callable[[], Awaitable[T]],
+    *,
+    target: str = "the model",
+    timeout_s: float | None = None,
 ) -> T:
     """Await ``request()`` until it succeeds, retrying transient failures per ``policy``.
 
-    A permanent failure, or the last transient one, is re-raised unchanged; a
-    ``Retry-After`` beyond the policy's cap is a :class:`TransientLLMError` naming
-    ``target``.
+    A permanent failure, or the last transient one, is re-raised unchanged, except a last
+    failure that was a timeout: a :class:`TransientLLMError` naming ``target``, the
+    requests that timed out (after ``timeout_s`` each, the per-request timeout, for the
+    message), the time waited and the settings that change them. A ``Retry-After``
+    beyond the policy's cap is a :class:`TransientLLMError` naming ``target``.
     """
+    started = time.monotonic()
+    requests = timeouts = 0
+
+    async def counted() -> T:
+        nonlocal requests, timeouts
+        requests += 1
+        try:
+            return await request()
+        except Exception as exc:
+            timeouts += _is_timeout(exc)
+            raise
+
     retryer = tenacity.AsyncRetrying(
-        stop=tenacity.stop_after_attempt(policy.max_attempts),
+        stop=lambda state: (
+            state.attempt_number >= policy.max_attempts or timeouts >= policy.max_timeouts
+        ),
         wait=BackoffWait(policy, target),
         retry=tenacity.retry_if_exception(is_transient),
         reraise=True,
     )
-    result: T = await retryer(request)
+    try:
+        result: T = await retryer(counted)
+    except Exception as exc:
+        if not _is_timeout(exc):
+            raise
+        waited = time.monotonic() - started
+        raise _no_answer(target, timeouts, requests, waited, timeout_s, policy) from exc
     return result
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    return isinstance(exc, load_litellm().Timeout)
+
+
+def _no_answer(
+    target: str,
+    timeouts: int,
+    requests: int,
+    waited_s: float,
+    timeout_s: float | None,
+    policy: RetryPolicy,
+) -> TransientLLMError:
+    each = f" after {timeout_s:g} s each" if timeout_s is not None else ""
+    return TransientLLMError(
+        f"{target} gave no answer: {timeouts} of {requests} requests timed out{each}, "
+        f"{waited_s:.1f} s waited in all; the server may be stuck or overloaded. For a slow "
+        f"model (e.g. on a CPU) raise the per-request timeout (LLMConfig.timeout_s, the CLI's "
+        f"--timeout or {TIMEOUT_ENV}); to retry after more timeouts raise "
+        f"LLMConfig.retry.max_timeouts (now {policy.max_timeouts}) and max_attempts (now "
+        f"{policy.max_attempts}; --request-attempts or {REQUEST_ATTEMPTS_ENV})"
+    )

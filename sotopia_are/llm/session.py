@@ -22,7 +22,7 @@ from pydantic import BaseModel, JsonValue
 from sotopia_are.llm.accounting import Attempt, AttemptError, LLMCall, ResponseSource, Usage
 from sotopia_are.llm.cache import ResponseCache
 from sotopia_are.llm.concurrency import CONCURRENCY, ConcurrencyRegistry
-from sotopia_are.llm.config import Endpoint, LLMConfig
+from sotopia_are.llm.config import REQUEST_ATTEMPTS_ENV, Endpoint, LLMConfig
 from sotopia_are.llm.errors import (
     GenerationError,
     LLMError,
@@ -441,7 +441,8 @@ class LLMSession:
             async with semaphore:  # backoff sleeps happen outside: they hold no slot
                 began[0] = time.perf_counter()
                 try:
-                    return await send(request, endpoint, self.config.timeout_s)
+                    with self.concurrency.sending():
+                        return await send(request, endpoint, self.config.timeout_s)
                 except Exception as exc:
                     attempts.append(
                         Attempt(
@@ -454,7 +455,12 @@ class LLMSession:
                     )
                     raise
 
-        response = await retrying(self.config.retry, once, target=_describe_endpoint(endpoint))
+        response = await retrying(
+            self.config.retry,
+            once,
+            target=_describe_endpoint(endpoint),
+            timeout_s=self.config.timeout_s,
+        )
         return response, began[0]
 
     def _as_llm_error(self, exc: Exception, endpoint: Endpoint, requests: int) -> LLMError | None:
@@ -465,7 +471,8 @@ class LLMSession:
             return TransientLLMError(
                 f"{_describe_endpoint(endpoint)} still failing after {requests} requests: "
                 f"{describe(exc)}; check that the server is up (api_base), lower "
-                f"LLMConfig.max_concurrency, or raise LLMConfig.retry.max_attempts."
+                f"LLMConfig.max_concurrency, or raise LLMConfig.retry.max_attempts (the "
+                f"CLI's --request-attempts or {REQUEST_ATTEMPTS_ENV})."
             )
         if is_provider_error(exc):
             return permanent_error(exc, endpoint.model, endpoint.api_base)

@@ -60,7 +60,8 @@ async def test_a_hanging_request_times_out_and_is_retried(
     llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
 ) -> None:
     llm_server.enqueue(Reply.hanging(), "after the hang")
-    session = make_session(timeout_s=0.3)
+    retry = RetryPolicy(max_attempts=4, max_timeouts=2, initial_backoff_s=0.01)
+    session = make_session(timeout_s=0.3, retry=retry)
     result = await session.generate(MODEL, "test/plain.j2", {"word": "x"})
     assert result.value == "after the hang"
     assert "Timeout" in (result.call.attempts[0].error or "")
