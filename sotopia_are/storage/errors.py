@@ -10,6 +10,7 @@ __all__ = [
     "StorageConflictError",
     "StorageError",
     "StorageUnavailableError",
+    "UnreadableRecordError",
 ]
 
 
@@ -47,3 +48,21 @@ class StorageConflictError(StorageError):
 
 class JsonlFormatError(StorageError, ValueError):
     """A JSONL line that is not a valid record; the message starts with ``source:line:``."""
+
+
+class UnreadableRecordError(StorageError):
+    """A key under the store's prefix that does not hold what the store writes there: a
+    value of another type (a string where an episode hash belongs), fields that are no
+    valid record, or an index entry naming a record that is not there.
+
+    ``key`` is the Redis key and ``reason`` what is wrong with it; the message names both
+    and the fix. Reading that one record raises it; listing reports it and goes on.
+    """
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(
+            f"unreadable key {key!r}: {reason}. Fix: it was not written by sotopia_are (or "
+            f"was damaged); move it out of the way or delete it (redis-cli DEL {key!r})"
+        )
+        self.key = key
+        self.reason = reason

@@ -18,13 +18,14 @@ tells a resumed batch what to skip.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import redis
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
@@ -38,6 +39,7 @@ from sotopia_are.storage.errors import (
     RecordNotFoundError,
     StorageConflictError,
     StorageUnavailableError,
+    UnreadableRecordError,
 )
 from sotopia_are.storage.events import EVENT_FIELD, decode_event, encode_event
 from sotopia_are.storage.fields import dumps_canonical
@@ -50,7 +52,7 @@ from sotopia_are.storage.keys import (
 from sotopia_are.storage.record import StoredModel
 from sotopia_are.storage.records import episode_log_of, index_fields, record_from_stored
 
-__all__ = ["CALL_FIELD", "WRITE_ATTEMPTS", "EpisodeStore"]
+__all__ = ["CALL_FIELD", "WRITE_ATTEMPTS", "EpisodeStore", "OnUnreadable"]
 
 R = TypeVar("R", bound=StoredModel)
 T = TypeVar("T")
@@ -59,6 +61,17 @@ CALL_FIELD = "call"
 """The field of a calls-stream entry holding the call record's JSON."""
 
 _SCAN_BATCH = 500
+
+_log = logging.getLogger(__name__)
+
+OnUnreadable = Callable[[UnreadableRecordError], None]
+"""What listing calls with each key it skips because it is not what the store wrote."""
+
+
+def _log_unreadable(error: UnreadableRecordError) -> None:
+    """The default report of a skipped key: listing should not be silent about it."""
+    _log.warning("skipped %s: %s", error.key, error.reason)
+
 
 WRITE_ATTEMPTS = 50
 """How often a guarded write is tried before :class:`StorageConflictError`: a WATCHed key
@@ -185,6 +198,7 @@ class EpisodeStore:
 
         def write(pipe: Any) -> int:
             old = {e.pk: _read_episode(pipe, e.pk) for e in episodes}
+            _check_index(pipe, [(old[e.pk], e) for e in episodes])
             pipe.multi()
             for record in batch:
                 key = record.redis_key(record.pk)
@@ -197,12 +211,13 @@ class EpisodeStore:
         return self._watched(keys, write)
 
     def get(self, model: type[R], pk: str) -> R:
-        """The record ``pk``; :class:`RecordNotFoundError` if there is none."""
+        """The record ``pk``; :class:`RecordNotFoundError` if there is none,
+        :class:`UnreadableRecordError` naming the key if it holds no valid record."""
         with self._guard():
-            fields = self.client.hgetall(model.redis_key(pk))
+            fields = _read_hash(self.client, model.redis_key(pk))
         if not fields:
             raise RecordNotFoundError(f"no {model.__name__} with pk {pk!r} in {self.location}")
-        return model.from_hash(pk, fields)
+        return _from_hash(model, pk, fields)
 
     def exists(self, model: type[StoredModel], pk: str) -> bool:
         """Whether the record ``pk`` exists."""
@@ -272,6 +287,7 @@ class EpisodeStore:
                 usage={},
                 cost_usd=None,
             )
+            _check_index(pipe, [(old, started)])
             pipe.multi()
             pipe.delete(
                 key,
@@ -422,7 +438,8 @@ class EpisodeStore:
     def load(self, episode_id: str) -> EpisodeRecord:
         """The stored episode as an :class:`~sotopia_are.record.EpisodeRecord` (an older
         layout is migrated on read). :class:`RecordNotFoundError` if there is none;
-        ``ValueError`` if it was stored without a spec."""
+        :class:`UnreadableRecordError` naming the key if the record or one of its streams
+        is not what the store wrote; ``ValueError`` if it was stored without a spec."""
         log = self.get_episode(episode_id)
         return record_from_stored(log, self.read_events(episode_id), self.read_calls(episode_id))
 
@@ -493,6 +510,7 @@ class EpisodeStore:
                     f"episode {episode_id} is {old.status.value}, not {expected.value}"
                 )
             new = old.replace(**update, updated_at=self._clock())
+            _check_index(pipe, [(old, new)])
             pipe.multi()
             pipe.delete(key)
             pipe.hset(key, mapping=new.to_hash())
@@ -529,6 +547,7 @@ class EpisodeStore:
                     f"episode {episode.pk} already exists in {self.location} "
                     f"({old.status.value}); nothing was written"
                 )
+            _check_index(pipe, [(old, restored)])
             pipe.multi()
             pipe.delete(
                 key,
@@ -551,6 +570,7 @@ class EpisodeStore:
 
         def write(pipe: Any) -> bool:
             old = _read_episode(pipe, episode_id)
+            _check_index(pipe, [(old, None)])
             pipe.multi()
             pipe.delete(
                 key,
@@ -566,14 +586,14 @@ class EpisodeStore:
     # -- episode reading --------------------------------------------------------------
 
     def get_episode(self, episode_id: str) -> EpisodeLog:
-        """The episode record; :class:`RecordNotFoundError` if there is none."""
+        """The episode record; :class:`RecordNotFoundError` if there is none,
+        :class:`UnreadableRecordError` naming the key if it holds no valid episode."""
         return self.get(EpisodeLog, episode_id)
 
     def read_events(self, episode_id: str) -> list[ExportedCompletedEvent]:
-        """The episode's completed events, in the order they completed."""
-        with self._guard():
-            entries = self.client.xrange(episode_events_key(episode_id))
-        return [decode_event(fields[EVENT_FIELD]) for _, fields in entries]
+        """The episode's completed events, in the order they completed;
+        :class:`UnreadableRecordError` naming the stream if it is not one the store wrote."""
+        return self._read_stream(episode_events_key(episode_id), EVENT_FIELD, decode_event)
 
     def follow_events(
         self, episode_id: str, *, block_ms: int = 1000
@@ -596,10 +616,22 @@ class EpisodeStore:
                 return
 
     def read_calls(self, episode_id: str) -> list[dict[str, Any]]:
-        """The episode's model call records, in the order they were appended."""
+        """The episode's model call records, in the order they were appended;
+        :class:`UnreadableRecordError` naming the stream if it is not one the store wrote."""
+        return self._read_stream(episode_calls_key(episode_id), CALL_FIELD, _decode_call)
+
+    def _read_stream(self, key: str, field: str, decode: Callable[[str], T]) -> list[T]:
         with self._guard():
-            entries = self.client.xrange(episode_calls_key(episode_id))
-        return [json.loads(fields[CALL_FIELD]) for _, fields in entries]
+            try:
+                entries = self.client.xrange(key)
+            except redis.ResponseError as error:
+                raise _wrong_type(self.client, key, "stream", error) from None
+        try:
+            return [decode(fields[field]) for _, fields in entries]
+        except (KeyError, ValueError) as error:
+            raise UnreadableRecordError(
+                key, f"holds an entry that is not one the store wrote ({error!r:.200})"
+            ) from None
 
     def episode_ids(
         self,
@@ -609,8 +641,42 @@ class EpisodeStore:
         model: str | None = None,
         agent: str | None = None,
         status: EpisodeStatus | str | None = None,
+        on_unreadable: OnUnreadable | None = None,
     ) -> list[str]:
-        """Ids of the episodes matching every filter given, oldest first."""
+        """Ids of the episodes matching every filter given, oldest first: those
+        :meth:`list_episodes` lists (unreadable keys are skipped and reported the same way)."""
+        return [
+            episode.pk
+            for episode in self.list_episodes(
+                tag=tag,
+                scenario=scenario,
+                model=model,
+                agent=agent,
+                status=status,
+                on_unreadable=on_unreadable,
+            )
+        ]
+
+    def list_episodes(
+        self,
+        *,
+        tag: str | None = None,
+        scenario: str | None = None,
+        model: str | None = None,
+        agent: str | None = None,
+        status: EpisodeStatus | str | None = None,
+        limit: int | None = None,
+        on_unreadable: OnUnreadable | None = None,
+    ) -> list[EpisodeLog]:
+        """The episodes matching every filter given, oldest first (at most ``limit``).
+
+        A key that is not what the store wrote (an episode key holding another type or no
+        valid record, an index entry naming a missing record, an index key of another
+        type) is skipped: ``on_unreadable`` gets an :class:`UnreadableRecordError` for
+        each (default: a logged warning) and the rest are listed. When an index key is
+        unusable, the episodes are found by scanning their records instead.
+        """
+        report = on_unreadable or _log_unreadable
         filters = [
             episode_index_key(name, str(value))
             for name, value in (
@@ -623,35 +689,115 @@ class EpisodeStore:
             if value is not None
         ]
         with self._guard():
-            if not filters:
-                return [str(pk) for pk in self.client.zrange(EPISODES_BY_TIME, 0, -1)]
-            ids = sorted(str(pk) for pk in self.client.sinter(filters))
-            if not ids:
-                return []
-            # types-redis 4.6 (pulled in by redis-om) leaves ZMSCORE untyped.
-            scores = self.client.zmscore(EPISODES_BY_TIME, ids)  # type: ignore[no-untyped-call]
+            try:
+                ids = self._indexed_ids(filters)
+            except redis.ResponseError as error:
+                if "WRONGTYPE" not in str(error):
+                    raise
+                return self._scanned_episodes(filters, limit, report)
+            return self._read_episodes(ids, filters, limit, report)
+
+    def _indexed_ids(self, filters: list[str]) -> list[str]:
+        """The ids the index keys give for ``filters``, oldest first."""
+        if not filters:
+            return [str(pk) for pk in self.client.zrange(EPISODES_BY_TIME, 0, -1)]
+        ids = sorted(str(pk) for pk in self.client.sinter(filters))
+        if not ids:
+            return []
+        # types-redis 4.6 (pulled in by redis-om) leaves ZMSCORE untyped.
+        scores = self.client.zmscore(EPISODES_BY_TIME, ids)  # type: ignore[no-untyped-call]
         return [pk for _, pk in sorted(zip((s or 0.0 for s in scores), ids, strict=True))]
 
-    def list_episodes(
-        self,
-        *,
-        tag: str | None = None,
-        scenario: str | None = None,
-        model: str | None = None,
-        agent: str | None = None,
-        status: EpisodeStatus | str | None = None,
-        limit: int | None = None,
+    def _read_episodes(
+        self, ids: list[str], filters: list[str], limit: int | None, report: OnUnreadable
     ) -> list[EpisodeLog]:
-        """The episodes matching every filter given, oldest first (at most ``limit``)."""
-        ids = self.episode_ids(tag=tag, scenario=scenario, model=model, agent=agent, status=status)
-        if limit is not None:
-            ids = ids[:limit]
-        with self._guard():
+        """The readable records of ``ids`` (the index's answer for ``filters``), in order,
+        read a batch at a time until ``limit`` are found."""
+        found: list[EpisodeLog] = []
+        for start in range(0, len(ids), _SCAN_BATCH):
+            chunk = ids[start : start + _SCAN_BATCH]
             pipe = self.client.pipeline(transaction=False)
-            for pk in ids:
+            for pk in chunk:
                 pipe.hgetall(EpisodeLog.redis_key(pk))
-            rows = pipe.execute()
-        return [EpisodeLog.from_hash(pk, row) for pk, row in zip(ids, rows, strict=True) if row]
+            rows = pipe.execute(raise_on_error=False)
+            missing = [pk for pk, row in zip(chunk, rows, strict=True) if row == {}]
+            dangling = self._still_indexed(missing, filters)
+            for pk, row in zip(chunk, rows, strict=True):
+                try:
+                    found.append(self._episode_from_reply(pk, row, dangling))
+                except _Absent:
+                    continue
+                except UnreadableRecordError as error:
+                    report(error)
+                    continue
+                if limit is not None and len(found) >= limit:
+                    return found
+        return found
+
+    def _still_indexed(self, missing: list[str], filters: list[str]) -> set[str]:
+        """Which of the ``missing`` records the index still names: dangling entries. The
+        others were deleted (with their index entries) after the index was read."""
+        if not missing:
+            return set()
+        pipe = self.client.pipeline(transaction=False)
+        for pk in missing:
+            pipe.zscore(EPISODES_BY_TIME, pk)
+            for key in filters:
+                pipe.sismember(key, pk)
+        replies = iter(pipe.execute(raise_on_error=False))
+        dangling = set()
+        for pk in missing:
+            in_index = [next(replies) for _ in range(1 + len(filters))]
+            if any(reply not in (None, 0, False) for reply in in_index):
+                dangling.add(pk)
+        return dangling
+
+    def _episode_from_reply(self, pk: str, row: object, dangling: set[str]) -> EpisodeLog:
+        """The episode from a pipelined HGETALL reply; :class:`_Absent` if the record was
+        deleted meanwhile, :class:`UnreadableRecordError` if it is not a valid episode."""
+        key = EpisodeLog.redis_key(pk)
+        if isinstance(row, redis.ResponseError):
+            raise _wrong_type(self.client, key, "hash", row)
+        if not row:
+            if pk in dangling:
+                raise UnreadableRecordError(key, "the index lists it but no such record exists")
+            raise _Absent
+        return _from_hash(EpisodeLog, pk, cast(dict[str, str], row))
+
+    def _scanned_episodes(
+        self, filters: list[str], limit: int | None, report: OnUnreadable
+    ) -> list[EpisodeLog]:
+        """The episodes matching ``filters`` found by reading every episode record: what
+        listing falls back on when an index key holds another type (each such key is
+        reported)."""
+        for key in [EPISODES_BY_TIME, *filters]:
+            kind = _type_of(self.client, key)
+            if kind not in (_index_type(key), "none"):
+                report(
+                    UnreadableRecordError(
+                        key,
+                        f"holds a {kind}, not the store's index ({_index_type(key)}); the "
+                        "episodes were found by reading every episode record instead",
+                    )
+                )
+        prefix = EpisodeLog.redis_key("")
+        keys = sorted(self.client.scan_iter(match=EpisodeLog.key_pattern(), count=_SCAN_BATCH))
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.hgetall(key)
+        episodes = []
+        for key, row in zip(keys, pipe.execute(raise_on_error=False), strict=True):
+            try:
+                episode = self._episode_from_reply(key[len(prefix) :], row, set())
+            except _Absent:
+                continue
+            except UnreadableRecordError as error:
+                report(error)
+                continue
+            if set(filters) <= _index_entries(episode):
+                episodes.append(episode)
+        episodes.sort(key=lambda episode: (episode.created_at, episode.pk))
+        return episodes if limit is None else episodes[:limit]
 
     def completed_episode_ids(self, tag: str | None = None) -> set[str]:
         """Ids of the complete episodes (of batch ``tag``): what a resumed batch skips."""
@@ -664,9 +810,63 @@ def _encode_calls(calls: Iterable[Mapping[str, Any]]) -> list[str]:
     return [dumps_canonical(call) for call in calls]
 
 
+class _Absent(Exception):
+    """A listed record that was deleted after the index was read: not an error."""
+
+
+def _decode_call(payload: str) -> dict[str, Any]:
+    call = json.loads(payload)
+    if not isinstance(call, dict):
+        raise ValueError(f"a call record is a JSON object, not {type(call).__name__}")
+    return call
+
+
+def _wrong_type(
+    client: Any, key: str, expected: str, error: redis.ResponseError
+) -> UnreadableRecordError | redis.ResponseError:
+    """The error to raise for ``error`` from reading ``key`` (expected to be a Redis
+    ``expected``): :class:`UnreadableRecordError` naming the type it holds for WRONGTYPE,
+    anything else unchanged."""
+    if "WRONGTYPE" not in str(error):
+        return error
+    return UnreadableRecordError(key, f"holds a {_type_of(client, key)}, not a {expected}")
+
+
+def _type_of(client: Any, key: str) -> str:
+    """The Redis type of ``key`` (``none`` if absent)."""
+    return str(client.type(key))
+
+
+def _read_hash(client: Any, key: str) -> dict[str, str]:
+    """HGETALL ``key`` (on a client, or a pipeline in immediate mode); {} if absent,
+    :class:`UnreadableRecordError` if it holds another type."""
+    try:
+        fields: dict[str, str] = client.hgetall(key)
+    except redis.ResponseError as error:
+        raise _wrong_type(client, key, "hash", error) from None
+    return fields
+
+
+def _from_hash(model: type[R], pk: str, fields: Mapping[str, str]) -> R:
+    """``model.from_hash``, with fields that are no valid record an
+    :class:`UnreadableRecordError` naming the key."""
+    try:
+        return model.from_hash(pk, fields)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in item['loc']) or '(root)'}: {item['msg']}"
+            for item in error.errors()[:3]
+        )
+        raise UnreadableRecordError(
+            model.redis_key(pk), f"its fields are no valid {model.__name__} ({problems})"
+        ) from None
+
+
 def _read_episode(pipe: Any, episode_id: str) -> EpisodeLog | None:
-    fields = pipe.hgetall(EpisodeLog.redis_key(episode_id))
-    return EpisodeLog.from_hash(episode_id, fields) if fields else None
+    """The stored episode (None if absent), read inside a write's WATCH;
+    :class:`UnreadableRecordError` if its key holds no valid episode."""
+    fields = _read_hash(pipe, EpisodeLog.redis_key(episode_id))
+    return _from_hash(EpisodeLog, episode_id, fields) if fields else None
 
 
 def _index_entries(episode: EpisodeLog) -> set[str]:
@@ -679,6 +879,40 @@ def _index_entries(episode: EpisodeLog) -> set[str]:
     entries.update(episode_index_key("model", m) for m in episode.models if m)
     entries.update(episode_index_key("agent", a) for a in episode.agents if a)
     return entries
+
+
+def _index_type(key: str) -> str:
+    """The Redis type of the store's index key ``key``."""
+    return "zset" if key == EPISODES_BY_TIME else "set"
+
+
+# One round trip for the types of every index key a write touches.
+_TYPES_SCRIPT = """
+local types = {}
+for i, key in ipairs(KEYS) do types[i] = redis.call('TYPE', key)['ok'] end
+return types
+"""
+
+
+def _check_index(pipe: Any, changes: Sequence[tuple[EpisodeLog | None, EpisodeLog | None]]) -> None:
+    """:class:`UnreadableRecordError` (before anything is queued) if an index key that
+    taking each ``old`` to ``new`` writes holds another type: Redis would run the rest of
+    the transaction and fail only that command, leaving record and index disagreeing."""
+    if not changes:
+        return  # a write of profiles only: no index to touch, and nothing WATCHed
+    keys = {EPISODES_BY_TIME}
+    for old, new in changes:
+        before = _index_entries(old) if old is not None else set()
+        after = _index_entries(new) if new is not None else set()
+        keys |= before ^ after
+    ordered = sorted(keys)
+    kinds = pipe.eval(_TYPES_SCRIPT, len(ordered), *ordered)
+    for key, kind in zip(ordered, kinds, strict=True):
+        if kind not in (_index_type(key), "none"):
+            raise UnreadableRecordError(
+                key,
+                f"holds a {kind}, not the store's index ({_index_type(key)}); nothing was written",
+            )
 
 
 def _reindex(pipe: Any, old: EpisodeLog | None, new: EpisodeLog | None) -> None:
