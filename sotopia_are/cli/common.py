@@ -25,10 +25,13 @@ from rich.table import Table
 from sotopia_are.llm import (
     API_BASE_ENV,
     API_KEY_ENV,
+    REQUEST_ATTEMPTS_ENV,
+    TIMEOUT_ENV,
     LLMConfig,
     LLMError,
     LLMSession,
     OutputMode,
+    RetryPolicy,
     Usage,
 )
 from sotopia_are.social import EpisodeSpec
@@ -46,6 +49,7 @@ __all__ = [
     "ModelOption",
     "OutputModeOption",
     "RedisUrlOption",
+    "RequestAttemptsOption",
     "RubricOption",
     "SamplesOption",
     "TimeoutOption",
@@ -54,10 +58,12 @@ __all__ = [
     "console",
     "describe_validation",
     "fail",
+    "llm_config",
     "llm_session",
     "load_spec",
     "open_store",
     "print_scores",
+    "printable",
     "read_text",
     "usage_line",
 ]
@@ -152,8 +158,21 @@ TimeoutOption = Annotated[
     typer.Option(
         "--timeout",
         min=0.1,
-        help="Seconds one model request may take before it is retried. Raise it for a "
-        "model on a CPU: a long judge answer from a small local model can take minutes.",
+        envvar=TIMEOUT_ENV,
+        help="Seconds one model request may wait for its answer. A request that times out "
+        "ends the call (a stuck server is reported this soon); raise it for a model on a "
+        "CPU: a long judge answer from a small local model can take minutes.",
+    ),
+]
+DEFAULT_REQUEST_ATTEMPTS = RetryPolicy().max_attempts
+RequestAttemptsOption = Annotated[
+    int,
+    typer.Option(
+        "--request-attempts",
+        min=1,
+        envvar=REQUEST_ATTEMPTS_ENV,
+        help="Requests one model call may make when the server fails fast (rate limits, "
+        "5xx, dropped connections), with backoff between them.",
     ),
 ]
 RubricOption = Annotated[
@@ -172,6 +191,20 @@ def fail(message: str) -> NoReturn:
     """Print ``error: message`` on stderr and exit with code 1."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code=1)
+
+
+def printable(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` safe to print on a terminal: every character that is not printable (the
+    ESC of ANSI sequences, newlines, carriage returns, bidi overrides, other control and
+    format characters) is written as its Python escape (``\\x1b``, ``\\n``, ``\\u202e``);
+    letters of every script stay as they are. ``keep_newlines`` keeps ``\\n`` (for text
+    that is meant to span lines, like a transcript)."""
+    if text.isprintable():
+        return text
+    return "".join(
+        char if char.isprintable() or (keep_newlines and char == "\n") else repr(char)[1:-1]
+        for char in text
+    )
 
 
 def describe_validation(error: ValidationError) -> str:
@@ -286,18 +319,41 @@ def llm_session(
     concurrency: int = 16,
     output_mode: OutputMode = "auto",
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    request_attempts: int = DEFAULT_REQUEST_ATTEMPTS,
 ) -> LLMSession:
     """A session on ``api_base`` (else the model's provider default) with ``api_key``
     (a keyless server at ``api_base`` needs none), asking for JSON answers in
-    ``output_mode``, each request bounded by ``timeout_s``."""
+    ``output_mode``, each request bounded by ``timeout_s``, each call by
+    ``request_attempts`` requests."""
     return LLMSession(
-        LLMConfig(
-            api_base=api_base,
-            api_key=api_key,
-            max_concurrency=concurrency,
+        llm_config(
+            api_base,
+            api_key,
+            concurrency=concurrency,
             output_mode=output_mode,
             timeout_s=timeout_s,
+            request_attempts=request_attempts,
         )
+    )
+
+
+def llm_config(
+    api_base: str | None,
+    api_key: str | None,
+    *,
+    concurrency: int = 16,
+    output_mode: OutputMode = "auto",
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    request_attempts: int = DEFAULT_REQUEST_ATTEMPTS,
+) -> LLMConfig:
+    """The :class:`LLMConfig` of the model options (see :func:`llm_session`)."""
+    return LLMConfig(
+        api_base=api_base,
+        api_key=api_key,
+        max_concurrency=concurrency,
+        output_mode=output_mode,
+        timeout_s=timeout_s,
+        retry=RetryPolicy(max_attempts=request_attempts),
     )
 
 

@@ -11,22 +11,29 @@ from sotopia_are.record import EpisodeRecord
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeLog
 
-from .common import DataDirOption, RedisUrlOption, cli_errors, fail, open_store
+from .common import DataDirOption, RedisUrlOption, cli_errors, fail, open_store, printable
 from .episodes import print_transcript, print_verdict
 
 __all__ = ["show"]
 
 
 def _print_header(episode: EpisodeLog, record: EpisodeRecord) -> None:
-    typer.echo(f"episode {record.episode_id}  [{record.status.value}]  tag: {record.tag or '-'}")
+    # Stored names may predate the checks that refuse control characters: escape them.
+    typer.echo(
+        f"episode {printable(record.episode_id)}  [{record.status.value}]  "
+        f"tag: {printable(record.tag) or '-'}"
+    )
     for name in record.spec.agent_names:
-        typer.echo(f"  {name}: {record.models.get(name) or 'scripted'}")
+        typer.echo(f"  {printable(name)}: {printable(record.models.get(name) or 'scripted')}")
     for verdict in record.verdicts:
         prompt = verdict.prompt or "prompt unknown"
-        typer.echo(f"  judge: {verdict.judge_model} ({verdict.rubric}, {prompt})")
+        typer.echo(
+            f"  judge: {printable(verdict.judge_model)} "
+            f"({printable(verdict.rubric)}, {printable(prompt)})"
+        )
     if record.reason:
         label = "ended" if record.status is EpisodeStatus.COMPLETE else "error"
-        typer.echo(f"{label}: {record.reason}")
+        typer.echo(f"{label}: {printable(record.reason, keep_newlines=True)}")
     if episode.attempt > 1:
         typer.echo(f"attempt {episode.attempt}")
 
@@ -67,12 +74,19 @@ def show(
             )
         _print_header(stored, record)
         if as_agent is None:
-            typer.echo(f"\n{record.spec.background().to_natural_language()}\n")
-            print_transcript("the full transcript (private actions marked)", record.transcript())
+            background = record.spec.background().to_natural_language()
+            typer.echo(f"\n{printable(background, keep_newlines=True)}\n")
+            print_transcript(
+                "the full transcript (private actions marked)",
+                printable(record.transcript(), keep_newlines=True),
+            )
             for verdict in record.verdicts:
                 print_verdict(verdict)
             _print_repairs(record)
             return
         view = record.views.agents[as_agent]
-        typer.echo(f"\n{view.background.to_natural_language()}\n")
-        print_transcript(f"as {as_agent} saw it", view.transcript())
+        background = view.background.to_natural_language()
+        typer.echo(f"\n{printable(background, keep_newlines=True)}\n")
+        print_transcript(
+            f"as {printable(as_agent)} saw it", printable(view.transcript(), keep_newlines=True)
+        )

@@ -23,12 +23,22 @@ from sotopia_are.storage import (
     EpisodeExistsError,
     EpisodeLog,
     EpisodeStatus,
+    EpisodeStore,
     export_episode_json,
     export_episodes,
 )
+from sotopia_are.storage.errors import UnreadableRecordError
 from sotopia_are.studies import ImportKind, export_are_files, import_file
 
-from .common import DataDirOption, RedisUrlOption, cli_errors, fail, open_store, read_text
+from .common import (
+    DataDirOption,
+    RedisUrlOption,
+    cli_errors,
+    fail,
+    open_store,
+    printable,
+    read_text,
+)
 
 __all__ = ["export", "import_", "list_"]
 
@@ -46,7 +56,7 @@ def _when(timestamp: float) -> str:
 
 def _overall(episode: EpisodeLog) -> str:
     overall = ", ".join(
-        f"{agent.split()[0]} {scores['overall_score']:.1f}"
+        f"{printable(agent.split()[0])} {scores['overall_score']:.1f}"
         for agent, scores in episode.scores.items()
         if "overall_score" in scores
     )
@@ -72,11 +82,25 @@ def list_(
     data_dir: DataDirOption = None,
     redis_url: RedisUrlOption = None,
 ) -> None:
-    """List stored episodes, oldest first, filtered by tag, scenario, model, agent, status."""
+    """List stored episodes, oldest first, filtered by tag, scenario, model, agent, status.
+
+    A stored key that is not a readable episode gets one ``warning: skipped KEY: reason``
+    line on stderr; the others are still listed."""
     with open_store(data_dir, redis_url) as store, cli_errors():
+        skipped: list[UnreadableRecordError] = []
         episodes = store.list_episodes(
-            tag=tag, scenario=scenario, model=model, agent=agent, status=status, limit=limit
+            tag=tag,
+            scenario=scenario,
+            model=model,
+            agent=agent,
+            status=status,
+            limit=limit,
+            on_unreadable=skipped.append,
         )
+        for error in skipped:
+            typer.echo(
+                f"warning: skipped {printable(error.key)}: {printable(error.reason)}", err=True
+            )
         if as_json:
             for episode in episodes:
                 document = episode.to_document()
@@ -93,12 +117,12 @@ def list_(
         # Plain aligned columns, not a table: ids stay whole and lines grep well.
         rows = [
             [
-                episode.pk,
+                printable(episode.pk),
                 episode.status.value,
-                episode.tag or "-",
-                episode.scenario_id or "-",
+                printable(episode.tag) or "-",
+                printable(episode.scenario_id) or "-",
                 f"{episode.event_count} events",
-                ", ".join(sorted({m for m in episode.models if m})) or "scripted",
+                printable(", ".join(sorted({m for m in episode.models if m}))) or "scripted",
                 _when(episode.created_at),
                 _overall(episode),
             ]
@@ -143,7 +167,7 @@ def export(
     if (episode_id is None) == (not all_):
         fail("give an EPISODE_ID or --all (one of the two)")
     with open_store(data_dir, redis_url) as store, cli_errors():
-        ids = store.episode_ids() if all_ else [store.get_episode(str(episode_id)).pk]
+        ids = _all_ids(store) if all_ else [store.get_episode(str(episode_id)).pk]
         if format_ is ExportFormat.jsonl:
             buffer = io.StringIO()
             count = export_episodes(store, buffer, ids)
@@ -158,6 +182,20 @@ def export(
             fail("--all --format are writes one file per episode: give a directory with -o")
         export_are_files(store, ids, output)
         _done(f"exported {len(ids)} episodes as ARE JSON", output)
+
+
+def _all_ids(store: EpisodeStore) -> list[str]:
+    """Every stored episode's id; :func:`fail` naming every unreadable key instead, so that
+    ``export --all`` never writes a set with some episodes silently missing."""
+    skipped: list[UnreadableRecordError] = []
+    ids = store.episode_ids(on_unreadable=skipped.append)
+    if skipped:
+        fail(
+            f"{len(skipped)} stored keys are not readable episodes, nothing was exported: "
+            + "; ".join(f"{printable(e.key)} ({printable(e.reason)})" for e in skipped)
+            + ". Fix: move them out of the way or delete them, or export episodes by id"
+        )
+    return ids
 
 
 def _write(path: Path | None, text: str) -> None:
