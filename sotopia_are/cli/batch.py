@@ -14,12 +14,13 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sotopia_are.llm import LLMConfig
+from sotopia_are.llm import InFlight
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.studies import BatchPlan, BatchResult, EpisodeOutcome, read_specs
 from sotopia_are.studies import batch as run_batch
 
 from .common import (
+    DEFAULT_REQUEST_ATTEMPTS,
     DEFAULT_TIMEOUT_S,
     AgentModelOption,
     ApiBaseOption,
@@ -29,12 +30,14 @@ from .common import (
     ModelOption,
     OutputModeOption,
     RedisUrlOption,
+    RequestAttemptsOption,
     RubricOption,
     TimeoutOption,
     agent_models,
     cli_errors,
     console,
     fail,
+    llm_config,
     open_store,
     usage_line,
 )
@@ -109,6 +112,7 @@ def batch(
     api_key: ApiKeyOption = None,
     output_mode: OutputModeOption = "auto",
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
+    request_attempts: RequestAttemptsOption = DEFAULT_REQUEST_ATTEMPTS,
     data_dir: DataDirOption = None,
     redis_url: RedisUrlOption = None,
 ) -> None:
@@ -125,8 +129,12 @@ def batch(
     judge_model = (evaluator_model or model) if evaluate else None
     if evaluate and judge_model is None:
         fail("no model for the judge: pass --evaluator-model MODEL (or --no-evaluate)")
-    config = LLMConfig(
-        api_base=api_base, api_key=api_key, output_mode=output_mode, timeout_s=timeout
+    config = llm_config(
+        api_base,
+        api_key,
+        output_mode=output_mode,
+        timeout_s=timeout,
+        request_attempts=request_attempts,
     )
     columns = (
         TextColumn("episodes"),
@@ -134,13 +142,15 @@ def batch(
         MofNCompleteColumn(),
         TextColumn("{task.fields[failed]} failed"),
         TimeElapsedColumn(),
+        # Requests a stuck server holds show here, so the batch never looks frozen.
+        TextColumn("{task.fields[in_flight]}"),
     )
     with (
         open_store(data_dir, redis_url) as store,
         cli_errors(),
         Progress(*columns, console=console, transient=False) as progress,
     ):
-        task = progress.add_task("episodes", total=None, failed=0)
+        task = progress.add_task("episodes", total=None, failed=0, in_flight="")
         failed = 0
 
         def started(plan: BatchPlan) -> None:
@@ -167,6 +177,9 @@ def batch(
             failed += outcome.failed
             progress.update(task, advance=1, failed=failed)
 
+        def waiting(in_flight: InFlight) -> None:
+            progress.update(task, in_flight=in_flight.describe())
+
         try:
             result = run_batch(
                 specs,
@@ -184,6 +197,7 @@ def batch(
                 workers=workers,
                 on_plan=started,
                 on_outcome=finished,
+                on_in_flight=waiting,
             )
         except KeyboardInterrupt:
             progress.stop()

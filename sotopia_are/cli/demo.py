@@ -25,6 +25,7 @@ from sotopia_are.social import EpisodeSpec, import_episode, script_spec
 from sotopia_are.storage import EpisodeStore, export_episode_json
 
 from .common import (
+    DEFAULT_REQUEST_ATTEMPTS,
     DEFAULT_TIMEOUT_S,
     AgentModelOption,
     ApiBaseOption,
@@ -34,6 +35,7 @@ from .common import (
     ModelOption,
     OutputModeOption,
     RedisUrlOption,
+    RequestAttemptsOption,
     TimeoutOption,
     agent_models,
     cli_errors,
@@ -136,6 +138,7 @@ def demo(
     api_key: ApiKeyOption = None,
     output_mode: OutputModeOption = "auto",
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
+    request_attempts: RequestAttemptsOption = DEFAULT_REQUEST_ATTEMPTS,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the ARE JSON export.")
     ] = Path("sotopia-are-demo.json"),
@@ -167,7 +170,13 @@ def demo(
             base = load_spec(folder / "scenarios" / f"{NEGOTIATION}.json")
             spec = respec(base, _fresh_id(NEGOTIATION))
             models = agent_models(spec.agent_names, model, agent_model)
-            session = llm_session(api_base, api_key, output_mode=output_mode, timeout_s=timeout)
+            session = llm_session(
+                api_base,
+                api_key,
+                output_mode=output_mode,
+                timeout_s=timeout,
+                request_attempts=request_attempts,
+            )
             judge = judge_for(evaluator_model or model or next(iter(models.values())), session)
             record = play_here(
                 store,

@@ -16,6 +16,7 @@ from sotopia_are.social import EpisodeSpec, EpisodeStatus
 from sotopia_are.studies import rate, rate_script
 
 from .common import (
+    DEFAULT_REQUEST_ATTEMPTS,
     DEFAULT_TIMEOUT_S,
     ApiBaseOption,
     ApiKeyOption,
@@ -24,6 +25,7 @@ from .common import (
     ModelOption,
     OutputModeOption,
     RedisUrlOption,
+    RequestAttemptsOption,
     RubricOption,
     SamplesOption,
     TimeoutOption,
@@ -118,6 +120,7 @@ def evaluate(
     api_key: ApiKeyOption = None,
     output_mode: OutputModeOption = "auto",
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
+    request_attempts: RequestAttemptsOption = DEFAULT_REQUEST_ATTEMPTS,
     replace: Annotated[
         bool,
         typer.Option(
@@ -142,7 +145,13 @@ def evaluate(
             judge_model,
             Rubric.load(rubric),
             samples=samples,
-            session=llm_session(api_base, api_key, output_mode=output_mode, timeout_s=timeout),
+            session=llm_session(
+                api_base,
+                api_key,
+                output_mode=output_mode,
+                timeout_s=timeout,
+                request_attempts=request_attempts,
+            ),
         )
     if script is not None:
         names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None

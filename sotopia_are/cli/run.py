@@ -11,6 +11,7 @@ import typer
 from sotopia_are.studies import spec_from_stored_profiles
 
 from .common import (
+    DEFAULT_REQUEST_ATTEMPTS,
     DEFAULT_TIMEOUT_S,
     AgentModelOption,
     ApiBaseOption,
@@ -20,6 +21,7 @@ from .common import (
     ModelOption,
     OutputModeOption,
     RedisUrlOption,
+    RequestAttemptsOption,
     RubricOption,
     SamplesOption,
     TimeoutOption,
@@ -67,6 +69,7 @@ def run(
     api_key: ApiKeyOption = None,
     output_mode: OutputModeOption = "auto",
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
+    request_attempts: RequestAttemptsOption = DEFAULT_REQUEST_ATTEMPTS,
     data_dir: DataDirOption = None,
     redis_url: RedisUrlOption = None,
 ) -> None:
@@ -92,7 +95,13 @@ def run(
             **({"max_turns": max_turns} if max_turns is not None else {}),
         )
         models = agent_models(spec.agent_names, model, agent_model)
-        session = llm_session(api_base, api_key, output_mode=output_mode, timeout_s=timeout)
+        session = llm_session(
+            api_base,
+            api_key,
+            output_mode=output_mode,
+            timeout_s=timeout,
+            request_attempts=request_attempts,
+        )
         agents = llm_agents(spec, models, session)
         judge_model = evaluator_model or model
         if evaluate and judge_model is None:

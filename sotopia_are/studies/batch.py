@@ -25,6 +25,10 @@ pending episodes are split across ``workers`` processes (spawned: each has its o
 loop, LLM session and store connection), all writing to one store: the embedded server is
 shared through its unix socket.
 
+While episodes run, every worker reports the model requests it has in flight (and the
+age of the oldest) about once a second (:data:`HEARTBEAT_S`), so a batch waiting on a
+stuck server shows it rather than looking frozen.
+
 Ctrl-C (``KeyboardInterrupt``) stops the batch: the workers ignore SIGINT (the parent
 stops them), and this batch's episodes still ``running`` are marked ``incomplete`` before
 the interrupt is raised again.
@@ -41,7 +45,7 @@ import os
 import queue
 import signal
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -51,6 +55,7 @@ from pydantic import ValidationError
 from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import LLMJudge, Rubric
 from sotopia_are.llm import (
+    InFlight,
     LLMConfig,
     LLMSession,
     PermanentLLMError,
@@ -73,6 +78,7 @@ from .rating import arate
 from .running import arun
 
 __all__ = [
+    "HEARTBEAT_S",
     "BatchEpisode",
     "BatchError",
     "BatchPlan",
@@ -82,6 +88,10 @@ __all__ = [
     "plan_batch",
     "read_specs",
 ]
+
+
+HEARTBEAT_S = 1.0
+"""How often a worker reports its requests in flight while it runs episodes."""
 
 
 class BatchError(RuntimeError):
@@ -283,6 +293,17 @@ class _WorkerStopped:
     error: str
 
 
+@dataclass(frozen=True)
+class _Heartbeat:
+    """A worker's (process ``pid``'s) model requests in flight, reported while it runs."""
+
+    pid: int
+    in_flight: InFlight
+
+
+_Report = EpisodeOutcome | _WorkerStopped | _Heartbeat
+
+
 def batch(
     specs: Sequence[EpisodeSpec],
     models: str | Mapping[str, str],
@@ -300,6 +321,7 @@ def batch(
     workers: int | None = None,
     on_plan: Callable[[BatchPlan], None] | None = None,
     on_outcome: Callable[[EpisodeOutcome], None] | None = None,
+    on_in_flight: Callable[[InFlight], None] | None = None,
 ) -> BatchResult:
     """Play ``specs`` times ``repeat`` with LLM agents on ``models`` (one model, or a model per
     agent name), rate each with ``judge_model`` (if given), and store everything in ``store``
@@ -308,8 +330,10 @@ def batch(
     ``resume`` skips what a previous run of the batch completed, and what failed or was
     interrupted ``max_attempts`` times (see the module). At most ``concurrency`` episodes
     run at once, split over ``workers`` processes (default: the CPU cores). ``on_plan`` is
-    told the plan before anything runs, ``on_outcome`` each episode as it finishes (in
-    this process). An episode's own error is its outcome, not an exception.
+    told the plan before anything runs, ``on_outcome`` each episode as it finishes, and
+    ``on_in_flight`` about every :data:`HEARTBEAT_S` while episodes run the model requests
+    in flight in all workers and the age of the oldest (all in this process). An
+    episode's own error is its outcome, not an exception.
     :class:`BatchError` if the batch's episodes exist and ``resume`` is False, or a
     configuration error stopped a worker (its unfinished episodes are left ``incomplete``
     for a resume); ``ValueError`` for a bad plan, rubric or ``max_attempts``.
@@ -350,8 +374,14 @@ def batch(
         ]
         started = time.perf_counter()
         outcomes: list[EpisodeOutcome] = []
+        beats: dict[int, InFlight] = {}
 
-        def take(outcome: EpisodeOutcome | _WorkerStopped) -> None:
+        def take(outcome: _Report) -> None:
+            if isinstance(outcome, _Heartbeat):
+                beats[outcome.pid] = outcome.in_flight
+                if on_in_flight is not None:
+                    on_in_flight(_in_all(beats.values()))
+                return
             if isinstance(outcome, _WorkerStopped):
                 raise BatchError(
                     f"a worker stopped: {outcome.error}. Its unfinished episodes are stored "
@@ -375,6 +405,12 @@ def batch(
     finally:
         if owned:
             used.close()
+
+
+def _in_all(workers: Iterable[InFlight]) -> InFlight:
+    """The requests in flight in all ``workers``: the sum, and the oldest of them."""
+    busy = [w for w in workers if w.count]
+    return InFlight(sum(w.count for w in busy), max((w.oldest_s for w in busy), default=0.0))
 
 
 def _outcome(record: EpisodeRecord, judged: bool) -> EpisodeOutcome:
@@ -416,7 +452,7 @@ def _outcome_of_error(
 
 
 async def _run_share(
-    job: _WorkerJob, store: EpisodeStore, report: Callable[[EpisodeOutcome], None]
+    job: _WorkerJob, store: EpisodeStore, report: Callable[[EpisodeOutcome | _Heartbeat], None]
 ) -> None:
     session = LLMSession(job.config.model_copy(update={"max_concurrency": job.concurrency}))
     judge = (
@@ -452,15 +488,24 @@ async def _run_share(
             scenario_id=item.scenario_id,
         )
 
-    async with asyncio.TaskGroup() as group:
-        for item in job.episodes:
-            group.create_task(one(item))
+    async def heartbeat() -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            report(_Heartbeat(os.getpid(), session.concurrency.in_flight()))
+
+    beating = asyncio.create_task(heartbeat())
+    try:
+        async with asyncio.TaskGroup() as group:
+            for item in job.episodes:
+                group.create_task(one(item))
+    finally:
+        beating.cancel()
+        # Its last beat may have counted requests that have since been answered.
+        report(_Heartbeat(os.getpid(), InFlight()))
 
 
 def _run_job(
-    job: _WorkerJob,
-    report: Callable[[EpisodeOutcome | _WorkerStopped], None],
-    store: EpisodeStore | None = None,
+    job: _WorkerJob, report: Callable[[_Report], None], store: EpisodeStore | None = None
 ) -> None:
     """Run ``job`` on ``store`` (else a connection of its own); an error is reported as
     :class:`_WorkerStopped` (a worker never raises into its parent)."""
@@ -494,7 +539,7 @@ def _worker_main(job: _WorkerJob, outcomes: Any) -> None:
 
 def _spawn(
     jobs: Sequence[_WorkerJob],
-    take: Callable[[EpisodeOutcome | _WorkerStopped], None],
+    take: Callable[[_Report], None],
     store: EpisodeStore,
     *,
     judged: bool,
@@ -512,7 +557,7 @@ def _spawn(
     waiting = set(owner)
     dead: set[int] = set()
 
-    def receive(outcome: EpisodeOutcome | _WorkerStopped) -> None:
+    def receive(outcome: _Report) -> None:
         if isinstance(outcome, EpisodeOutcome):
             if outcome.episode_id not in waiting:
                 return  # already reported for its dead worker
@@ -520,23 +565,27 @@ def _spawn(
         take(outcome)
 
     try:
+        checked = time.monotonic()
         while waiting:
-            try:
-                receive(results.get(timeout=1.0))
+            with contextlib.suppress(queue.Empty):
+                receive(results.get(timeout=HEARTBEAT_S))
+            # Heartbeats keep the queue busy: look at the workers once a beat regardless.
+            if time.monotonic() - checked < HEARTBEAT_S:
                 continue
-            except queue.Empty:
-                pass
+            checked = time.monotonic()
             exited = [
                 i for i, p in enumerate(processes) if i not in dead and p.exitcode is not None
             ]
             if not exited:
                 continue
-            # What a worker put before it exited is in the queue by now: take it first.
+            # What a worker put before it exited is in the queue by now: take it first
+            # (for a bounded time: the live workers' heartbeats never leave it empty long).
             with contextlib.suppress(queue.Empty):
-                while True:
+                while time.monotonic() - checked < HEARTBEAT_S:
                     receive(results.get(timeout=0.1))
             for index in exited:
                 dead.add(index)
+                take(_Heartbeat(processes[index].pid or 0, InFlight()))  # nothing in flight now
                 for episode_id in sorted(e for e in waiting if owner[e] == index):
                     waiting.discard(episode_id)
                     take(_orphaned(store, episode_id, processes[index].exitcode, judged))

@@ -1,0 +1,50 @@
+"""`batch` reports the model requests in flight about once a second while its episodes
+run, so a batch waiting on a stuck server shows it; the count drops to 0 at the end."""
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+import sotopia_are as sa
+from sotopia_are.llm import InFlight, RetryPolicy
+from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.testing import LocalLLMServer, Reply
+
+MODEL = "openai/test-model"
+LEAVE = json.dumps({"action_type": "leave", "argument": ""})
+
+
+@pytest.fixture
+def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
+    with connect() as opened:
+        yield opened
+
+
+def test_a_hanging_request_shows_in_the_heartbeats_then_ends_the_episode(
+    llm_server: LocalLLMServer, store: EpisodeStore
+) -> None:
+    llm_server.enqueue(Reply.hanging())  # the first agent request gets no answer
+    llm_server.rule = lambda _body: LEAVE
+    spec = sa.EpisodeSpec(
+        episode_id="stuck",
+        scenario="A bakery before closing.",
+        agent_names=["Mara Quinn", "Teo Alvarez"],
+        agent_backgrounds=["the baker", "a café owner"],
+        agent_goals=["sell the bread", "buy it cheap"],
+        max_turns=2,
+    )
+    config = sa.LLMConfig(api_base=llm_server.url, timeout_s=1.5, retry=RetryPolicy(max_attempts=3))
+    seen: list[InFlight] = []
+    result = sa.batch(
+        [spec], MODEL, tag="hb", store=store, config=config, workers=1, on_in_flight=seen.append
+    )
+    waiting = [beat for beat in seen if beat.count]
+    assert waiting and all(beat.count == 1 for beat in waiting)
+    assert max(beat.oldest_s for beat in waiting) >= 0.9
+    assert seen[-1] == InFlight()
+    (outcome,) = result.outcomes
+    record = store.load(outcome.episode_id)
+    errors = [call.error or "" for call in record.calls if call.error]
+    # One timeout ended the call (the default budget), though three attempts were allowed.
+    assert any("gave no answer: 1 of 1 requests timed out after 1.5 s" in e for e in errors)
