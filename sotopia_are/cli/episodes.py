@@ -21,7 +21,7 @@ from sotopia_are.social import EpisodeSpec, EpisodeStatus, SocialAgent
 from sotopia_are.storage import EpisodeStore, StorageError
 from sotopia_are.studies import run
 
-from .common import MODEL_ENV, fail, print_scores, usage_line
+from .common import MODEL_ENV, fail, print_scores, printable, usage_line
 
 __all__ = [
     "INTERRUPTED_EXIT",
@@ -127,13 +127,15 @@ def print_transcript(title: str, text: str) -> None:
 def print_verdict(verdict: Verdict) -> None:
     """A judge's scores, its failures and warnings."""
     evaluation = verdict.evaluation
-    print_scores(verdict.scores(), f"Scores ({verdict.rubric}, judge {verdict.judge_model})")
+    title = printable(f"Scores ({verdict.rubric}, judge {verdict.judge_model})")
+    print_scores(verdict.scores(), title)
     for failure in evaluation.failures:
-        typer.echo(f"judge sample {failure.sample} failed: {failure.error_type}: {failure.error}")
+        text = printable(f"{failure.error_type}: {failure.error}")
+        typer.echo(f"judge sample {failure.sample} failed: {text}")
     if evaluation.failed:
         typer.echo("every judge sample failed: the episode is not rated")
     for warning in evaluation.warnings:
-        typer.echo(f"judge warning: {warning}")
+        typer.echo(f"judge warning: {printable(warning)}")
 
 
 def print_record(record: EpisodeRecord, *, verdict: Verdict | None = None) -> None:

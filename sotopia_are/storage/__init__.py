@@ -17,6 +17,7 @@ from sotopia_are.storage.errors import (
     StorageConflictError,
     StorageError,
     StorageUnavailableError,
+    UnreadableRecordError,
 )
 from sotopia_are.storage.jsonl import (
     export_episodes,
@@ -35,7 +36,7 @@ from sotopia_are.storage.profiles import (
 from sotopia_are.storage.record import StoredModel
 from sotopia_are.storage.recorder import EpisodeRecorder
 from sotopia_are.storage.records import usage_summary
-from sotopia_are.storage.store import EpisodeStore
+from sotopia_are.storage.store import EpisodeStore, OnUnreadable
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -51,6 +52,7 @@ __all__ = [
     "EpisodeStatus",
     "EpisodeStore",
     "JsonlFormatError",
+    "OnUnreadable",
     "RecordNotFoundError",
     "RelationshipProfile",
     "RelationshipType",
@@ -58,6 +60,7 @@ __all__ = [
     "StorageError",
     "StorageUnavailableError",
     "StoredModel",
+    "UnreadableRecordError",
     "connect",
     "default_data_dir",
     "export_episode_json",
