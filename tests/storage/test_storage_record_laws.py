@@ -15,21 +15,18 @@ from sotopia_are.social import EpisodeSpec, run_episode
 from sotopia_are.storage import EpisodeStore, export_episodes, import_episodes
 
 NAMES = ["Ada Brooks", "Ravi Nair", "Zoë O'Brien"]
-TEXT = (
-    st.text(alphabet=st.sampled_from("ab cdé,.!?\"'-—“”"), min_size=1, max_size=30)
-    .map(str.strip)
-    .filter(bool)
-)
-ACTIONS = st.one_of(
+WORD = st.text(alphabet=st.sampled_from("abcdé,.!?\"'-—“”"), min_size=1, max_size=8)
+TEXT = st.lists(WORD, min_size=1, max_size=4).map(" ".join)
+PUBLIC = st.one_of(
     st.builds(AgentAction, action_type=st.just("speak"), argument=TEXT),
     st.builds(AgentAction, action_type=st.just("action"), argument=TEXT),
     st.builds(AgentAction, action_type=st.just("none"), argument=st.just("")),
-    st.builds(
-        AgentAction,
-        action_type=st.just("speak"),
-        argument=TEXT,
-        to=st.sampled_from([["Ravi Nair"], ["Zoë O'Brien"], ["Ravi Nair", "Zoë O'Brien"]]),
-    ),
+)
+WHISPER = st.builds(
+    AgentAction,
+    action_type=st.just("speak"),
+    argument=TEXT,
+    to=st.sampled_from([["Ravi Nair"], ["Zoë O'Brien"], ["Ravi Nair", "Zoë O'Brien"]]),
 )
 
 
@@ -48,11 +45,16 @@ def records(draw: st.DrawFn) -> EpisodeRecord:
         seed=draw(st.integers(min_value=0, max_value=100)),
     )
     # Only Ada whispers, so every recipient list names other participants.
-    public = ACTIONS.filter(lambda action: not action.to)
     agents = [
         ScriptedAgent(
             name,
-            draw(st.lists(ACTIONS if name == NAMES[0] else public, min_size=turns, max_size=turns)),
+            draw(
+                st.lists(
+                    st.one_of(PUBLIC, WHISPER) if name == NAMES[0] else PUBLIC,
+                    min_size=turns,
+                    max_size=turns,
+                )
+            ),
         )
         for name in NAMES
     ]
