@@ -1,7 +1,10 @@
-"""Run the local OpenAI-compatible test server standalone.
+"""Run the local OpenAI-compatible test server standalone: an offline dry run.
 
 ``python -m sotopia_are.testing [--port 8000] [--latency 0.05] [--reply TEXT]`` serves
-until interrupted; by default it echoes the last message of each request.
+until interrupted. By default it plays along (:func:`schema_rule`): a request with a JSON
+schema gets a valid instance of it, so ``sotopia-are demo``, ``run`` and ``batch`` with
+``--model openai/<any> --api-base http://127.0.0.1:8000/v1`` play and rate episodes
+without a model; other requests are echoed.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 
-from sotopia_are.testing.replies import Rule, echo_rule
+from sotopia_are.testing.replies import Rule, schema_rule
 from sotopia_are.testing.server import LocalLLMServer
 
 __all__ = ["main"]
@@ -24,7 +27,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reply", default=None, help="answer every request with this text")
     args = parser.parse_args(argv)
     fixed: str | None = args.reply
-    rule: Rule = echo_rule if fixed is None else (lambda _request: fixed)
+    rule: Rule = schema_rule if fixed is None else (lambda _request: fixed)
     server = LocalLLMServer(rule, host=args.host, port=args.port, latency=args.latency)
     server.start()
     print(f"OpenAI-compatible test server at {server.url} (model: openai/<any name>)", flush=True)
