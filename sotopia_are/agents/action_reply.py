@@ -34,7 +34,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, ValidationInfo, WithJsonSchema, create_model, field_validator
 
-from sotopia_are.messages import AgentAction, validate_recipients
+from sotopia_are.messages import AgentAction, match_participant, validate_recipients
 from sotopia_are.messages.action import ActionType
 from sotopia_are.messages.parser import unreadable_speech
 
@@ -60,19 +60,6 @@ _TYPE_BY_LETTERS: dict[str, ActionType] = {
     **{_letters(kind): kind for kind in _ACTION_TYPES},
     "nonverbal": "non-verbal communication",
 }
-
-
-def match_participant(written: str, participants: Sequence[str]) -> str | None:
-    """The participant ``written`` names: exactly, else ignoring case and surrounding
-    space, else by a unique first name ignoring case; None if no one or several match."""
-    if written in participants:
-        return written
-    wanted = " ".join(written.split()).casefold()
-    same = [name for name in participants if name.casefold() == wanted]
-    if len(same) == 1:
-        return same[0]
-    by_first = [name for name in participants if name.split()[0].casefold() == wanted]
-    return by_first[0] if len(by_first) == 1 else None
 
 
 def normalize_action_reply(data: Any, participants: Sequence[str]) -> tuple[Any, list[str]]:

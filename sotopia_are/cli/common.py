@@ -29,7 +29,6 @@ from sotopia_are.llm import (
     TIMEOUT_ENV,
     LLMConfig,
     LLMError,
-    LLMSession,
     OutputMode,
     RetryPolicy,
     Usage,
@@ -59,7 +58,6 @@ __all__ = [
     "describe_validation",
     "fail",
     "llm_config",
-    "llm_session",
     "load_spec",
     "open_store",
     "print_scores",
@@ -312,31 +310,6 @@ def agent_models(
     return {name: model for name, model in chosen.items() if model}
 
 
-def llm_session(
-    api_base: str | None,
-    api_key: str | None,
-    *,
-    concurrency: int = 16,
-    output_mode: OutputMode = "auto",
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    request_attempts: int = DEFAULT_REQUEST_ATTEMPTS,
-) -> LLMSession:
-    """A session on ``api_base`` (else the model's provider default) with ``api_key``
-    (a keyless server at ``api_base`` needs none), asking for JSON answers in
-    ``output_mode``, each request bounded by ``timeout_s``, each call by
-    ``request_attempts`` requests."""
-    return LLMSession(
-        llm_config(
-            api_base,
-            api_key,
-            concurrency=concurrency,
-            output_mode=output_mode,
-            timeout_s=timeout_s,
-            request_attempts=request_attempts,
-        )
-    )
-
-
 def llm_config(
     api_base: str | None,
     api_key: str | None,
@@ -346,7 +319,10 @@ def llm_config(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     request_attempts: int = DEFAULT_REQUEST_ATTEMPTS,
 ) -> LLMConfig:
-    """The :class:`LLMConfig` of the model options (see :func:`llm_session`)."""
+    """The :class:`LLMConfig` of the model options: ``api_base`` (else the model's
+    provider default) with ``api_key`` (a keyless server at ``api_base`` needs none), JSON
+    answers asked for in ``output_mode``, each request bounded by ``timeout_s``, each call
+    by ``request_attempts`` requests."""
     return LLMConfig(
         api_base=api_base,
         api_key=api_key,

@@ -20,6 +20,7 @@ import typer
 
 import sotopia_are
 from sotopia_are.agents import ScriptedAgent
+from sotopia_are.llm import LLMSession
 from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.social import EpisodeSpec, import_episode, script_spec
 from sotopia_are.storage import EpisodeStore, export_episode_json
@@ -40,7 +41,7 @@ from .common import (
     agent_models,
     cli_errors,
     fail,
-    llm_session,
+    llm_config,
     load_spec,
     open_store,
     read_text,
@@ -170,12 +171,14 @@ def demo(
             base = load_spec(folder / "scenarios" / f"{NEGOTIATION}.json")
             spec = respec(base, _fresh_id(NEGOTIATION))
             models = agent_models(spec.agent_names, model, agent_model)
-            session = llm_session(
-                api_base,
-                api_key,
-                output_mode=output_mode,
-                timeout_s=timeout,
-                request_attempts=request_attempts,
+            session = LLMSession(
+                llm_config(
+                    api_base,
+                    api_key,
+                    output_mode=output_mode,
+                    timeout_s=timeout,
+                    request_attempts=request_attempts,
+                )
             )
             judge = judge_for(evaluator_model or model or next(iter(models.values())), session)
             record = play_here(

@@ -10,6 +10,7 @@ import typer
 from pydantic import ValidationError
 
 from sotopia_are.evaluation import LLMJudge, Rubric
+from sotopia_are.llm import LLMSession
 from sotopia_are.messages import ScriptBackground, ScriptParseError, parse_background
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.social import EpisodeSpec, EpisodeStatus
@@ -32,7 +33,7 @@ from .common import (
     cli_errors,
     describe_validation,
     fail,
-    llm_session,
+    llm_config,
     open_store,
     read_text,
 )
@@ -145,12 +146,14 @@ def evaluate(
             judge_model,
             Rubric.load(rubric),
             samples=samples,
-            session=llm_session(
-                api_base,
-                api_key,
-                output_mode=output_mode,
-                timeout_s=timeout,
-                request_attempts=request_attempts,
+            session=LLMSession(
+                llm_config(
+                    api_base,
+                    api_key,
+                    output_mode=output_mode,
+                    timeout_s=timeout,
+                    request_attempts=request_attempts,
+                )
             ),
         )
     if script is not None:

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from sotopia_are.llm import LLMSession
 from sotopia_are.studies import spec_from_stored_profiles
 
 from .common import (
@@ -28,7 +29,7 @@ from .common import (
     agent_models,
     cli_errors,
     fail,
-    llm_session,
+    llm_config,
     load_spec,
     open_store,
 )
@@ -95,12 +96,14 @@ def run(
             **({"max_turns": max_turns} if max_turns is not None else {}),
         )
         models = agent_models(spec.agent_names, model, agent_model)
-        session = llm_session(
-            api_base,
-            api_key,
-            output_mode=output_mode,
-            timeout_s=timeout,
-            request_attempts=request_attempts,
+        session = LLMSession(
+            llm_config(
+                api_base,
+                api_key,
+                output_mode=output_mode,
+                timeout_s=timeout,
+                request_attempts=request_attempts,
+            )
         )
         agents = llm_agents(spec, models, session)
         judge_model = evaluator_model or model

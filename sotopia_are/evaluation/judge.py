@@ -14,6 +14,7 @@ including private actions, which the transcript marks as private.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -83,9 +84,10 @@ class LLMJudge:
             f"LLMJudge(model={self.model!r}, rubric={self.rubric.name!r}, samples={self.samples})"
         )
 
-    @property
+    @functools.cached_property
     def prompt_version(self) -> str:
-        """The judge's prompt as ``template@hash`` (see ``PromptLibrary.version``)."""
+        """The judge's prompt as ``template@hash`` (see ``PromptLibrary.version``); read
+        once, not for every episode rated."""
         return self.session.prompts.version(self.template)
 
     def max_tokens(self, participants: int) -> int:

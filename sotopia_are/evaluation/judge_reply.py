@@ -28,6 +28,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from sotopia_are.messages import match_participant
+
 __all__ = ["normalize_judge_reply"]
 
 _REASONING_ALIASES = ("reason", "explanation", "rationale")
@@ -47,7 +49,7 @@ def normalize_judge_reply(
     data = _unwrapped(data, agent_names, notes)
     answer: dict[str, Any] = {}
     for key, ratings in data.items():
-        name = _match_agent(key, agent_names)
+        name = match_participant(key, agent_names)
         if name is not None and name != key and name not in data:
             notes.append(f"read participant {key!r} as {name!r}")
             key = name
@@ -59,17 +61,6 @@ def normalize_judge_reply(
     return answer, notes
 
 
-def _match_agent(written: str, agent_names: Sequence[str]) -> str | None:
-    if written in agent_names:
-        return written
-    wanted = " ".join(written.split()).casefold()
-    same = [name for name in agent_names if name.casefold() == wanted]
-    if len(same) == 1:
-        return same[0]
-    by_first = [name for name in agent_names if name.split()[0].casefold() == wanted]
-    return by_first[0] if len(by_first) == 1 else None
-
-
 def _unwrapped(
     data: dict[str, Any], agent_names: Sequence[str], notes: list[str]
 ) -> dict[str, Any]:
@@ -77,8 +68,8 @@ def _unwrapped(
         [(key, inner)] = data.items()
         if (
             isinstance(inner, dict)
-            and _match_agent(key, agent_names) is None
-            and any(_match_agent(k, agent_names) is not None for k in inner)
+            and match_participant(key, agent_names) is None
+            and any(match_participant(k, agent_names) is not None for k in inner)
         ):
             notes.append(f"unwrapped the ratings from {key!r}")
             return inner

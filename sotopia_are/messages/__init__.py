@@ -4,7 +4,7 @@ What Sotopia users import from `sotopia.messages` lives here. This layer imports
 else of sotopia_are.
 """
 
-from .action import ActionType, AgentAction, validate_recipients
+from .action import ActionType, AgentAction, match_participant, validate_recipients
 from .background import ScriptBackground
 from .context import parse_background
 from .message import Message, SimpleMessage
@@ -27,6 +27,7 @@ __all__ = [
     "ScriptInteractionReturnType",
     "ScriptParseError",
     "SimpleMessage",
+    "match_participant",
     "parse_background",
     "parse_dialogue",
     "parse_script",

@@ -7,7 +7,13 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from .message import Message
 
-__all__ = ["ActionType", "AgentAction", "reject_duplicate_recipients", "validate_recipients"]
+__all__ = [
+    "ActionType",
+    "AgentAction",
+    "match_participant",
+    "reject_duplicate_recipients",
+    "validate_recipients",
+]
 
 ActionType = Literal["none", "speak", "non-verbal communication", "action", "leave"]
 
@@ -49,6 +55,19 @@ def validate_recipients(to: Sequence[str], agent_names: Sequence[str], sender: s
                 f"allowed recipients: {allowed}"
             )
     return list(to)
+
+
+def match_participant(written: str, participants: Sequence[str]) -> str | None:
+    """The participant ``written`` names: exactly, else ignoring case and surrounding
+    space, else by a unique first name ignoring case; None if no one or several match."""
+    if written in participants:
+        return written
+    wanted = " ".join(written.split()).casefold()
+    same = [name for name in participants if name.casefold() == wanted]
+    if len(same) == 1:
+        return same[0]
+    by_first = [name for name in participants if name.split()[0].casefold() == wanted]
+    return by_first[0] if len(by_first) == 1 else None
 
 
 class AgentAction(Message):

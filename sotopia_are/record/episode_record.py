@@ -41,6 +41,7 @@ __all__ = [
     "STATUS_KEY",
     "EpisodeRecord",
     "RecordVersionError",
+    "agent_calls",
     "judge_calls_of",
     "load_record",
     "migrate_v0",
@@ -212,11 +213,14 @@ def record_of_result(
         failed_agent=result.failed_agent,
         turns_played=result.turns_played,
         events=tuple(convert_completed_event(event) for event in result.events),
-        calls=tuple(
-            LLMCall.model_validate(call.model_dump(mode="json"))
-            for name in result.spec.agent_names
-            for call in result.call_records.get(name, ())
-        ),
+        calls=agent_calls(result),
+    )
+
+
+def agent_calls(result: EpisodeResult) -> tuple[LLMCall, ...]:
+    """The agents' model calls of a run, in participant order (as a record keeps them)."""
+    return tuple(
+        call for name in result.spec.agent_names for call in result.call_records.get(name, ())
     )
 
 

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
-from sotopia_are.record import RECORD_VERSION, EpisodeRecord, Verdict, record_of_result
+from sotopia_are.llm import Usage
+from sotopia_are.record import RECORD_VERSION, EpisodeRecord, Verdict, agent_calls
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import EpisodeResult, EpisodeSpec, EpisodeStatus
 from sotopia_are.social.spec import check_safe_id
@@ -92,18 +93,20 @@ class EpisodeRecorder:
     def on_episode_end(self, episode_id: str, result: EpisodeResult) -> None:
         """Store the agents' model calls and finalise the record in one transaction (the
         runner calls this): if any of it fails, none of it is written."""
-        record = record_of_result(result, models=self.models, tag=self.tag)
-        usage = record.usage
+        # The events are in the stream already: only the calls and the ending are written.
+        calls = agent_calls(result)
+        usage = Usage.of(calls)
+        complete = result.status is EpisodeStatus.COMPLETE
         self.store.finish_episode(
             episode_id,
-            status=record.status,
-            termination_reason=record.reason if record.status is EpisodeStatus.COMPLETE else "",
-            error=record.reason if record.status is EpisodeStatus.FAILED else "",
+            status=result.status,
+            termination_reason=result.reason if complete else "",
+            error="" if complete else result.reason,
             usage=usage_summary(usage),
             cost_usd=usage.cost_usd,
-            calls=[call.model_dump(mode="json") for call in record.calls],
-            turns_played=record.turns_played,
-            failed_agent=record.failed_agent or "",
+            calls=[call.model_dump(mode="json") for call in calls],
+            turns_played=result.turns_played,
+            failed_agent=result.failed_agent or "",
         )
 
     def save_verdict(self, verdict: Verdict, episode_id: str) -> EpisodeRecord:

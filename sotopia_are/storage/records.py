@@ -44,9 +44,8 @@ def record_from_stored(
 ) -> EpisodeRecord:
     """The record of a stored episode: its ``EpisodeLog``, events and calls (an older
     layout is migrated). ``ValueError`` if it was stored without a spec."""
-    dumped = [event.model_dump(mode="json") for event in events]
     if log.record_version == 0:
-        return load_record({**log.to_document(), "events": dumped, "calls": list(calls)})
+        return load_record({**log.to_document(), "events": list(events), "calls": list(calls)})
     return load_record(
         {
             "version": log.record_version,
@@ -59,7 +58,7 @@ def record_from_stored(
             "reason": log.termination_reason or log.error,
             "failed_agent": log.failed_agent or None,
             "turns_played": log.turns_played,
-            "events": dumped,
+            "events": list(events),
             "calls": list(calls),
             "verdicts": log.verdicts,
         }
