@@ -8,12 +8,17 @@ normalising their form or after asking again, failed calls, judge warnings and t
 
 With ``--record FILE`` every answered request is recorded (``LLMSession.recording``), and
 ``FILE`` with ``.meta.json`` instead of ``.jsonl`` holds what a replay needs (model, output
-mode, specs) and the numbers measured; ``tests/agents/test_agents_real_replies.py`` replays
+mode, specs) and the numbers measured; ``tests/real_model/test_real_model_replay.py`` replays
 such recordings offline. Run::
 
     python benchmarks/real_model.py --model openai/qwen15 --api-base http://127.0.0.1:8089/v1 \\
         [--scenario bakery_negotiation --scenario garden_committee] [--repeat 1] \\
-        [--max-turns 12] [--output-mode auto] [--record tests/data/real_model/qwen15.jsonl]
+        [--max-turns 12] [--output-mode auto] [--record tests/data/real_model/qwen15.jsonl] \\
+        [--sampling temperature=0.7,seed=1] [--judge-sampling temperature=0]
+
+``--sampling`` is the agents' (default: the server's own settings), ``--judge-sampling``
+the judge's (default: ``DEFAULT_JUDGE_SAMPLING``, temperature 0); both are written as
+``Sampling.parse`` reads them and kept in the ``.meta.json``, so a replay sends the same.
 
 The model and server may also come from ``SOTOPIA_ARE_TEST_MODEL`` and
 ``SOTOPIA_ARE_TEST_API_BASE``.
@@ -35,7 +40,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import EvaluatedEpisode, LLMJudge, Rubric, run_evaluated_episode
-from sotopia_are.llm import LLMConfig, LLMSession
+from sotopia_are.llm import LLMConfig, LLMSession, Sampling
 from sotopia_are.social import EpisodeSpec
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "scenarios"
@@ -97,6 +102,8 @@ async def main() -> int:
     )
     parser.add_argument("--rubric", default="sotopia_eval")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per request")
+    parser.add_argument("--sampling", type=Sampling.parse, default=Sampling())
+    parser.add_argument("--judge-sampling", type=Sampling.parse, default=None)
     args = parser.parse_args()
     if not args.model:
         parser.error(f"give --model (or set {MODEL_ENV})")
@@ -110,11 +117,16 @@ async def main() -> int:
         timeout_s=args.timeout,
     )
     session = LLMSession.recording(args.record, config) if args.record else LLMSession(config)
-    judge = LLMJudge(args.judge_model or args.model, Rubric.load(args.rubric), session=session)
+    judge = LLMJudge(
+        args.judge_model or args.model,
+        Rubric.load(args.rubric),
+        session=session,
+        sampling=args.judge_sampling,
+    )
     rows = []
     for spec in specs:
         started = time.perf_counter()
-        agents = llm_agents_for(spec, args.model, session)
+        agents = llm_agents_for(spec, args.model, session, sampling=args.sampling)
         evaluated = await run_evaluated_episode(spec, agents, judge)
         rows.append(row(evaluated, time.perf_counter() - started))
         print(json.dumps(rows[-1]), flush=True)
@@ -137,6 +149,8 @@ async def main() -> int:
             "model": args.model,
             "judge_model": judge.model,
             "rubric": args.rubric,
+            "sampling": str(args.sampling),
+            "judge_sampling": str(judge.sampling),
             # The mode the answers came in (auto's choice, after any fallback).
             "output_mode": next(c.output_mode for c in session.calls if c.ok),
             "specs": [spec.model_dump(mode="json") for spec in specs],

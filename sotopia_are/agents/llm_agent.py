@@ -18,10 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pydantic import JsonValue
-
 from sotopia_are.agents.action_reply import action_output_type
-from sotopia_are.llm import LLMCall, LLMSession
+from sotopia_are.llm import LLMCall, LLMSession, Sampling
 from sotopia_are.messages import AgentAction
 from sotopia_are.social.protocol import AgentTurn
 from sotopia_are.social.spec import EpisodeSpec
@@ -33,8 +31,8 @@ ACTION_TEMPLATE = "agent_action.j2"
 
 
 ACTION_MAX_TOKENS = 400
-"""The answer budget of one action unless ``params`` or the session's config give one: a
-turn's utterance with its JSON fits, a model that rambles is cut off."""
+"""The answer budget of one action unless the agent's sampling or the session's config give
+one: a turn's utterance with its JSON fits, a model that rambles is cut off."""
 
 
 class LLMAgent:
@@ -43,7 +41,8 @@ class LLMAgent:
     It calls through ``session.scoped(scope)`` (``scope`` defaults to the agent's name), so
     with an episode's session (``session.scoped(episode_id)``, or :func:`llm_agents_for`)
     its calls are scoped ``"<episode_id>/<name>"``. ``template`` is the prompt template's
-    name; ``params`` are extra request parameters (``temperature``, ``seed``…).
+    name; ``sampling`` is sent with every request (default ``Sampling()``: the provider's
+    own settings; its ``max_tokens`` replaces :data:`ACTION_MAX_TOKENS`).
     :meth:`call_records` holds every call this agent made, failed ones included. Reusing
     the agent in another episode (a turn not after the last it played) is a ValueError,
     so no episode's records ever carry another's calls.
@@ -57,13 +56,13 @@ class LLMAgent:
         *,
         scope: str | None = None,
         template: str = ACTION_TEMPLATE,
-        params: Mapping[str, JsonValue] | None = None,
+        sampling: Sampling | None = None,
     ) -> None:
         self._name = name
         self.model = model
         self.session = session.scoped(name if scope is None else scope)
         self.template = template
-        self.params = dict(params or {})
+        self.sampling = Sampling() if sampling is None else sampling
         self._last_turn: int | None = None
 
     @property
@@ -106,7 +105,7 @@ class LLMAgent:
             self.template,
             self.prompt_variables(turn),
             output_type,
-            params=self.params or None,
+            params=self.sampling.params(),
             max_tokens=ACTION_MAX_TOKENS,
         )
         return AgentAction.model_validate(
@@ -125,13 +124,14 @@ def llm_agents_for(
     session: LLMSession,
     *,
     template: str = ACTION_TEMPLATE,
-    params: Mapping[str, JsonValue] | None = None,
+    sampling: Sampling | None = None,
 ) -> list[LLMAgent]:
     """One :class:`LLMAgent` per participant of ``spec``, in order, each calling through
     ``session.scoped(spec.episode_id)`` (so its calls are scoped ``"<episode_id>/<name>"``).
 
     ``models`` is one model for everyone or ``{participant: model}``; ValueError naming
-    the participants without one. Use it as the runner's agent factory::
+    the participants without one. ``sampling`` is every agent's (see :class:`LLMAgent`).
+    Use it as the runner's agent factory::
 
         await run_episodes(specs, lambda spec: llm_agents_for(spec, models, session))
     """
@@ -147,6 +147,6 @@ def llm_agents_for(
         chosen = {name: models[name] for name in spec.agent_names}
     episode = session.scoped(spec.episode_id)
     return [
-        LLMAgent(name, model, episode, template=template, params=params)
+        LLMAgent(name, model, episode, template=template, sampling=sampling)
         for name, model in chosen.items()
     ]

@@ -18,9 +18,17 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel
 
-from sotopia_are.llm import GenerationError, LLMCall, LLMConfig, LLMSession, TransientLLMError
+from sotopia_are.llm import (
+    DEFAULT_JUDGE_SAMPLING,
+    GenerationError,
+    LLMCall,
+    LLMConfig,
+    LLMSession,
+    Sampling,
+    TransientLLMError,
+)
 from sotopia_are.llm.errors import RequestRejectedError
 from sotopia_are.messages import ScriptBackground
 from sotopia_are.social import EpisodeResult
@@ -47,14 +55,17 @@ _RECORDED_FAILURES = (GenerationError, TransientLLMError, RequestRejectedError)
 class LLMJudge:
     """Rates each participant on ``rubric`` with ``model``, ``samples`` times.
 
-    ``samples`` independent calls run concurrently; each dimension reports the mean and
-    the spread of the valid samples (see :class:`DimensionScore`). Repeated samples only
-    differ if the model samples (``params={"temperature": ...}`` above 0) and no response
-    cache answers the repeats. With more than one sample, sample *n* calls in scope
-    ``sample-<n>`` (under the session's), so a replay gives every sample its own recorded
-    answer although all send the same request. ``session`` defaults to a fresh
-    :class:`LLMSession` on ``config``; ``params`` are sent with every call; ``template``
-    names another judge prompt taking the same variables.
+    ``sampling`` is sent with every call; by default :data:`DEFAULT_JUDGE_SAMPLING`
+    (temperature 0, the rest the provider's), while ``Sampling()`` leaves every setting to
+    the provider. Its ``max_tokens``, if set, replaces the judge's own budget
+    (:meth:`max_tokens`). ``samples`` independent calls run concurrently; each dimension
+    reports the mean and the spread of the valid samples (see :class:`DimensionScore`).
+    Repeated samples only differ if the model samples (a ``sampling`` temperature above
+    0) and no response cache answers the repeats. With more than one sample, sample *n*
+    calls in scope ``sample-<n>`` (under the session's), so a replay gives every sample
+    its own recorded answer although all send the same request. ``session`` defaults to a
+    fresh :class:`LLMSession` on ``config``; ``template`` names another judge prompt
+    taking the same variables.
     """
 
     def __init__(
@@ -65,7 +76,7 @@ class LLMJudge:
         samples: int = 1,
         session: LLMSession | None = None,
         config: LLMConfig | None = None,
-        params: Mapping[str, JsonValue] | None = None,
+        sampling: Sampling | None = None,
         template: str = JUDGE_TEMPLATE,
     ) -> None:
         if samples < 1:
@@ -76,12 +87,13 @@ class LLMJudge:
         self.rubric = rubric
         self.samples = samples
         self.session = session or LLMSession(config)
-        self.params = dict(params or {})
+        self.sampling = DEFAULT_JUDGE_SAMPLING if sampling is None else sampling
         self.template = template
 
     def __repr__(self) -> str:
         return (
-            f"LLMJudge(model={self.model!r}, rubric={self.rubric.name!r}, samples={self.samples})"
+            f"LLMJudge(model={self.model!r}, rubric={self.rubric.name!r}, "
+            f"samples={self.samples}, sampling={str(self.sampling)!r})"
         )
 
     @functools.cached_property
@@ -91,7 +103,7 @@ class LLMJudge:
         return self.session.prompts.version(self.template)
 
     def max_tokens(self, participants: int) -> int:
-        """The answer budget for rating ``participants`` (unless ``params`` or the
+        """The answer budget for rating ``participants`` (unless :attr:`sampling` or the
         session's config give one): room for a reasoning and a score per participant and
         dimension."""
         return 200 + TOKENS_PER_RATING * participants * len(self.rubric.dimensions)
@@ -180,7 +192,7 @@ class LLMJudge:
                 self.template,
                 variables,
                 output_type,
-                params=self.params,
+                params=self.sampling.params(),
                 max_tokens=self.max_tokens(len(variables["agents"])),
             )
         except _RECORDED_FAILURES as exc:

@@ -32,6 +32,13 @@ from sotopia_are.llm.errors import (
 )
 from sotopia_are.llm.replay import RecordedExchange, Recorder, Replayer
 from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
+from sotopia_are.llm.sampling import (
+    AGENT_SAMPLING_ENV,
+    DEFAULT_JUDGE_SAMPLING,
+    JUDGE_SAMPLING_ENV,
+    RESERVED_PARAMS,
+    Sampling,
+)
 from sotopia_are.llm.session import Generation, LLMSession, generate
 from sotopia_are.llm.structured import (
     OUTPUT_MODES,
@@ -46,11 +53,15 @@ from sotopia_are.llm.structured import (
 from sotopia_are.llm.templates import PromptLibrary, packaged_prompts_dir
 
 __all__ = [
+    "AGENT_SAMPLING_ENV",
     "API_BASE_ENV",
     "API_KEY_ENV",
     "CONCURRENCY",
+    "DEFAULT_JUDGE_SAMPLING",
+    "JUDGE_SAMPLING_ENV",
     "OUTPUT_MODES",
     "REQUEST_ATTEMPTS_ENV",
+    "RESERVED_PARAMS",
     "TIMEOUT_ENV",
     "Attempt",
     "ConcurrencyRegistry",
@@ -79,6 +90,7 @@ __all__ = [
     "RequestRejectedError",
     "ResponseCache",
     "RetryPolicy",
+    "Sampling",
     "TemplateError",
     "TransientLLMError",
     "Usage",

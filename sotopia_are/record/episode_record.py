@@ -16,7 +16,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sotopia_are.evaluation import Evaluation
-from sotopia_are.llm import LLMCall, Usage
+from sotopia_are.llm import LLMCall, Sampling, Usage
 from sotopia_are.messages import AgentAction
 from sotopia_are.simulation.data_handler.exporter import convert_completed_event
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent, ExportedTrace
@@ -65,10 +65,12 @@ class EpisodeRecord(BaseModel):
     """One episode: spec, who played with which model, how it went, what happened, and
     every verdict on it. Frozen; build changed copies with :meth:`with_verdict`.
 
-    ``models`` maps each agent to its model (``""`` for a scripted or human agent);
-    ``reason`` is the termination reason of a complete episode, or why it failed or was
-    interrupted; ``calls`` are the agents' model calls (the judges' are in their
-    verdicts). ``verdicts`` are in the order they were given, one per judge
+    ``models`` maps each agent to its model (``""`` for a scripted or human agent) and
+    ``agent_sampling`` each LLM agent to its :class:`~sotopia_are.llm.Sampling` (empty in
+    records written before it was kept, whose calls' ``params`` still say what each
+    request sent); ``reason`` is the termination reason of a complete episode, or why it
+    failed or was interrupted; ``calls`` are the agents' model calls (the judges' are in
+    their verdicts). ``verdicts`` are in the order they were given, one per judge
     (:attr:`Verdict.key`).
     """
 
@@ -78,6 +80,7 @@ class EpisodeRecord(BaseModel):
     episode_id: str
     spec: EpisodeSpec
     models: dict[str, str] = Field(default_factory=dict)
+    agent_sampling: dict[str, Sampling] = Field(default_factory=dict)
     tag: str = ""
     scenario_id: str = ""
     status: EpisodeStatus = EpisodeStatus.RUNNING
@@ -196,16 +199,20 @@ def record_of_result(
     result: EpisodeResult,
     *,
     models: Mapping[str, str] | None = None,
+    sampling: Mapping[str, Sampling] | None = None,
     tag: str = "",
     scenario_id: str = "",
 ) -> EpisodeRecord:
     """The record of a finished run (no verdict yet): its events exported as ARE's
-    completed events, and the agents' calls in participant order."""
+    completed events, and the agents' calls in participant order. ``sampling`` is the
+    LLM agents' (by name)."""
     chosen = dict(models or {})
+    sampled = dict(sampling or {})
     return EpisodeRecord(
         episode_id=result.episode_id,
         spec=result.spec,
         models={name: chosen.get(name, "") for name in result.spec.agent_names},
+        agent_sampling={n: sampled[n] for n in result.spec.agent_names if n in sampled},
         tag=tag,
         scenario_id=scenario_id or result.episode_id,
         status=result.status,

@@ -11,6 +11,7 @@ from sotopia_are.evaluation import (
     TerminationCheck,
     build_response,
 )
+from sotopia_are.llm import Sampling
 from sotopia_are.messages import ScriptEnvironmentResponse
 
 __all__ = ["Verdict"]
@@ -22,7 +23,9 @@ class Verdict(BaseModel):
 
     A verdict is identified by :attr:`key` — the judge's model, the rubric and the prompt
     (template name and a hash of its text) — so a record holds one verdict per judge, and
-    a second judge adds its own rather than replacing the first.
+    a second judge adds its own rather than replacing the first. ``sampling`` is the
+    judge's (:attr:`LLMJudge.sampling`); None in verdicts written before it was kept, whose
+    calls' ``params`` still say what each request sent.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -32,6 +35,7 @@ class Verdict(BaseModel):
     prompt: str = ""
     evaluation: Evaluation
     termination_reason: str | None = None
+    sampling: Sampling | None = None
 
     @property
     def key(self) -> str:
@@ -67,6 +71,7 @@ class Verdict(BaseModel):
             prompt=judge.prompt_version,
             evaluation=evaluated.evaluation,
             termination_reason=evaluated.termination.reason,
+            sampling=judge.sampling,
         )
 
     def response(self) -> ScriptEnvironmentResponse:

@@ -24,7 +24,8 @@ __all__ = ["EpisodeLog", "EpisodeStatus", "stable_episode_id"]
 
 class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]
     """One episode. Times are Unix seconds; ``models[i]`` is ``agents[i]``'s model
-    (``""`` for an agent without one, e.g. scripted or human).
+    (``""`` for an agent without one, e.g. scripted or human); ``agent_sampling`` holds
+    each LLM agent's sampling settings (``sotopia_are.llm.Sampling`` as JSON).
 
     ``spec`` is the social runner's ``EpisodeSpec`` as JSON (enough, with the events, to
     export, import and replay the episode). ``record_version`` is the
@@ -42,6 +43,9 @@ class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]
     agents: Annotated[list[str], AS_JSON_TEXT] = Field(default_factory=list)
     agent_profiles: Annotated[list[str], AS_JSON_TEXT] = Field(default_factory=list)
     models: Annotated[list[str], AS_JSON_TEXT] = Field(default_factory=list)
+    agent_sampling: Annotated[dict[str, dict[str, JsonValue]], AS_JSON_TEXT] = Field(
+        default_factory=dict
+    )
     evaluator_model: str = ""
     seed: int | None = None
     spec: Annotated[dict[str, JsonValue], AS_JSON_TEXT] | None = None

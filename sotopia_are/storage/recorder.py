@@ -15,13 +15,13 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
-from sotopia_are.llm import Usage
+from sotopia_are.llm import Sampling, Usage
 from sotopia_are.record import RECORD_VERSION, EpisodeRecord, Verdict, agent_calls
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import EpisodeResult, EpisodeSpec, EpisodeStatus
 from sotopia_are.social.spec import check_safe_id
 from sotopia_are.storage.episode_log import EpisodeLog
-from sotopia_are.storage.records import usage_summary
+from sotopia_are.storage.records import sampling_fields, usage_summary
 from sotopia_are.storage.store import EpisodeStore
 
 __all__ = ["EpisodeRecorder"]
@@ -31,7 +31,8 @@ class EpisodeRecorder:
     """Stores the episodes of one run (or batch, named by ``tag``) in ``store``.
 
     ``models`` maps agent names to their model (agents not in it have none, e.g.
-    scripted ones); ``evaluator_model`` names the judge's. ``ValueError`` for a ``tag``
+    scripted ones) and ``sampling`` the LLM agents to their sampling settings;
+    ``evaluator_model`` names the judge's. ``ValueError`` for a ``tag``
     outside :data:`~sotopia_are.social.spec.SAFE_ID_CHARACTERS`, before anything is stored.
     """
 
@@ -41,11 +42,13 @@ class EpisodeRecorder:
         *,
         tag: str = "",
         models: Mapping[str, str] | None = None,
+        sampling: Mapping[str, Sampling] | None = None,
         evaluator_model: str = "",
     ) -> None:
         self.store = store
         self.tag = check_safe_id(tag, "tag", empty=True)
         self.models = dict(models or {})
+        self.sampling = dict(sampling or {})
         self.evaluator_model = evaluator_model
         self._started: set[str] = set()
 
@@ -72,6 +75,9 @@ class EpisodeRecorder:
                 agents=list(spec.agent_names),
                 agent_profiles=list(agent_profiles),
                 models=[self.models.get(name, "") for name in spec.agent_names],
+                agent_sampling=sampling_fields(
+                    {n: self.sampling[n] for n in spec.agent_names if n in self.sampling}
+                ),
                 evaluator_model=self.evaluator_model,
                 seed=spec.seed,
                 spec=spec.model_dump(mode="json"),

@@ -12,13 +12,19 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from sotopia_are.llm import Usage
+from sotopia_are.llm import Sampling, Usage
 from sotopia_are.record import EpisodeRecord, load_record
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_log import EpisodeLog
 
-__all__ = ["episode_log_of", "index_fields", "record_from_stored", "usage_summary"]
+__all__ = [
+    "episode_log_of",
+    "index_fields",
+    "record_from_stored",
+    "sampling_fields",
+    "usage_summary",
+]
 
 
 def index_fields(record: EpisodeRecord) -> dict[str, Any]:
@@ -30,6 +36,11 @@ def index_fields(record: EpisodeRecord) -> dict[str, Any]:
         "cost_usd": usage.cost_usd,
         "evaluator_model": record.verdict.judge_model if record.verdict else "",
     }
+
+
+def sampling_fields(sampling: Mapping[str, Sampling]) -> dict[str, dict[str, JsonValue]]:
+    """The agents' ``sampling`` as the JSON an ``EpisodeLog`` keeps."""
+    return {name: settings.model_dump(mode="json") for name, settings in sampling.items()}
 
 
 def usage_summary(usage: Usage) -> dict[str, JsonValue]:
@@ -52,6 +63,7 @@ def record_from_stored(
             "episode_id": log.pk,
             "spec": log.spec,
             "models": dict(zip(log.agents, log.models, strict=False)),
+            "agent_sampling": log.agent_sampling,
             "tag": log.tag,
             "scenario_id": log.scenario_id,
             "status": log.status.value,
@@ -74,6 +86,7 @@ def episode_log_of(record: EpisodeRecord) -> EpisodeLog:
         scenario_id=record.scenario_id,
         agents=list(record.spec.agent_names),
         models=[record.models.get(name, "") for name in record.spec.agent_names],
+        agent_sampling=sampling_fields(record.agent_sampling),
         seed=record.spec.seed,
         spec=record.spec.model_dump(mode="json"),
         status=record.status,

@@ -15,7 +15,7 @@ from sotopia_are.evaluation import (
     RuleBasedTerminatedEvaluator,
     build_response,
 )
-from sotopia_are.llm import LLMSession, PermanentLLMError, Recorder, Replayer, Usage
+from sotopia_are.llm import LLMSession, PermanentLLMError, Recorder, Replayer, Sampling, Usage
 from sotopia_are.messages import AgentAction, ScriptBackground, ScriptEnvironmentResponse
 from sotopia_are.testing import LocalLLMServer, Reply
 
@@ -226,7 +226,9 @@ async def test_samples_report_mean_and_spread(
             judge_answer({"Mara Quinn": {"goal": mara}, "Teo Alvarez": {"goal": teo}})
         )
     session = make_session()
-    judge = LLMJudge(MODEL, GOAL_ONLY, samples=3, session=session, params={"temperature": 1.0})
+    judge = LLMJudge(
+        MODEL, GOAL_ONLY, samples=3, session=session, sampling=Sampling(temperature=1.0)
+    )
     evaluation = await judge.evaluate(bakery, TRANSCRIPT)
 
     assert evaluation.ok and evaluation.valid_samples == 3 and len(evaluation.calls) == 3
