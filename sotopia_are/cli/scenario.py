@@ -1,32 +1,16 @@
 """`sotopia-are scenario validate|run FILE`: check and run scenario JSON files (ARE's format)."""
 
-import importlib
-import importlib.util
-import inspect
-import logging
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sotopia_are.simulation.apps.app import App
-from sotopia_are.simulation.apps.registry import AppRegistry, default_app_registry
-from sotopia_are.simulation.data_handler.errors import ScenarioFormatError
-from sotopia_are.simulation.data_handler.importer import JsonScenarioImporter
-from sotopia_are.simulation.environment import EnvironmentState, run_in_oracle_mode
-from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
-    ScenarioImportedFromJson,
-)
-from sotopia_are.simulation.types import CompletedEvent
-from sotopia_are.social import EpisodeSpec
+from sotopia_are.studies import ScenarioRun, load_scenario, run_scenario
 
-from .common import fail, read_text
+from .common import cli_errors, fail
 
 __all__ = ["scenario_app"]
 
@@ -67,102 +51,26 @@ LenientOption = Annotated[
 ]
 
 
-def _load_module(spec: str) -> ModuleType:
-    if spec.endswith(".py") or Path(spec).is_file():
-        path = Path(spec)
-        found = importlib.util.spec_from_file_location(path.stem, path)
-        if found is None or found.loader is None or not path.is_file():
-            fail(f"--apps {spec}: no such Python file")
-        loaded = sys.modules.get(path.stem)
-        if loaded is not None and Path(getattr(loaded, "__file__", "")).resolve() == path.resolve():
-            return loaded
-        module = importlib.util.module_from_spec(found)
-        # Registered by name so that 'module:function' references into it resolve.
-        sys.modules[path.stem] = module
-        found.loader.exec_module(module)
-        return module
-    return importlib.import_module(spec)
-
-
-def _registry(app_sources: list[str]) -> tuple[AppRegistry, list[ModuleType]]:
-    """The default registry plus the App classes of the ``--apps`` modules, and those
-    modules: the only ones a file's references may point into."""
-    registry = default_app_registry.copy()
-    modules = []
-    for source in app_sources:
-        try:
-            module = _load_module(source)
-        except Exception as exc:
-            fail(f"--apps {source}: {type(exc).__name__}: {exc}")
-        modules.append(module)
-        for _, member in inspect.getmembers(module, inspect.isclass):
-            if issubclass(member, App) and member.__module__ == module.__name__:
-                try:
-                    registry.register(member)
-                except ValueError as exc:
-                    fail(f"--apps {source}: {exc}")
-    return registry, modules
-
-
-def _import(
-    file: Path,
-    apps: list[str] | None,
-    skip_app: list[str] | None,
-    skip_unknown_apps: bool,
-    lenient: bool,
-) -> tuple[ScenarioImportedFromJson, list[CompletedEvent]]:
-    text = read_text(file)
-    importer = JsonScenarioImporter(*_registry(apps or []))
-    # The report is printed below; the importer's log warning would repeat it.
-    importer_log = logging.getLogger(JsonScenarioImporter.__module__)
-    quiet = logging.Filter("nothing")
-    importer_log.addFilter(quiet)
-    try:
-        scenario, completed, _ = importer.import_from_json(
-            text, apps_to_skip=skip_app, skip_unknown_apps=skip_unknown_apps, lenient=lenient
-        )
-    except ScenarioFormatError as exc:
-        hint = ""
-        if "unknown app classes" in exc.problem:
-            hint = "\nhint: load them with --apps FILE, or use --skip-app / --skip-unknown-apps"
-        elif "in this scenario's apps" in exc.problem:
-            hint = "\nhint: leave out that app's events with --skip-app NAME or --lenient"
-        elif _is_episode_spec(text):
-            hint = (
-                "\nhint: this file looks like an episode spec, not ARE scenario JSON: run it "
-                "with 'sotopia-are run FILE' (or 'sotopia-are batch FILE')"
-            )
-        fail(f"{file}: {exc}{hint}")
-    finally:
-        importer_log.removeFilter(quiet)
-    report = scenario.import_report
-    if report is not None and report.summary():
-        typer.echo(report.summary(), err=True)
-    return scenario, completed
-
-
-def _is_episode_spec(text: str) -> bool:
-    """Whether ``text`` is a valid social episode spec (``run``'s input)."""
-    try:
-        EpisodeSpec.model_validate_json(text)
-    except ValidationError:
-        return False
-    return True
-
-
 @scenario_app.command("validate")
 def validate(
     file: FileArgument,
     apps: AppsOption = None,
-    skip_app: SkipAppOption = None,
+    skip: SkipAppOption = None,
     skip_unknown_apps: SkipUnknownOption = False,
     lenient: LenientOption = False,
 ) -> None:
     """Check that FILE imports: format, event graph, apps, functions and values."""
-    scenario, completed = _import(file, apps, skip_app, skip_unknown_apps, lenient)
+    with cli_errors():
+        loaded = load_scenario(
+            file, apps=apps, skip_apps=skip, skip_unknown_apps=skip_unknown_apps, lenient=lenient
+        )
+    # What the import left out or changed goes to stderr; stdout is the result.
+    if summary := loaded.report.summary():
+        typer.echo(summary, err=True)
+    scenario = loaded.scenario
     typer.echo(
         f"{file}: valid scenario {scenario.scenario_id!r}: {len(scenario.apps or [])} apps, "
-        f"{len(scenario.events)} events, {len(completed)} completed events"
+        f"{len(scenario.events)} events, {len(loaded.completed_events)} completed events"
     )
 
 
@@ -170,23 +78,27 @@ def validate(
 def run(
     file: FileArgument,
     apps: AppsOption = None,
-    skip_app: SkipAppOption = None,
+    skip: SkipAppOption = None,
     skip_unknown_apps: SkipUnknownOption = False,
     lenient: LenientOption = False,
 ) -> None:
     """Run FILE in oracle mode on a virtual clock and print the completed events."""
-    scenario, _ = _import(file, apps, skip_app, skip_unknown_apps, lenient)
-    env = run_in_oracle_mode(scenario)
-    events = env.event_log.list_view()
+    with cli_errors():
+        done = run_scenario(
+            file, apps=apps, skip_apps=skip, skip_unknown_apps=skip_unknown_apps, lenient=lenient
+        )
+    if summary := done.loaded.report.summary():
+        typer.echo(summary, err=True)
+    Console().print(_table(done))
+    if done.failure is not None:
+        fail(done.failure)
+
+
+def _table(done: ScenarioRun) -> Table:
+    """One row per completed event; times are seconds from the scenario's start."""
+    events, scenario = done.events, done.loaded.scenario
     start = float(scenario.start_time or 0)
-    Console().print(_table(events, start, f"{scenario.scenario_id}: {len(events)} events"))
-    if env.state is EnvironmentState.FAILED:
-        reason = f": {env.exception}" if env.exception is not None else " (a validation failed)"
-        fail(f"the run failed{reason}")
-
-
-def _table(events: list[CompletedEvent], start: float, title: str) -> Table:
-    table = Table(title=title, show_lines=True)
+    table = Table(title=f"{scenario.scenario_id}: {len(events)} events", show_lines=True)
     for column in ("#", "t+s", "event", "type", "call", "args", "result"):
         table.add_column(column, overflow="fold")
     for number, event in enumerate(events, start=1):

@@ -18,6 +18,13 @@ from .files import ImportedFile, ImportKind, export_are_files, import_file
 from .profiles import agent_background, spec_from_profiles, spec_from_stored_profiles
 from .rating import arate, arate_script, rate, rate_script, script_record
 from .running import arun, mark_stopped, run
+from .scenarios import (
+    LoadedScenario,
+    ScenarioLoadError,
+    ScenarioRun,
+    load_scenario,
+    run_scenario,
+)
 
 __all__ = [
     "BatchEpisode",
@@ -27,6 +34,9 @@ __all__ = [
     "EpisodeOutcome",
     "ImportKind",
     "ImportedFile",
+    "LoadedScenario",
+    "ScenarioLoadError",
+    "ScenarioRun",
     "agent_background",
     "arate",
     "arate_script",
@@ -34,12 +44,14 @@ __all__ = [
     "batch",
     "export_are_files",
     "import_file",
+    "load_scenario",
     "mark_stopped",
     "plan_batch",
     "rate",
     "rate_script",
     "read_specs",
     "run",
+    "run_scenario",
     "script_record",
     "spec_from_profiles",
     "spec_from_stored_profiles",
