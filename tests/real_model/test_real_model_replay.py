@@ -2,10 +2,10 @@
 
 Each ``tests/data/real_model/*.jsonl`` is a recording that ``benchmarks/real_model.py
 --record`` made against a real model; its ``.meta.json`` holds the model, the output mode,
-the episode specs and what the live run measured. Replayed through the same agents,
-normalisation, repair and judge, every episode must end as it did live — complete and
-rated, or failed with the same recorded reason — so a change that would throw away a
-real model's usable answer, or score an unusable one, fails here.
+the agents' and the judge's sampling, the episode specs and what the live run measured.
+Replayed through the same agents, normalisation, repair and judge, every episode must end
+as it did live — complete and rated, or failed with the same recorded reason — so a change
+that would throw away a real model's usable answer, or score an unusable one, fails here.
 """
 
 import json
@@ -16,7 +16,7 @@ import pytest
 
 from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import LLMJudge, Rubric, run_evaluated_episode
-from sotopia_are.llm import LLMConfig, LLMSession
+from sotopia_are.llm import LLMConfig, LLMSession, Sampling
 from sotopia_are.social import EpisodeSpec
 
 DATA = Path(__file__).parents[1] / "data" / "real_model"
@@ -31,10 +31,17 @@ def test_there_are_real_recordings() -> None:
 async def test_recorded_real_episodes_replay_as_they_went_live(recording: Path) -> None:
     meta: dict[str, Any] = json.loads(recording.with_suffix(".meta.json").read_text("utf-8"))
     session = LLMSession.replaying(recording, LLMConfig(output_mode=meta["output_mode"]))
-    judge = LLMJudge(meta["judge_model"], Rubric.load(meta["rubric"]), session=session)
+    # The settings of the live run, sent again: a replay answers only the same requests.
+    judge = LLMJudge(
+        meta["judge_model"],
+        Rubric.load(meta["rubric"]),
+        session=session,
+        sampling=Sampling.parse(meta["judge_sampling"]),
+    )
+    sampling = Sampling.parse(meta["sampling"])
     for spec_data, live in zip(meta["specs"], meta["episodes"], strict=True):
         spec = EpisodeSpec.model_validate(spec_data)
-        agents = llm_agents_for(spec, meta["model"], session)
+        agents = llm_agents_for(spec, meta["model"], session, sampling=sampling)
         evaluated = await run_evaluated_episode(spec, agents, judge)
         episode, evaluation = evaluated.episode, evaluated.evaluation
         assert (episode.status, episode.reason) == (live["status"], live["reason"])

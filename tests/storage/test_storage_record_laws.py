@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from sotopia_are.agents import ScriptedAgent
 from sotopia_are.evaluation import AgentRating, DimensionScore, Evaluation
+from sotopia_are.llm import Sampling
 from sotopia_are.messages import AgentAction
 from sotopia_are.record import EpisodeRecord, Verdict, load_record, record_of_result
 from sotopia_are.social import EpisodeSpec, run_episode
@@ -21,6 +22,18 @@ PUBLIC = st.one_of(
     st.builds(AgentAction, action_type=st.just("speak"), argument=TEXT),
     st.builds(AgentAction, action_type=st.just("action"), argument=TEXT),
     st.builds(AgentAction, action_type=st.just("none"), argument=st.just("")),
+)
+SAMPLING = st.builds(
+    Sampling,
+    temperature=st.none() | st.floats(min_value=0, max_value=2),
+    top_p=st.none() | st.floats(min_value=0, max_value=1, exclude_min=True),
+    max_tokens=st.none() | st.integers(min_value=1, max_value=4096),
+    seed=st.none() | st.integers(),
+    extra=st.dictionaries(
+        st.sampled_from(["presence_penalty", "stop", "extra_body"]),
+        st.none() | st.floats(-2, 2) | st.lists(TEXT, max_size=2) | st.just({"top_k": 20}),
+        max_size=2,
+    ),
 )
 WHISPER = st.builds(
     AgentAction,
@@ -59,7 +72,12 @@ def records(draw: st.DrawFn) -> EpisodeRecord:
         for name in NAMES
     ]
     result = asyncio.run(run_episode(spec, agents))
-    record = record_of_result(result, tag=draw(st.sampled_from(["", "t1", "study.2"])))
+    record = record_of_result(
+        result,
+        # As if some agents were LLM agents with their own sampling.
+        sampling=draw(st.dictionaries(st.sampled_from(NAMES), SAMPLING, max_size=3)),
+        tag=draw(st.sampled_from(["", "t1", "study.2"])),
+    )
     if record.status == "complete" and draw(st.booleans()):
         scores = draw(st.lists(st.integers(0, 10), min_size=3, max_size=3))
         evaluation = Evaluation(
@@ -74,7 +92,12 @@ def records(draw: st.DrawFn) -> EpisodeRecord:
             ],
         )
         record = record.with_verdict(
-            Verdict(judge_model="judge", rubric="goal_only", evaluation=evaluation)
+            Verdict(
+                judge_model="judge",
+                rubric="goal_only",
+                evaluation=evaluation,
+                sampling=draw(st.none() | SAMPLING),
+            )
         )
     return record
 
