@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sotopia_are.messages import ScriptAction, parse_script
+from sotopia_are.messages import ScriptAction, parse_script_notes
 
-from .common import fail, read_text
+from .common import fail, printable, read_text
 
 __all__ = ["parse"]
 
@@ -59,13 +59,17 @@ def parse(
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the actions as JSON.")] = False,
 ) -> None:
-    """Parse a conversation script (`Turn #1` / `Name said: "…"`) and print its actions."""
+    """Parse a conversation script (`Turn #1` / `Name said: "…"`, or a screenplay) and
+    print its actions; notes on skipped lines and warnings go to stderr."""
     names = [name.strip() for name in agents.split(",") if name.strip()]
     text = read_text(file)
     try:
-        actions = parse_script(text, names)
+        parsed = parse_script_notes(text, names)
     except ValueError as exc:  # ScriptParseError, or an unusable --agents list
         fail(f"{file}: {exc}")
+    for note in parsed.notes:
+        typer.echo(printable(str(note)), err=True)
+    actions = parsed.actions
     if as_json:
         typer.echo(_as_json(actions))
     else:

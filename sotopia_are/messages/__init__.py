@@ -9,7 +9,16 @@ from .background import ScriptBackground
 from .context import parse_background
 from .message import Message, SimpleMessage
 from .observation import Observation
-from .parser import ScriptAction, ScriptParseError, parse_dialogue, parse_script, split_turns
+from .parser import (
+    ParsedScript,
+    ScriptAction,
+    ScriptNote,
+    ScriptParseError,
+    parse_dialogue,
+    parse_script,
+    parse_script_notes,
+    split_turns,
+)
 from .render import render_action, render_script
 from .response import Rate, ScriptEnvironmentResponse
 from .script import ScriptInteraction, ScriptInteractionReturnType
@@ -19,18 +28,21 @@ __all__ = [
     "AgentAction",
     "Message",
     "Observation",
+    "ParsedScript",
     "Rate",
     "ScriptAction",
     "ScriptBackground",
     "ScriptEnvironmentResponse",
     "ScriptInteraction",
     "ScriptInteractionReturnType",
+    "ScriptNote",
     "ScriptParseError",
     "SimpleMessage",
     "match_participant",
     "parse_background",
     "parse_dialogue",
     "parse_script",
+    "parse_script_notes",
     "render_action",
     "render_script",
     "split_turns",

@@ -29,18 +29,37 @@ rather than a guess at its turn. A script with no header at all starts at its fi
 
 import ast
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeVar
 
 from .action import ActionType, AgentAction, reject_duplicate_recipients, validate_recipients
+from .screenplay import (
+    CueError,
+    Part,
+    Remark,
+    ScriptNote,
+    Severity,
+    bare_label,
+    heading_kind,
+    is_caps,
+    label_cues,
+    name_at,
+    read_cues,
+    read_direction,
+    read_speech,
+    spellings,
+)
 
 __all__ = [
+    "ParsedScript",
     "ScriptAction",
+    "ScriptNote",
     "ScriptParseError",
     "infer_speakers",
     "parse_dialogue",
     "parse_script",
+    "parse_script_notes",
     "script_context",
     "split_turns",
     "unreadable_speech",
@@ -84,6 +103,17 @@ _AFTER_QUOTE = re.compile(r",?$")
 _AFTER_QUOTE_COLON = re.compile(rf"{_TRAILING}$")
 
 
+# A line in parentheses or brackets: a stage direction (or a cue on its own line).
+_STAGE = re.compile(r"\((.*)\)\.?|\[(.*)\]\.?")
+_CUES = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+# What follows a participant's name in a script form gone wrong (a missing colon, a
+# misspelt kind): an error, never narration.
+_BROKEN_FORM = re.compile(r"\s*(?:said\b|says\s*:|\[|[\"\u201c])", re.IGNORECASE)
+_BYLINE = re.compile(r"(?:written\s+)?by\s", re.IGNORECASE)
+# At most this many words make a speaker label on its own line in capitals.
+_LABEL_WORDS = 3
+
+
 class ScriptParseError(ValueError):
     """A script line that cannot be read; the message gives the 1-based line and quotes it."""
 
@@ -124,6 +154,10 @@ class _Start:
     """The public `Name: text` form, which a preamble also uses to describe people."""
     colon: bool = False
     """Written in a colon form (`Name: …`, `Name [private to …]: …`)."""
+    more: tuple[Part, ...] = ()
+    """Further actions on the same line: speech after a whisper cue in the middle of it."""
+    notes: tuple[Remark, ...] = ()
+    """What reading its cues left out or could not read."""
 
     @property
     def explicit(self) -> bool:
@@ -132,9 +166,21 @@ class _Start:
         return not (self.screenplay and self.quote_at is None)
 
 
+@dataclass
+class _Reading:
+    """What the parser read from a line on: one speaker's actions (none for a skipped
+    line), notes `(severity, message)` about it, and the last line it used."""
+
+    speaker: str
+    parts: list[Part]
+    notes: list[Remark] = field(default_factory=list)
+    last: int = 0
+
+
 # A well-formed next step: the action it starts (None for a bare header), the text the
 # action starts in (the line, or what follows its header) and the turn it belongs to.
 _Step = tuple[_Start | None, str, int | None]
+_T = TypeVar("_T")
 
 
 def _strip_markers(raw: str) -> str:
@@ -151,6 +197,14 @@ def _closing(text: str, closer: str = '"', colon: bool = False) -> str:
     assert after is not None  # both patterns match the empty end of any text
     text = text[: after.start()]
     return text if text.endswith(closer) else ""
+
+
+def _plain_text(line: str, pos: int) -> bool:
+    """Whether `line` from `pos` is unquoted text rather than another form after a colon
+    (`said: …`, `[action] …`, `did nothing`, `left the conversation`)."""
+    rest = line[pos:].rstrip()
+    forms = (_SAID.match(line, pos), _BRACKETED.match(line, pos), _NOTHING.fullmatch(rest))
+    return rest[:1] not in _QUOTES and not any(forms) and not _LEAVE.fullmatch(rest)
 
 
 def _bare_header(line: str) -> bool:
@@ -211,15 +265,37 @@ def infer_speakers(text: str) -> list[str]:
     """The names that start action lines of `text` (`Name said: …`, `Name [action] …`, …).
 
     For the Sotopia methods that take no participant list; parsing proper needs the names.
+    A script with no such line is read as a screenplay: its speaker labels, as written
+    (`DANA:`, `MARCUS (CONT'D):`, `LUCIA` on its own line above speech).
     """
     found: dict[str, None] = {}
-    for raw in text.replace("\r\n", "\n").split("\n"):
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for raw in lines:
         line = _strip_markers(raw)
         if header := _HEADER.match(line):
             line = line[header.end() :]
         if match := _ACTION_LIKE.match(line):
             found.setdefault(match["name"].strip(), None)
-    return list(found)
+    return list(found) or _screenplay_speakers(lines)
+
+
+def _screenplay_speakers(lines: list[str]) -> list[str]:
+    """The speaker labels of a screenplay, first spelling of each name (any case)."""
+    found: dict[str, str] = {}
+    for index, raw in enumerate(lines):
+        line = _strip_markers(raw).strip()
+        if not line or heading_kind(line):
+            continue
+        name = _CUES.sub("", line).strip()
+        if labelled := _SCREENPLAY_LIKE.match(line):
+            name = _CUES.sub("", labelled["name"]).strip()
+        elif not is_caps(line):
+            continue
+        below = _strip_markers(lines[index + 1]).strip() if index + 1 < len(lines) else ""
+        bare = labelled is None and not (_CUES.search(line) or (below and not _BYLINE.match(below)))
+        if name and len(name.split()) <= _LABEL_WORDS and not bare:
+            found.setdefault(name.casefold(), name)
+    return list(found.values())
 
 
 class _Parser:
@@ -235,9 +311,11 @@ class _Parser:
         self.last_line = max((i for i, line in enumerate(self.lines) if line.strip()), default=-1)
         # Decided up front: in a script with headers, what precedes the first one is context.
         self.has_headers = any(self.header(_strip_markers(line)) for line in self.lines)
+        self.known = spellings(self.names)
         self.turn: int | None = None
         self.started = False
         self.actions: list[ScriptAction] = []
+        self.notes: list[ScriptNote] = []
         self.spans: list[list[int]] = []  # [first, last] line index of each turn's text
 
     def error(self, reason: str, index: int) -> ScriptParseError:
@@ -256,9 +334,17 @@ class _Parser:
             start = self._match_tail(name, line, len(name), index)
             if start is not None:
                 return start
-        return None
+        # A speaker label as people write it: any case, a first name, cues after it.
+        found = name_at(line, self.known)
+        if found is None:
+            return None
+        name, pos = found
+        pos, cues = label_cues(line, pos)
+        return self._match_tail(name, line, pos, index, cues)
 
-    def _match_tail(self, name: str, line: str, pos: int, index: int) -> _Start | None:
+    def _match_tail(
+        self, name: str, line: str, pos: int, index: int, cues: Sequence[str] = ()
+    ) -> _Start | None:
         colon = False
         if match := _COLON.match(line, pos):
             colon, pos = True, match.end()
@@ -269,20 +355,27 @@ class _Parser:
             pos = match.end()
             if match := _COLON.match(line, pos):
                 colon, pos = True, match.end()
+        rest = line[pos:].rstrip()
+        if colon and to is None and _plain_text(line, pos):  # screenplay form `Name: text`
+            return self._screenplay_speech(name, rest, index, cues)
+        notes: tuple[Remark, ...] = ()
+        if cues:
+            cue_to, remarks = self._read(lambda: read_cues(cues, name, self.names), index)
+            to, notes = to or cue_to, tuple(remarks)
         if match := _SAID.match(line, pos):
-            return self._speech(name, line, match.end(), to, colon=colon)
+            return self._speech(name, line, match.end(), to, colon, notes)
         if match := _BRACKETED.match(line, pos):
             kind: ActionType = (
                 "action" if match[1].lower() == "action" else "non-verbal communication"
             )
-            return _Start(name, kind, line[match.end() :].strip(), to, None, colon=colon)
-        rest = line[pos:].rstrip()
+            argument = line[match.end() :].strip()
+            return _Start(name, kind, argument, to, None, colon=colon, notes=notes)
         if _NOTHING.fullmatch(rest):
-            return _Start(name, "none", "", to, None, colon=colon)
+            return _Start(name, "none", "", to, None, colon=colon, notes=notes)
         if _LEAVE.fullmatch(rest):
-            return _Start(name, "leave", "", to, None, colon=colon)
-        if colon:  # screenplay form `Name: text`
-            return self._speech(name, line, pos, to, colon=True, screenplay=to is None)
+            return _Start(name, "leave", "", to, None, colon=colon, notes=notes)
+        if colon:  # `Name [private to …]: text`, or `Name: "quoted"`
+            return self._speech(name, line, pos, to, colon, notes, screenplay=to is None)
         return None
 
     @staticmethod
@@ -291,16 +384,48 @@ class _Parser:
         line: str,
         pos: int,
         to: list[str] | None,
-        *,
         colon: bool,
+        notes: tuple[Remark, ...],
+        *,
         screenplay: bool = False,
     ) -> _Start | None:
         text = line[pos:]
         if text[:1] in _QUOTES:
-            return _Start(name, "speak", "", to, pos + 1, _QUOTES[text[0]], screenplay, colon)
+            closer = _QUOTES[text[0]]
+            return _Start(name, "speak", "", to, pos + 1, closer, screenplay, colon, notes=notes)
         if not text.strip():
             return None
-        return _Start(name, "speak", text.strip(), to, None, screenplay=screenplay, colon=colon)
+        argument = text.strip()
+        return _Start(
+            name, "speak", argument, to, None, screenplay=screenplay, colon=colon, notes=notes
+        )
+
+    def _screenplay_speech(
+        self, name: str, text: str, index: int, cues: Sequence[str]
+    ) -> _Start | None:
+        """`Name: text` with its cues read (see `screenplay.read_speech`)."""
+        speech = self._read(lambda: read_speech(text, name, self.names, cues), index)
+        if not speech.parts:
+            return None
+        first, *more = speech.parts
+        return _Start(
+            name,
+            first.kind,
+            first.argument,
+            first.to,
+            None,
+            screenplay=True,
+            colon=True,
+            more=tuple(more),
+            notes=tuple(speech.notes),
+        )
+
+    def _read(self, reading: Callable[[], _T], index: int) -> _T:
+        """`reading()`, a cue it cannot read an error at line `index`."""
+        try:
+            return reading()
+        except CueError as exc:
+            raise self.error(str(exc), index) from None
 
     def _recipients(self, raw: str, sender: str, index: int) -> list[str]:
         raw = raw.strip()
@@ -342,6 +467,8 @@ class _Parser:
                 continue
             if header := self.header(line):
                 number, rest = header
+                if not self.started:
+                    self._note_context(index)
                 self.started = True
                 self.turn = number
                 self.spans.append([index, index])
@@ -366,6 +493,9 @@ class _Parser:
                 self.started = True
                 index = self._take(start, line, index)
                 continue
+            if not self.has_headers and (reading := self._screenplay(index, self.started)):
+                index = self._take_reading(reading, index)
+                continue
             if self.started or _ACTION_LIKE.match(line.rstrip()):
                 raise self._not_understood(line.rstrip(), index)
             index += 1  # context preamble before the conversation starts
@@ -385,9 +515,19 @@ class _Parser:
             if self.has_headers:
                 if self.header(line):
                     return index
-            elif self._try_match(line, index) is not None:
+            elif self._try_match(line, index) is not None or self._acts(index):
                 return index
         return len(self.lines)
+
+    def _acts(self, index: int) -> bool:
+        """Whether line `index`, before the conversation, starts it as a screenplay line."""
+        if not self.lines[index].strip():
+            return False
+        try:
+            reading = self._screenplay(index, started=False)
+        except ScriptParseError:
+            return False
+        return reading is not None and bool(reading.parts)
 
     def _not_understood(self, line: str, index: int) -> ScriptParseError:
         match = _ACTION_LIKE.match(line) or (self.started and _SCREENPLAY_LIKE.match(line))
@@ -416,13 +556,138 @@ class _Parser:
             # the fixed forms allow it after them anyway; unquoted speech keeps it (the
             # comma may be the speaker's: `Bo Chen: I left the conversation,`).
             argument = argument.removesuffix(",").rstrip()
-        action = AgentAction(action_type=start.kind, argument=argument, to=start.to)
-        self.actions.append(ScriptAction(start.speaker, action, self.turn, index + 1))
-        if self.turn is None:  # headerless so far: each action is a turn of its own
-            self.spans.append([index, last])
-        else:
-            self.spans[-1][1] = last
-        return last + 1
+        parts = [Part(start.kind, argument, start.to), *start.more]
+        return self._take_reading(_Reading(start.speaker, parts, list(start.notes), last), index)
+
+    def _take_reading(self, reading: "_Reading", index: int) -> int:
+        """Record what was read from line `index` on; return the index after it."""
+        self.notes += [ScriptNote(index + 1, text, severity) for severity, text in reading.notes]
+        for number, part in enumerate(reading.parts):
+            action = AgentAction(action_type=part.kind, argument=part.argument, to=part.to)
+            self.actions.append(ScriptAction(reading.speaker, action, self.turn, index + 1))
+            self.started = True
+            if number:
+                continue  # one span for all the actions of one line
+            if self.turn is None:  # headerless so far: each action is a turn of its own
+                self.spans.append([index, reading.last])
+            else:
+                self.spans[-1][1] = reading.last
+        return reading.last + 1
+
+    def _note_context(self, index: int) -> None:
+        """Note the context lines before the first turn header on line `index`."""
+        used = [i for i in range(index) if self.lines[i].strip()]
+        if used:
+            span = (
+                f"line {used[0] + 1}" if len(used) == 1 else f"lines {used[0] + 1}-{used[-1] + 1}"
+            )
+            self.notes.append(
+                ScriptNote(
+                    used[0] + 1, f"{span}, before the first turn header, are context; skipped"
+                )
+            )
+
+    # -- screenplay lines (scripts without turn headers) -----------------------------------
+
+    def _screenplay(self, index: int, started: bool) -> "_Reading | None":
+        """What line `index` is as a screenplay line (`started`: after the first action):
+        a label on its own line with the speech below, a stage direction or narration that
+        starts with a participant (their action), or a title, scene heading or narration
+        skipped with a note. None for a line that is an error as an action (`Eve said: …`
+        or a form gone wrong, `Bob said "…"`). Raises for a label that names no participant."""
+        line = _strip_markers(self.lines[index]).strip()
+        if _ACTION_LIKE.match(line) or self._broken_form(line):
+            return None
+        if kind := heading_kind(line):
+            return self._skipped(index, f"skipped a {kind}: {line!r}")
+        if label := bare_label(line, self.known):
+            return self._below_label(index, *label)
+        if stage := _STAGE.fullmatch(line):
+            direction = read_direction(stage[1] or stage[2], self.known)
+            if direction.speaker is not None and direction.part is not None:
+                return _Reading(direction.speaker, [direction.part], [], index)
+            if direction.warning:
+                return self._skipped(index, f"skipped {line!r}: {direction.warning}", "warning")
+            return self._skipped(
+                index, f"skipped a stage direction naming no participant: {line!r}"
+            )
+        if labelled := _SCREENPLAY_LIKE.match(line):
+            written = _CUES.sub("", labelled["name"]).strip()
+            if started or is_caps(written):
+                raise self._stranger(written, index)
+            return self._skipped(index, f"skipped context before the conversation: {line!r}")
+        # Before the conversation, `Mia Davis is a principal.` describes her: context.
+        direction = read_direction(line, self.known)
+        if started and direction.speaker is not None and direction.part is not None:
+            return _Reading(direction.speaker, [direction.part], [], index)
+        if is_caps(line) and len(_CUES.sub("", line).split()) <= _LABEL_WORDS:
+            if self._labels_speech(line, index):
+                raise self._stranger(_CUES.sub("", line).strip(), index, title_hint=True)
+            return self._skipped(index, f"skipped a title: {line!r}")
+        if direction.warning and started:
+            return self._skipped(index, f"skipped {line!r}: {direction.warning}", "warning")
+        what = "narration naming no participant" if started else "context before the conversation"
+        return self._skipped(index, f"skipped {what}: {line!r}")
+
+    def _broken_form(self, line: str) -> bool:
+        """Whether `line` starts with a participant and then one of the script's forms gone
+        wrong (`Bob said "hi"`, `Bob [acton] waves`), an error rather than narration."""
+        found = name_at(line, self.known)
+        return found is not None and _BROKEN_FORM.match(line[found[1] :]) is not None
+
+    def _below_label(self, index: int, speaker: str, cues: list[str]) -> "_Reading":
+        """The speech below a label on its own line: the lines up to a blank one or to a
+        line that starts something else (cues in parentheses on their own lines included)."""
+        last = index
+        for following in range(index + 1, len(self.lines)):
+            text = _strip_markers(self.lines[following]).strip()
+            if not text or self._ends_speech_block(text, following):
+                break
+            last = following
+        below = "\n".join(_strip_markers(line).strip() for line in self.lines[index + 1 : last + 1])
+        speech = self._read(lambda: read_speech(below, speaker, self.names, cues), index)
+        if not speech.parts:
+            line = self.lines[index].strip()
+            return self._skipped(
+                index, f"the label {line!r} has no speech below it; skipped", "warning"
+            )
+        return _Reading(speaker, speech.parts, speech.notes, last)
+
+    def _ends_speech_block(self, text: str, index: int) -> bool:
+        """Whether `text` (line `index`, under a label) starts something else than speech:
+        a heading, a label, an action, or a stage direction that starts with a participant."""
+        if heading_kind(text) or bare_label(text, self.known) or _ACTION_LIKE.match(text):
+            return True
+        if self._try_match(text, index) is not None:
+            return True
+        if stage := _STAGE.fullmatch(text):
+            return read_direction(stage[1] or stage[2], self.known).speaker is not None
+        labelled = _SCREENPLAY_LIKE.match(text)
+        return labelled is not None and is_caps(_CUES.sub("", labelled["name"]))
+
+    def _labels_speech(self, line: str, index: int) -> bool:
+        """Whether the capitals `line` is a speaker label (a screenplay extension such as
+        `(O.S.)`, or text right below it) rather than a title (a blank line, a byline, a
+        heading or a participant's line below it)."""
+        if _CUES.search(line):
+            return True
+        if index + 1 >= len(self.lines):
+            return False
+        below = _strip_markers(self.lines[index + 1]).strip()
+        if not below or _BYLINE.match(below) or heading_kind(below):
+            return False
+        return bare_label(below, self.known) is None and self._try_match(below, index + 1) is None
+
+    def _stranger(self, written: str, index: int, *, title_hint: bool = False) -> ScriptParseError:
+        hint = "; if it is a title, put a blank line after it" if title_hint else ""
+        return self.error(
+            f"speaker {written!r} is not a participant (participants: "
+            f"{', '.join(self.names)}){hint}",
+            index,
+        )
+
+    def _skipped(self, index: int, message: str, severity: Severity = "note") -> "_Reading":
+        return _Reading("", [], [(severity, message)], index)
 
     # -- quoted speech ---------------------------------------------------------------------
 
@@ -593,13 +858,34 @@ def _check_names(agent_names: Sequence[str]) -> None:
         raise ValueError(f"participant names must be distinct: {list(agent_names)}")
 
 
+@dataclass(frozen=True)
+class ParsedScript:
+    """A script's actions, and notes on the lines it skipped or read with a caveat."""
+
+    actions: list[ScriptAction]
+    notes: list[ScriptNote]
+
+    @property
+    def warnings(self) -> list[ScriptNote]:
+        """The notes that say something may be missing from the actions."""
+        return [note for note in self.notes if note.severity == "warning"]
+
+
+def parse_script_notes(text: str, agent_names: Sequence[str]) -> ParsedScript:
+    """`parse_script`, with the notes: titles, scene headings and narration skipped,
+    delivery cues left out of speech, and warnings for what could not be read."""
+    _check_names(agent_names)
+    parser = _Parser(text, agent_names, check_recipients=True)
+    return ParsedScript(parser.run(), parser.notes)
+
+
 def parse_script(text: str, agent_names: Sequence[str]) -> list[ScriptAction]:
     """Parse a script by the participants `agent_names` (at least two) into its actions.
 
-    Raises `ScriptParseError` (a `ValueError`) at the first line it cannot read.
+    Raises `ScriptParseError` (a `ValueError`) at the first line it cannot read; see
+    `parse_script_notes` for what it skipped or read with a caveat.
     """
-    _check_names(agent_names)
-    return _Parser(text, agent_names, check_recipients=True).run()
+    return parse_script_notes(text, agent_names).actions
 
 
 def script_context(text: str, agent_names: Sequence[str]) -> list[str]:

@@ -7,7 +7,14 @@ from pydantic import Field
 from .action import AgentAction
 from .message import Message
 from .observation import Observation
-from .parser import ScriptAction, parse_dialogue, parse_script, split_turns
+from .parser import (
+    ParsedScript,
+    ScriptAction,
+    parse_dialogue,
+    parse_script,
+    parse_script_notes,
+    split_turns,
+)
 from .render import render_script
 
 __all__ = ["ScriptInteraction", "ScriptInteractionReturnType"]
@@ -32,6 +39,10 @@ class ScriptInteraction(Message):
     def actions(self, agent_names: Sequence[str]) -> list[ScriptAction]:
         """The script's actions with their turn numbers and line numbers."""
         return parse_script(self.interactions, agent_names)
+
+    def read(self, agent_names: Sequence[str]) -> ParsedScript:
+        """The script's actions, and notes on the lines it skipped or read with a caveat."""
+        return parse_script_notes(self.interactions, agent_names)
 
     def parse(self, agent_names: list[str], background: str) -> ScriptInteractionReturnType:
         """Sotopia's shape: per-turn messages for every agent, and the `(speaker, action)` list.

@@ -16,6 +16,7 @@ EXAMPLE_AGENTS = {
     "bakery_negotiation.txt": "Mara Quinn,Teo Alvarez",
     "garden_committee.txt": "Ines Okafor,Benedikt Müller-Roth,Jo Ng",
     "flat_share_chores.txt": "Sam O'Neill,Priya Raman",
+    "late_shift_screenplay.txt": "Dana Reyes,Marcus Webb,Lucia Moreno",
 }
 
 
