@@ -24,8 +24,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    # Markdown reflows the docstrings' hard-wrapped lines into paragraphs in --help.
-    rich_markup_mode="markdown",
+    # Click's plain help: it wraps every line to the terminal (rich panels cut them at 80
+    # columns) and reflows the docstrings' hard-wrapped paragraphs.
+    rich_markup_mode=None,
 )
 app.command("demo")(demo)
 app.command("run")(run)

@@ -2,51 +2,111 @@
 
 A thin wrapper over :func:`sotopia_are.studies.batch` (which says how ids, resume and
 workers work): it parses the options, shows progress and prints the summary. Ctrl-C
-exits 130 pointing at ``--resume``.
+exits 130 with what the store holds, pointing at ``--resume``.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from sotopia_are.llm import InFlight
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.studies import BatchPlan, BatchResult, EpisodeOutcome, read_specs
+from sotopia_are.studies import BatchPlan, BatchProgress, BatchResult, read_specs, stored_batch
 from sotopia_are.studies import batch as run_batch
 
-from .common import (
-    DEFAULT_REQUEST_ATTEMPTS,
-    DEFAULT_TIMEOUT_S,
-    AgentModelOption,
-    ApiBaseOption,
-    ApiKeyOption,
-    DataDirOption,
-    EvaluatorModelOption,
-    ModelOption,
-    OutputModeOption,
-    RedisUrlOption,
-    RequestAttemptsOption,
+from .common import INTERRUPTED_EXIT, cli_errors, console
+from .options import (
+    EvaluateOption,
+    MaxTurnsOption,
+    ModelOptions,
     RubricOption,
-    TimeoutOption,
-    agent_models,
-    cli_errors,
-    console,
-    fail,
-    llm_config,
-    open_store,
-    usage_line,
+    SamplesOption,
+    StoreOptions,
+    with_models,
+    with_store,
 )
-from .episodes import INTERRUPTED_EXIT, require_models
 
 __all__ = ["batch"]
 
+LOG_EVERY_S = 10.0
+"""Not on a terminal, a progress line at least this often (and every tenth of the batch)."""
 
+
+class _Report:
+    """Progress as it reads where the output goes: a live bar on a terminal, else one
+    plain line every tenth of the batch or :data:`LOG_EVERY_S` (a job log, ``nohup``)."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        self.logged_at = time.monotonic()
+        self.logged_finished = 0
+
+    def __enter__(self) -> _Report:
+        if console.is_terminal:
+            self.bar = Progress(
+                TextColumn("episodes"),
+                BarColumn(),
+                TextColumn("{task.fields[line]}"),
+                console=console,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("episodes", total=None, line="starting workers…")
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def say(self, line: str) -> None:
+        if self.bar is not None:
+            self.bar.console.print(line, markup=False, highlight=False)
+        else:
+            typer.echo(line)
+
+    def plan(self, plan: BatchPlan, stale_after: float, max_attempts: int) -> None:
+        self.say(
+            f"batch {self.tag}: {len(plan.planned)} episodes; already complete "
+            f"{plan.skipped}, to rate only {plan.rate_only}, to play {plan.to_play}"
+        )
+        if plan.busy:
+            self.say(
+                f"leaving {len(plan.busy)} episodes to the run still playing them (an event "
+                f"in the last {stale_after:g} s; see --stale-after)"
+            )
+        if plan.given_up:
+            self.say(
+                f"not retrying {len(plan.given_up)} episodes started {max_attempts} times "
+                "or more (see --max-attempts):"
+            )
+            for episode_id, reason in plan.given_up.items():
+                self.say(f"  given up: {episode_id}: {reason}")
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, total=len(plan.pending))
+
+    def progress(self, now: BatchProgress) -> None:
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=now.finished, line=now.describe())
+            return
+        step = max(now.total // 10, 1)
+        due = time.monotonic() - self.logged_at >= LOG_EVERY_S
+        if due or now.finished >= self.logged_finished + step or now.finished == now.total:
+            if now.finished == self.logged_finished and not due:
+                return
+            self.logged_at, self.logged_finished = time.monotonic(), now.finished
+            typer.echo(f"batch {self.tag}: {now.describe()}")
+
+
+@with_models
+@with_store
 def batch(
+    models: ModelOptions,
+    where: StoreOptions,
     specs_path: Annotated[
         Path,
         typer.Argument(
@@ -57,16 +117,14 @@ def batch(
     repeat: Annotated[int, typer.Option("--repeat", "-n", min=1, help="Episodes per spec.")] = 1,
     tag: Annotated[
         str | None,
-        typer.Option(
-            "--tag", help="The batch's tag (default: the SPECS file's name).", show_default=False
-        ),
+        typer.Option("--tag", help="The batch's tag (default: SPECS's name).", show_default=False),
     ] = None,
     resume: Annotated[
         bool,
         typer.Option(
             "--resume",
-            help="Skip the episodes this batch already completed; rerun the failed and "
-            "interrupted ones, and rate the complete ones never rated (with a judge).",
+            help="Skip what this batch completed; rerun the failed and interrupted "
+            "episodes, rate the complete ones never rated.",
         ),
     ] = False,
     stale_after: Annotated[
@@ -74,9 +132,8 @@ def batch(
         typer.Option(
             "--stale-after",
             min=0,
-            help="With --resume: a running episode with no event for this many seconds is "
-            "taken as left by a dead run and rerun; more recent ones are left to the run "
-            "still playing them.",
+            help="With --resume: rerun a running episode with no event for this many seconds "
+            "(its run died); leave more recent ones to their run.",
         ),
     ] = 300.0,
     max_attempts: Annotated[
@@ -84,8 +141,7 @@ def batch(
         typer.Option(
             "--max-attempts",
             min=1,
-            help="With --resume: an episode that failed or was interrupted this many times "
-            "is not run again (it is listed with its reason).",
+            help="With --resume: do not rerun an episode that failed this many times.",
         ),
     ] = 3,
     concurrency: Annotated[
@@ -101,107 +157,48 @@ def batch(
             show_default=False,
         ),
     ] = None,
-    model: ModelOption = None,
-    agent_model: AgentModelOption = None,
-    evaluator_model: EvaluatorModelOption = None,
-    evaluate: Annotated[
-        bool, typer.Option("--evaluate/--no-evaluate", help="Rate each episode with the judge.")
-    ] = True,
+    evaluate: EvaluateOption = True,
     rubric: RubricOption = "sotopia_eval",
-    api_base: ApiBaseOption = None,
-    api_key: ApiKeyOption = None,
-    output_mode: OutputModeOption = "auto",
-    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
-    request_attempts: RequestAttemptsOption = DEFAULT_REQUEST_ATTEMPTS,
-    data_dir: DataDirOption = None,
-    redis_url: RedisUrlOption = None,
+    samples: SamplesOption = 1,
+    max_turns: MaxTurnsOption = None,
 ) -> None:
-    """Run many LLM episodes (SPECS x --repeat), stored under --tag, with a progress bar and
-    a usage and cost summary; --resume skips what a previous run completed. Exits 1 if the
+    """Run many LLM episodes (SPECS x --repeat), stored under --tag, with progress and a
+    usage and cost summary; --resume skips what a previous run completed. Exits 1 if the
     batch leaves any episode unfinished (failed, interrupted, not rated, left to another
     run or given up after --max-attempts), saying how many and why; 130 on Ctrl-C."""
     with cli_errors():
         specs = read_specs(specs_path)
+        if max_turns is not None:
+            specs = [spec.replace(max_turns=max_turns) for spec in specs]
     everyone = sorted({name for spec in specs for name in spec.agent_names})
-    models = agent_models(everyone, model, agent_model)
-    for spec in specs:
-        require_models(spec, models)
-    judge_model = (evaluator_model or model) if evaluate else None
-    if evaluate and judge_model is None:
-        fail("no model for the judge: pass --evaluator-model MODEL (or --no-evaluate)")
-    config = llm_config(
-        api_base,
-        api_key,
-        output_mode=output_mode,
-        timeout_s=timeout,
-        request_attempts=request_attempts,
-    )
-    columns = (
-        TextColumn("episodes"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[failed]} failed"),
-        TimeElapsedColumn(),
-        # Requests a stuck server holds show here, so the batch never looks frozen.
-        TextColumn("{task.fields[in_flight]}"),
-    )
-    with (
-        open_store(data_dir, redis_url) as store,
-        cli_errors(),
-        Progress(*columns, console=console, transient=False) as progress,
-    ):
-        task = progress.add_task("episodes", total=None, failed=0, in_flight="")
-        failed = 0
-
-        def started(plan: BatchPlan) -> None:
-            progress.update(task, total=len(plan.pending))
-            if plan.skipped:
-                progress.console.print(
-                    f"skipping {plan.skipped} episodes already complete (--resume)"
-                )
-            if plan.busy:
-                progress.console.print(
-                    f"leaving {len(plan.busy)} episodes to the run still playing them (an event "
-                    f"in the last {stale_after:g} s; see --stale-after)"
-                )
-            if plan.given_up:
-                progress.console.print(
-                    f"not retrying {len(plan.given_up)} episodes started {max_attempts} times "
-                    "or more (see --max-attempts):"
-                )
-                for episode_id, reason in plan.given_up.items():
-                    progress.console.print(f"  given up: {episode_id}: {reason}", markup=False)
-
-        def finished(outcome: EpisodeOutcome) -> None:
-            nonlocal failed
-            failed += outcome.failed
-            progress.update(task, advance=1, failed=failed)
-
-        def waiting(in_flight: InFlight) -> None:
-            progress.update(task, in_flight=in_flight.describe())
-
+    chosen = models.agent_models(everyone)
+    judge_model = models.judge_name() if evaluate else None
+    tag = tag or specs_path.stem
+    with where.open() as store, cli_errors(), _Report(tag) as report:
         try:
             result = run_batch(
                 specs,
-                models,
-                tag=tag or specs_path.stem,
+                chosen,
+                tag=tag,
                 store=store,
                 repeat=repeat,
                 judge_model=judge_model,
                 rubric=rubric,
-                config=config,
+                samples=samples,
+                config=models.config(),
                 resume=resume,
                 stale_after=stale_after,
                 max_attempts=max_attempts,
                 concurrency=concurrency,
                 workers=workers,
-                on_plan=started,
-                on_outcome=finished,
-                on_in_flight=waiting,
+                on_plan=lambda plan: report.plan(plan, stale_after, max_attempts),
+                on_progress=report.progress,
             )
         except KeyboardInterrupt:
-            progress.stop()
-            typer.echo("interrupted; rerun with --resume", err=True)
+            report.__exit__()
+            held = stored_batch(store, tag).describe()
+            typer.echo(f"interrupted; the store holds of batch {tag}: {held}", err=True)
+            typer.echo("rerun with --resume", err=True)
             raise typer.Exit(code=INTERRUPTED_EXIT) from None
     _summary(result)
     if result.failed:
@@ -228,29 +225,27 @@ def _unfinished_line(result: BatchResult) -> str:
 
 
 def _summary(result: BatchResult) -> None:
-    outcomes = result.outcomes
-    usage = result.usage
-    elapsed = result.elapsed_s
+    outcomes, plan, elapsed = result.outcomes, result.plan, result.elapsed_s
     complete = sum(o.status is EpisodeStatus.COMPLETE for o in outcomes)
-    table = Table(title=f"batch {result.plan.tag}", show_header=False)
-    table.add_column("what")
-    table.add_column("value", justify="right")
     rows = [
-        ("episodes in the batch", str(len(result.plan.planned))),
-        ("skipped (already complete)", str(result.plan.skipped)),
-        ("ran: complete", str(complete)),
-        ("ran: failed", str(len(outcomes) - complete)),
-        ("judge failed (complete, not rated)", str(sum(o.unrated for o in outcomes))),
-        ("rated, with judge warnings", str(sum(bool(o.judge_warnings) for o in outcomes))),
-        ("worker processes", str(result.workers)),
+        ("episodes in the batch", len(plan.planned)),
+        ("already complete (skipped)", plan.skipped),
+        ("rated only (complete before)", plan.rate_only),
+        ("played", plan.to_play),
+        ("finished complete", complete),
+        ("finished not complete", len(outcomes) - complete),
+        ("judge failed (complete, not rated)", sum(o.unrated for o in outcomes)),
+        ("rated, with judge warnings", sum(bool(o.judge_warnings) for o in outcomes)),
+        ("worker processes", result.workers),
         ("wall time", f"{elapsed:.1f} s"),
         ("episodes/s", f"{len(outcomes) / elapsed:.1f}" if elapsed > 0 else "-"),
-        ("model calls/s", f"{usage.calls / elapsed:.1f}" if elapsed > 0 else "-"),
+        ("model calls/s", f"{result.usage.calls / elapsed:.1f}" if elapsed > 0 else "-"),
     ]
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
-    typer.echo(f"usage: {usage_line(usage)}")
+    typer.echo(f"batch {plan.tag}")
+    width = max(len(what) for what, _ in rows)
+    for what, value in rows:
+        typer.echo(f"  {what.ljust(width)}  {value}")
+    typer.echo(f"usage: {result.usage.describe()}")
     for outcome in outcomes:
         if outcome.unrated:
             typer.echo(f"not rated: {outcome.episode_id}: the judge failed (rerun with --resume)")

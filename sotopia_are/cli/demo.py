@@ -25,36 +25,9 @@ from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.social import EpisodeSpec, import_episode, script_spec
 from sotopia_are.storage import EpisodeStore, export_episode_json
 
-from .common import (
-    DEFAULT_REQUEST_ATTEMPTS,
-    DEFAULT_TIMEOUT_S,
-    AgentModelOption,
-    ApiBaseOption,
-    ApiKeyOption,
-    DataDirOption,
-    EvaluatorModelOption,
-    ModelOption,
-    OutputModeOption,
-    RedisUrlOption,
-    RequestAttemptsOption,
-    TimeoutOption,
-    agent_models,
-    cli_errors,
-    fail,
-    llm_config,
-    load_spec,
-    open_store,
-    read_text,
-)
-from .episodes import (
-    judge_for,
-    llm_agents,
-    play_here,
-    print_record,
-    print_transcript,
-    respec,
-    unusable,
-)
+from .common import cli_errors, fail, load_spec, read_text
+from .episodes import play_here, print_record, print_transcript, unusable
+from .options import ModelOptions, StoreOptions, with_models, with_store
 
 __all__ = ["demo"]
 
@@ -92,14 +65,9 @@ def _replay(store: EpisodeStore, examples: Path, name: str) -> EpisodeSpec:
     """Replay ``examples/scripts/<name>.txt`` (context ``scenarios/<name>.json``), stored."""
     base = load_spec(examples / "scenarios" / f"{name}.json")
     text = read_text(examples / "scripts" / f"{name}.txt")
-    spec = script_spec(respec(base, _fresh_id(name)), text)
-    record = play_here(
-        store,
-        spec,
-        ScriptedAgent.from_script(text, spec.agent_names),
-        tag=DEMO_TAG,
-        scenario_id=base.episode_id,
-    )
+    spec = script_spec(base.replace(episode_id=_fresh_id(name)), text)
+    agents = ScriptedAgent.from_script(text, spec.agent_names)
+    record = play_here(store, spec, agents, tag=DEMO_TAG, scenario_id=base.episode_id)
     print_record(record)
     typer.echo(f"stored as {spec.episode_id}\n")
     return spec
@@ -131,15 +99,11 @@ def _export(store: EpisodeStore, episode_id: str, output: Path) -> None:
     )
 
 
+@with_models
+@with_store
 def demo(
-    model: ModelOption = None,
-    agent_model: AgentModelOption = None,
-    evaluator_model: EvaluatorModelOption = None,
-    api_base: ApiBaseOption = None,
-    api_key: ApiKeyOption = None,
-    output_mode: OutputModeOption = "auto",
-    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
-    request_attempts: RequestAttemptsOption = DEFAULT_REQUEST_ATTEMPTS,
+    models: ModelOptions,
+    where: StoreOptions,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the ARE JSON export.")
     ] = Path("sotopia-are-demo.json"),
@@ -152,46 +116,39 @@ def demo(
             show_default=False,
         ),
     ] = None,
-    data_dir: DataDirOption = None,
-    redis_url: RedisUrlOption = None,
 ) -> None:
     """Replay human-written example scripts through the engine (no model needed), store
     them, show a transcript and an agent's private view, export ARE JSON. With --model:
     LLM vs LLM on the example scenario, rated by the judge. Exits 1 if that episode failed
     or the judge could not rate it, 130 on Ctrl-C."""
     folder = _examples_dir(examples)
-    with open_store(data_dir, redis_url) as store, cli_errors():
+    with where.open() as store, cli_errors():
         typer.echo(f"sotopia-are demo: episodes are stored in {store.location}")
-        if model is None and not agent_model:
+        if models.model is None and not models.agent_model:
             _replay(store, folder, NEGOTIATION)
             spec = _replay(store, folder, PRIVATE)
             _show_view(store, spec.episode_id, PRIVATE_VIEWER)
             failed = False
         else:
             base = load_spec(folder / "scenarios" / f"{NEGOTIATION}.json")
-            spec = respec(base, _fresh_id(NEGOTIATION))
-            models = agent_models(spec.agent_names, model, agent_model)
-            session = LLMSession(
-                llm_config(
-                    api_base,
-                    api_key,
-                    output_mode=output_mode,
-                    timeout_s=timeout,
-                    request_attempts=request_attempts,
+            spec = base.replace(episode_id=_fresh_id(NEGOTIATION))
+            chosen = models.agent_models(spec.agent_names)
+            session = LLMSession(models.config())
+            if models.judge_model is None and models.model is None:
+                models = ModelOptions(
+                    **{**vars(models), "judge_model": next(iter(chosen.values()))}
                 )
-            )
-            judge = judge_for(evaluator_model or model or next(iter(models.values())), session)
             record = play_here(
                 store,
                 spec,
-                llm_agents(spec, models, session),
-                judge,
+                models=chosen,
+                session=session,
+                judge=models.judge(session),
                 tag=DEMO_TAG,
-                models=models,
                 scenario_id=base.episode_id,
             )
             print_record(record)
-            failed = unusable(record, judged=judge is not None)
+            failed = unusable(record, judged=True)
             typer.echo(f"stored as {spec.episode_id}\n")
             _show_view(store, spec.episode_id, spec.agent_names[1])
         _export(store, spec.episode_id, output)

@@ -1,5 +1,4 @@
-"""What ``run``, ``batch``, ``demo``, ``show`` and ``evaluate`` share: agents and judges
-from options, playing one episode here, and printing an episode record.
+"""What the episode commands share: playing one episode here, and printing a record.
 
 Playing and rating are the library's (:func:`sotopia_are.studies.run`,
 :func:`~sotopia_are.studies.rate`); everything printed is derived from the
@@ -13,65 +12,15 @@ from typing import Any
 
 import typer
 
-from sotopia_are.agents import LLMAgent, llm_agents_for
-from sotopia_are.evaluation import LLMJudge, Rubric
-from sotopia_are.llm import LLMError, LLMSession
+from sotopia_are.llm import LLMError
 from sotopia_are.record import EpisodeRecord, Verdict
-from sotopia_are.social import EpisodeSpec, EpisodeStatus, SocialAgent
+from sotopia_are.social import ConversationEntry, EpisodeSpec, EpisodeStatus, SocialAgent
 from sotopia_are.storage import EpisodeStore, StorageError
 from sotopia_are.studies import run
 
-from .common import MODEL_ENV, fail, print_scores, printable, usage_line
+from .common import INTERRUPTED_EXIT, fail, print_scores, printable
 
-__all__ = [
-    "INTERRUPTED_EXIT",
-    "judge_for",
-    "llm_agents",
-    "play_here",
-    "print_record",
-    "print_transcript",
-    "print_verdict",
-    "require_models",
-    "respec",
-    "unusable",
-]
-
-INTERRUPTED_EXIT = 130
-"""The exit code after Ctrl-C (128 + SIGINT, as shells report it)."""
-
-
-def require_models(spec: EpisodeSpec, models: Mapping[str, str]) -> None:
-    """:func:`fail`, saying what to pass, unless every participant has a model."""
-    missing = [name for name in spec.agent_names if name not in models]
-    if missing:
-        fail(
-            f"no model for {', '.join(missing)}. Pass --model MODEL (or set {MODEL_ENV}) for "
-            "every agent, or --agent-model 'NAME=MODEL'; for a local OpenAI-compatible server "
-            "(vLLM, Ollama) use --model openai/<name> --api-base http://localhost:8000/v1. "
-            "Without a model, 'sotopia-are demo' replays a human-written script."
-        )
-
-
-def llm_agents(spec: EpisodeSpec, models: Mapping[str, str], session: LLMSession) -> list[LLMAgent]:
-    """One :class:`LLMAgent` per participant, its calls scoped to the episode (so a
-    recorded batch replays episode by episode); see :func:`require_models`."""
-    require_models(spec, models)
-    return llm_agents_for(spec, models, session)
-
-
-def respec(spec: EpisodeSpec, episode_id: str, **updates: Any) -> EpisodeSpec:
-    """``spec`` under a new ``episode_id`` (and any other field ``updates``), validated
-    again (a ``model_copy`` would skip the spec's checks)."""
-    return EpisodeSpec.model_validate({**spec.model_dump(), "episode_id": episode_id, **updates})
-
-
-def judge_for(
-    model: str | None, session: LLMSession, rubric: str = "sotopia_eval", samples: int = 1
-) -> LLMJudge | None:
-    """The judge on ``model`` with the rubric named ``rubric`` (None without a model)."""
-    if model is None:
-        return None
-    return LLMJudge(model, Rubric.load(rubric), samples=samples, session=session)
+__all__ = ["play_here", "print_record", "print_transcript", "print_verdict", "unusable"]
 
 
 def unusable(record: EpisodeRecord, judged: bool) -> bool:
@@ -83,32 +32,33 @@ def unusable(record: EpisodeRecord, judged: bool) -> bool:
 def _stopped_as(store: EpisodeStore, episode_id: str) -> str:
     """How a stopped episode was left in the store, for the ``interrupted: …`` line."""
     try:
-        status = store.get_episode(episode_id).status
-    except StorageError:
+        status = store.load(episode_id).status
+    except (StorageError, ValueError):
         return f"{episode_id} could not be marked incomplete (the store cannot be reached)"
     if status is EpisodeStatus.COMPLETE:
         return f"{episode_id} stored as complete but not rated (rate it with 'evaluate')"
     return f"{episode_id} stored as {status.value}"
 
 
+def _live(entry: ConversationEntry) -> None:
+    if not entry.is_nothing:
+        typer.echo(f"turn {entry.turn}: {printable(entry.render())}")
+
+
 def play_here(
     store: EpisodeStore,
     spec: EpisodeSpec,
-    agents: Sequence[SocialAgent] | Mapping[str, SocialAgent],
-    judge: LLMJudge | None = None,
+    agents: Sequence[SocialAgent] | Mapping[str, SocialAgent] | None = None,
     *,
-    tag: str = "",
-    models: Mapping[str, str] | None = None,
-    scenario_id: str = "",
+    live: bool = False,
+    **options: Any,
 ) -> EpisodeRecord:
-    """:func:`~sotopia_are.studies.run` in this process, for one-episode commands: on
-    Ctrl-C print ``interrupted: <id> stored as incomplete`` and exit
-    :data:`INTERRUPTED_EXIT`; on any other error the same line and exit 1 with the
-    error — never a traceback."""
+    """:func:`~sotopia_are.studies.run` in this process (``options`` are its keywords),
+    each turn printed as it happens if ``live``: on Ctrl-C print ``interrupted: <id>
+    stored as incomplete`` and exit :data:`INTERRUPTED_EXIT`; on any other error the same
+    line and exit 1 with the error, never a traceback."""
     try:
-        return run(
-            spec, agents, models=models, judge=judge, store=store, tag=tag, scenario_id=scenario_id
-        )
+        return run(spec, agents, store=store, on_entry=_live if live else None, **options)
     except KeyboardInterrupt:
         typer.echo(f"interrupted: {_stopped_as(store, spec.episode_id)}", err=True)
         raise typer.Exit(code=INTERRUPTED_EXIT) from None
@@ -121,11 +71,12 @@ def play_here(
 def print_transcript(title: str, text: str) -> None:
     """A headed transcript, as plain text (``[private to …]`` is not rich markup)."""
     typer.echo(f"\n== {title} ==")
-    typer.echo(text if text.strip() else "(nothing happened)")
+    typer.echo(printable(text, keep_newlines=True) if text.strip() else "(nothing happened)")
 
 
-def print_verdict(verdict: Verdict) -> None:
-    """A judge's scores, its failures and warnings."""
+def print_verdict(verdict: Verdict, *, reasoning: bool = False) -> None:
+    """A judge's scores (agents in the episode's order), its failures and warnings, and
+    with ``reasoning`` its reasoning for each agent."""
     evaluation = verdict.evaluation
     title = printable(f"Scores ({verdict.rubric}, judge {verdict.judge_model})")
     print_scores(verdict.scores(), title)
@@ -136,18 +87,22 @@ def print_verdict(verdict: Verdict) -> None:
         typer.echo("every judge sample failed: the episode is not rated")
     for warning in evaluation.warnings:
         typer.echo(f"judge warning: {printable(warning)}")
+    if reasoning:
+        for rating in evaluation.ratings:
+            typer.echo(printable(rating.comment(), keep_newlines=True))
 
 
-def print_record(record: EpisodeRecord, *, verdict: Verdict | None = None) -> None:
-    """The omniscient transcript, how it ended, the verdict (default: the latest) and
-    usage."""
-    print_transcript(
-        f"{record.episode_id}: the full transcript (private actions marked)", record.transcript()
-    )
-    typer.echo(f"\nended: {record.status.value}, {record.reason}")
-    shown = verdict or record.verdict
-    if shown is not None:
-        print_verdict(shown)
+def print_record(record: EpisodeRecord, *, transcript: bool = True) -> None:
+    """The omniscient transcript (unless it was shown live), how it ended, the latest
+    verdict and the usage."""
+    if transcript:
+        print_transcript(
+            f"{record.episode_id}: the full transcript (private actions marked)",
+            record.transcript(),
+        )
+    typer.echo(f"\nended: {record.status.value}, {printable(record.reason)}")
+    if record.verdict is not None:
+        print_verdict(record.verdict)
     elif record.status is EpisodeStatus.FAILED:
-        typer.echo(f"The episode failed and was not rated: {record.reason}")
-    typer.echo(usage_line(record.usage))
+        typer.echo(f"The episode failed and was not rated: {printable(record.reason)}")
+    typer.echo(record.usage.describe())

@@ -1,16 +1,13 @@
 """`sotopia-are list | export | import`: the stored episodes and profiles, in and out.
 
-Episodes and profiles go out and in as JSONL (storage's format, which also reads
-SOTOPIA's profile files); an episode also exports as ARE scenario JSON, and an ARE file
-written by ``export`` (or ``demo``) imports back as an episode.
+Episodes and profiles go out and in as JSONL (one record a line; SOTOPIA's profile files
+are read too); an episode also exports as ARE scenario JSON, and an ARE file written by
+``export`` (or ``demo``) imports back as an episode.
 """
 
 from __future__ import annotations
 
 import io
-import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -18,27 +15,20 @@ from typing import Annotated
 
 import typer
 
+from sotopia_are.record import EpisodeSummary
 from sotopia_are.simulation.files import write_text_atomically
+from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import (
     EpisodeExistsError,
-    EpisodeLog,
-    EpisodeStatus,
     EpisodeStore,
+    UnreadableRecordError,
     export_episode_json,
     export_episodes,
 )
-from sotopia_are.storage.errors import UnreadableRecordError
 from sotopia_are.studies import ImportKind, export_are_files, import_file
 
-from .common import (
-    DataDirOption,
-    RedisUrlOption,
-    cli_errors,
-    fail,
-    open_store,
-    printable,
-    read_text,
-)
+from .common import cli_errors, fail, printable, read_text
+from .options import StoreOptions, with_store
 
 __all__ = ["export", "import_", "list_"]
 
@@ -50,20 +40,26 @@ class ExportFormat(StrEnum):
     are = "are"
 
 
-def _when(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M") if timestamp else ""
-
-
-def _overall(episode: EpisodeLog) -> str:
+def _row(summary: EpisodeSummary) -> list[str]:
+    when = summary.created_at
     overall = ", ".join(
-        f"{printable(agent.split()[0])} {scores['overall_score']:.1f}"
-        for agent, scores in episode.scores.items()
-        if "overall_score" in scores
+        f"{printable(agent.split()[0])} {score:.1f}" for agent, score in summary.overall.items()
     )
-    return f"overall: {overall}" if overall else ""
+    return [
+        printable(summary.episode_id),
+        summary.status.value,
+        printable(summary.tag) or "-",
+        printable(summary.scenario_id) or "-",
+        f"{summary.event_count} events",
+        printable(", ".join(sorted({m for m in summary.models if m}))) or "scripted",
+        datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%d %H:%M") if when else "",
+        f"overall: {overall}" if overall else "",
+    ]
 
 
+@with_store
 def list_(
+    where: StoreOptions,
     tag: Annotated[str | None, typer.Option("--tag", help="Only episodes with this tag.")] = None,
     scenario: Annotated[
         str | None, typer.Option("--scenario", help="Only episodes of this scenario id.")
@@ -78,123 +74,101 @@ def list_(
         EpisodeStatus | None, typer.Option("--status", help="Only episodes with this status.")
     ] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON record a line.")] = False,
-    data_dir: DataDirOption = None,
-    redis_url: RedisUrlOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON summary a line.")] = False,
 ) -> None:
     """List stored episodes, oldest first, filtered by tag, scenario, model, agent, status.
 
     A stored key that is not a readable episode gets one ``warning: skipped KEY: reason``
     line on stderr; the others are still listed."""
-    with open_store(data_dir, redis_url) as store, cli_errors():
+    with where.open() as store, cli_errors():
         skipped: list[UnreadableRecordError] = []
-        episodes = store.list_episodes(
-            tag=tag,
-            scenario=scenario,
-            model=model,
-            agent=agent,
-            status=status,
-            limit=limit,
-            on_unreadable=skipped.append,
+        filters = {"tag": tag, "scenario": scenario, "model": model, "agent": agent}
+        summaries = store.summaries(
+            **filters, status=status, limit=limit, on_unreadable=skipped.append
         )
         for error in skipped:
             typer.echo(
                 f"warning: skipped {printable(error.key)}: {printable(error.reason)}", err=True
             )
         if as_json:
-            for episode in episodes:
-                document = episode.to_document()
-                document.pop("spec", None)
-                typer.echo(json.dumps(document, ensure_ascii=False, sort_keys=True))
+            for summary in summaries:
+                typer.echo(summary.model_dump_json())
             return
-        if not episodes:
-            typer.echo(
-                "no episodes match"
-                if any((tag, scenario, model, agent, status))
-                else f"no episodes in {store.location}"
-            )
+        if not summaries:
+            filtered = any(filters.values()) or status is not None
+            typer.echo("no episodes match" if filtered else f"no episodes in {store.location}")
             return
         # Plain aligned columns, not a table: ids stay whole and lines grep well.
-        rows = [
-            [
-                printable(episode.pk),
-                episode.status.value,
-                printable(episode.tag) or "-",
-                printable(episode.scenario_id) or "-",
-                f"{episode.event_count} events",
-                printable(", ".join(sorted({m for m in episode.models if m}))) or "scripted",
-                _when(episode.created_at),
-                _overall(episode),
-            ]
-            for episode in episodes
-        ]
+        rows = [_row(summary) for summary in summaries]
         widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-        typer.echo(f"{len(episodes)} episodes in {store.location}")
+        typer.echo(f"{len(summaries)} episodes in {store.location}")
         for row in rows:
-            typer.echo(
-                "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-            )
+            typer.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
+@with_store
 def export(
+    where: StoreOptions,
     episode_id: Annotated[
-        str | None, typer.Argument(help="The episode to export (or --all).", show_default=False)
+        str | None,
+        typer.Argument(help="The episode to export (or --tag, or --all).", show_default=False),
+    ] = None,
+    tag: Annotated[
+        str | None,
+        typer.Option("--tag", help="Export every episode with this tag.", show_default=False),
     ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Export every stored episode.")] = False,
     format_: Annotated[
         ExportFormat,
-        typer.Option(
-            "--format", "-f", help="jsonl: episodes with events and calls; are: ARE JSON."
-        ),
+        typer.Option("--format", "-f", help="jsonl: records with events and calls; are: ARE JSON."),
     ] = ExportFormat.jsonl,
     output: Annotated[
         Path | None,
         typer.Option(
             "--output",
             "-o",
-            help="The file to write (default: stdout); with --all --format are, a directory "
-            "(one <id>.json per episode).",
+            help="The file to write (default: stdout); for many episodes as ARE JSON, a "
+            "directory (one <id>.json each).",
             show_default=False,
         ),
     ] = None,
-    data_dir: DataDirOption = None,
-    redis_url: RedisUrlOption = None,
 ) -> None:
     """Export stored episodes as JSONL (re-importable with 'import') or ARE scenario JSON.
 
     Files are written whole or not at all: everything is read from the store first, then
     each file goes to a temporary file renamed over the target."""
-    if (episode_id is None) == (not all_):
-        fail("give an EPISODE_ID or --all (one of the two)")
-    with open_store(data_dir, redis_url) as store, cli_errors():
-        ids = _all_ids(store) if all_ else [store.get_episode(str(episode_id)).pk]
+    if sum((episode_id is not None, tag is not None, all_)) != 1:
+        fail("give an EPISODE_ID, --tag TAG or --all (one of the three)")
+    with where.open() as store, cli_errors():
+        ids = [store.load(episode_id).episode_id] if episode_id else _ids(store, tag)
         if format_ is ExportFormat.jsonl:
             buffer = io.StringIO()
             count = export_episodes(store, buffer, ids)
             _write(output, buffer.getvalue())
             _done(f"exported {count} episodes", output)
-            return
-        if not all_:
+        elif episode_id is not None:
             _write(output, export_episode_json(store, ids[0], indent=2))
             _done(f"exported {ids[0]} as ARE JSON", output)
-            return
-        if output is None:
-            fail("--all --format are writes one file per episode: give a directory with -o")
-        export_are_files(store, ids, output)
-        _done(f"exported {len(ids)} episodes as ARE JSON", output)
+        elif output is None:
+            fail("many episodes as ARE JSON are one file each: give a directory with -o")
+        else:
+            export_are_files(store, ids, output)
+            _done(f"exported {len(ids)} episodes as ARE JSON", output)
 
 
-def _all_ids(store: EpisodeStore) -> list[str]:
-    """Every stored episode's id; :func:`fail` naming every unreadable key instead, so that
-    ``export --all`` never writes a set with some episodes silently missing."""
+def _ids(store: EpisodeStore, tag: str | None) -> list[str]:
+    """The ids of every stored episode (with ``tag``, if given); :func:`fail` naming every
+    unreadable key instead, so that an export never silently misses an episode."""
     skipped: list[UnreadableRecordError] = []
-    ids = store.episode_ids(on_unreadable=skipped.append)
+    ids = store.episode_ids(tag=tag, on_unreadable=skipped.append)
     if skipped:
         fail(
             f"{len(skipped)} stored keys are not readable episodes, nothing was exported: "
             + "; ".join(f"{printable(e.key)} ({printable(e.reason)})" for e in skipped)
             + ". Fix: move them out of the way or delete them, or export episodes by id"
         )
+    if tag is not None and not ids:
+        fail(f"no episodes tagged {tag!r}; see 'sotopia-are list'")
     return ids
 
 
@@ -215,39 +189,50 @@ def _done(message: str, output: Path | None) -> None:
         typer.echo(f"{message} to {output}")
 
 
-@contextmanager
-def _refuse_existing() -> Iterator[None]:
-    """An episode id already stored: one error naming it and the way to overwrite it."""
-    try:
-        yield
-    except EpisodeExistsError as error:
-        fail(f"{error}; pass --replace to overwrite")
-
-
+@with_store
 def import_(
+    where: StoreOptions,
     file: Annotated[
         Path,
         typer.Argument(help="A JSONL file of episodes or profiles, or an episode's ARE JSON file."),
     ],
     kind: Annotated[
-        ImportKind, typer.Option("--kind", help="What the JSONL file holds.")
+        ImportKind,
+        typer.Option("--kind", help="What the file holds (a script is never guessed)."),
     ] = ImportKind.auto,
+    script: Annotated[
+        bool, typer.Option("--script", help="FILE is a written script (as --kind script).")
+    ] = False,
+    spec_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--spec",
+            help="A script's context: an episode spec or background JSON (default: its "
+            "own preamble).",
+            show_default=False,
+        ),
+    ] = None,
     replace: Annotated[
         bool,
-        typer.Option(
-            "--replace", help="Overwrite stored episodes with the same ids (and their data)."
-        ),
+        typer.Option("--replace", help="Overwrite stored episodes with the same ids."),
     ] = False,
-    data_dir: DataDirOption = None,
-    redis_url: RedisUrlOption = None,
 ) -> None:
-    """Import episodes or profiles (JSONL; SOTOPIA's profile files too) or an ARE episode
-    file into the store. A file with a bad line imports nothing; nor does one with an
-    episode id already stored, unless --replace. An episode keeps the status it was
-    exported with (an ARE file that does not say is imported as complete)."""
+    """Import episodes or profiles (JSONL; SOTOPIA's profile files too), an ARE episode
+    file, or a written script (--script: played, stored unrated). A file with a bad line
+    imports nothing; nor does one with an episode id already stored, unless --replace.
+    An episode keeps the status it was exported with (an ARE file: complete)."""
     read_text(file)  # an unreadable file: one error naming it, before the store starts
-    with open_store(data_dir, redis_url) as store, cli_errors(), _refuse_existing():
-        imported = import_file(store, file, kind=kind, replace=replace)
+    with where.open() as store, cli_errors():
+        try:
+            imported = import_file(
+                store,
+                file,
+                kind=ImportKind.script if script else kind,
+                replace=replace,
+                context=read_text(spec_file) if spec_file is not None else None,
+            )
+        except EpisodeExistsError as error:
+            fail(f"{error}; pass --replace to overwrite")
     if imported.are:
         typer.echo(f"imported episode {imported.ids[0]} from ARE JSON {file}")
     else:

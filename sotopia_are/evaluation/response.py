@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sotopia_are.messages import Rate, ScriptEnvironmentResponse
 
-from .result import AgentRating, Evaluation
+from .result import Evaluation
 from .termination import TerminationCheck
 
 __all__ = ["build_response"]
@@ -36,7 +36,7 @@ def build_response(
             sections.append(_failure_comment(evaluation))
         if evaluation.warnings:
             sections.append("\n".join(["Judge warnings:", *evaluation.warnings]))
-        sections.extend(_agent_comment(rating) for rating in evaluation.ratings)
+        sections.extend(rating.comment() for rating in evaluation.ratings)
     return ScriptEnvironmentResponse(
         terminated=termination.terminated if termination is not None else False,
         rates=rates,
@@ -51,18 +51,4 @@ def _failure_comment(evaluation: Evaluation) -> str:
         + ("; there are no scores." if evaluation.failed else "; scores use the others.")
     ]
     lines += [f"sample {f.sample}: {f.error_type}: {f.error}" for f in evaluation.failures]
-    return "\n".join(lines)
-
-
-def _agent_comment(rating: AgentRating) -> str:
-    lines = [f"{rating.agent} comments:"]
-    for name, dimension in rating.dimensions.items():
-        if len(dimension.reasonings) == 1:
-            lines.append(f"{name}: {dimension.reasonings[0]}")
-        else:
-            count = len(dimension.reasonings)
-            lines += [
-                f"{name} [{number}/{count}]: {reasoning}"
-                for number, reasoning in enumerate(dimension.reasonings, start=1)
-            ]
     return "\n".join(lines)

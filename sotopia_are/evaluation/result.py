@@ -78,6 +78,21 @@ class AgentRating(BaseModel):
         """``{dimension: mean score}`` in rubric order."""
         return {name: d.mean for name, d in self.dimensions.items()}
 
+    def comment(self) -> str:
+        """The judge's reasoning for this agent: ``NAME comments:`` then one line per
+        dimension (per sample, numbered, when it rated more than once)."""
+        lines = [f"{self.agent} comments:"]
+        for name, dimension in self.dimensions.items():
+            if len(dimension.reasonings) == 1:
+                lines.append(f"{name}: {dimension.reasonings[0]}")
+            else:
+                count = len(dimension.reasonings)
+                lines += [
+                    f"{name} [{number}/{count}]: {reasoning}"
+                    for number, reasoning in enumerate(dimension.reasonings, start=1)
+                ]
+        return "\n".join(lines)
+
 
 class JudgeFailure(BaseModel):
     """A judge sample that produced no valid rating.

@@ -151,6 +151,23 @@ class Usage(BaseModel):
         """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
 
+    def describe(self) -> str:
+        """``N model calls, T tokens, $C`` (the cost as far as it is known), and how many
+        answers needed normalising or asking again (with a real model, part of the result)."""
+        if self.calls == 0:
+            return "no model calls"
+        if self.cost_usd is None:
+            cost = "cost unknown (no price for the model)"
+        elif self.unpriced_calls:
+            cost = f"${self.cost_usd:.4f} + {self.unpriced_calls} calls of unknown cost"
+        else:
+            cost = f"${self.cost_usd:.4f}"
+        return (
+            f"{self.calls} model calls, {self.total_tokens} tokens, {cost}; answers accepted "
+            f"after normalising their form: {self.normalized_calls}, after asking again: "
+            f"{self.repaired_calls}"
+        )
+
     @classmethod
     def of(cls, calls: Iterable[LLMCall]) -> Usage:
         """The totals of ``calls``."""

@@ -153,6 +153,11 @@ class LLMSession:
         """Every call made through this session (and its scoped children), in order."""
         return list(self._calls)
 
+    @property
+    def call_count(self) -> int:
+        """How many calls :attr:`calls` holds (without copying them)."""
+        return len(self._calls)
+
     def usage(self) -> Usage:
         """The totals of :attr:`calls`."""
         return Usage.of(self._calls)

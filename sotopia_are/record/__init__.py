@@ -13,12 +13,14 @@ from .episode_record import (
     record_from_are_json,
     record_of_result,
 )
+from .summary import EpisodeSummary
 from .verdict import Verdict
 
 __all__ = [
     "RECORD_VERSION",
     "STATUS_KEY",
     "EpisodeRecord",
+    "EpisodeSummary",
     "RecordVersionError",
     "Verdict",
     "agent_calls",

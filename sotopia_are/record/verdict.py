@@ -47,6 +47,11 @@ class Verdict(BaseModel):
         """The :attr:`key` of a verdict by that judge."""
         return f"{judge_model} | {rubric} | {prompt}"
 
+    @staticmethod
+    def key_for(judge: LLMJudge) -> str:
+        """The :attr:`key` of the verdicts ``judge`` gives."""
+        return Verdict.key_of(judge.model, judge.rubric.name, judge.prompt_version)
+
     @property
     def rated(self) -> bool:
         """Whether at least one judge sample gave valid scores."""

@@ -8,7 +8,13 @@ is derived from the event log through :func:`is_visible`. This layer imports onl
 """
 
 from .conversation_app import ENVIRONMENT_SENDER, NOTIFIED_TOOLS, ConversationApp
-from .entries import ConversationEntry, conversation_entries, entry_of, render_entries
+from .entries import (
+    ConversationEntry,
+    EntrySink,
+    conversation_entries,
+    entry_of,
+    render_entries,
+)
 from .export import ImportedEpisode, episode_trace, export_episode, import_episode
 from .protocol import AgentTurn, CallRecord, SocialAgent
 from .replay import logged_actions, script_spec
@@ -41,6 +47,7 @@ __all__ = [
     "CallRecord",
     "ConversationApp",
     "ConversationEntry",
+    "EntrySink",
     "EpisodeResult",
     "EpisodeScenario",
     "EpisodeSink",

@@ -7,17 +7,23 @@ notifies. Failed calls and events of other apps are not part of the conversation
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sotopia_are.messages import AgentAction, render_action
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.simulation.types import CompletedEvent, EventType
 
-from .conversation_app import ENVIRONMENT_SENDER
+from .conversation_app import ENVIRONMENT_SENDER, ConversationApp
 from .visibility import is_visible
 
-__all__ = ["ConversationEntry", "conversation_entries", "entry_of", "render_entries"]
+__all__ = [
+    "ConversationEntry",
+    "EntrySink",
+    "conversation_entries",
+    "entry_of",
+    "render_entries",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,3 +134,33 @@ def render_entries(entries: Iterable[ConversationEntry]) -> str:
             text = f"Turn #{current}: {text}"
         lines.append(text)
     return "\n".join(lines)
+
+
+class EntrySink:
+    """A sink (see :mod:`sotopia_are.social.sinks`) calling ``on_entry`` with each
+    conversation entry as it happens, e.g. to show an episode turn by turn."""
+
+    def __init__(
+        self,
+        turn_seconds: float,
+        on_entry: Callable[[ConversationEntry], None],
+        *,
+        app_name: str = "ConversationApp",
+    ) -> None:
+        self._turn_seconds = turn_seconds
+        self._on_entry = on_entry
+        self._app_name = app_name
+        self._notifications = BaseNotificationSystem(
+            ConversationApp(name=app_name).notification_config()
+        )
+
+    def on_event(self, episode_id: str, event: CompletedEvent) -> None:
+        """Call ``on_entry`` if ``event`` is part of the conversation."""
+        entry = entry_of(
+            event,
+            app_name=self._app_name,
+            turn_seconds=self._turn_seconds,
+            notifications=self._notifications,
+        )
+        if entry is not None:
+            self._on_entry(entry)

@@ -7,7 +7,7 @@ recorded model responses give the same log, byte for byte (design rule 2).
 from __future__ import annotations
 
 import re
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -153,6 +153,11 @@ class EpisodeSpec(BaseModel):
                     "participants act, they do not send env messages"
                 )
         return self
+
+    def replace(self, **changes: Any) -> EpisodeSpec:
+        """A copy with ``changes`` (e.g. a new ``episode_id``), validated again (a
+        ``model_copy`` would skip the spec's checks)."""
+        return EpisodeSpec.model_validate({**self.model_dump(), **changes})
 
     def time_of_turn(self, turn_number: int) -> float:
         """The simulated time at which ``turn_number`` is played."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from typing import Any, TypeVar, cast
 import redis
 from pydantic import JsonValue, ValidationError
 
-from sotopia_are.record import EpisodeRecord, Verdict
+from sotopia_are.record import EpisodeRecord, EpisodeSummary, Verdict
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import EpisodeStatus
@@ -216,7 +217,7 @@ class EpisodeStore:
         with self._guard():
             fields = _read_hash(self.client, model.redis_key(pk))
         if not fields:
-            raise RecordNotFoundError(f"no {model.__name__} with pk {pk!r} in {self.location}")
+            raise RecordNotFoundError(f"no {_kind(model)} {pk!r} in {self.location}")
         return _from_hash(model, pk, fields)
 
     def exists(self, model: type[StoredModel], pk: str) -> bool:
@@ -657,6 +658,48 @@ class EpisodeStore:
             )
         ]
 
+    def summaries(
+        self,
+        *,
+        tag: str | None = None,
+        scenario: str | None = None,
+        model: str | None = None,
+        agent: str | None = None,
+        status: EpisodeStatus | str | None = None,
+        limit: int | None = None,
+        on_unreadable: OnUnreadable | None = None,
+    ) -> list[EpisodeSummary]:
+        """:meth:`list_episodes`, each episode as an :class:`EpisodeSummary`."""
+        episodes = self.list_episodes(
+            tag=tag,
+            scenario=scenario,
+            model=model,
+            agent=agent,
+            status=status,
+            limit=limit,
+            on_unreadable=on_unreadable,
+        )
+        return [
+            EpisodeSummary(
+                episode_id=e.pk,
+                status=e.status,
+                tag=e.tag,
+                scenario_id=e.scenario_id,
+                agents=e.agents,
+                models=e.models,
+                event_count=e.event_count,
+                verdict_count=len(e.verdicts) if e.record_version else int(bool(e.evaluation)),
+                created_at=e.created_at,
+                reason=e.termination_reason or e.error,
+                overall={
+                    agent: scores["overall_score"]
+                    for agent, scores in e.scores.items()
+                    if "overall_score" in scores
+                },
+            )
+            for e in episodes
+        ]
+
     def list_episodes(
         self,
         *,
@@ -931,3 +974,10 @@ def _reindex(pipe: Any, old: EpisodeLog | None, new: EpisodeLog | None) -> None:
         pipe.zrem(EPISODES_BY_TIME, pk)
     else:
         pipe.zadd(EPISODES_BY_TIME, {new.pk: new.created_at})
+
+
+def _kind(model: type[StoredModel]) -> str:
+    """What a user calls a ``model`` record: "episode", "agent profile"…"""
+    if model is EpisodeLog:
+        return "episode"
+    return re.sub(r"(?<!^)(?=[A-Z])", " ", model.__name__).lower()

@@ -60,6 +60,7 @@ from sotopia_are.llm import (
     LLMSession,
     PermanentLLMError,
     ReplayMissError,
+    Sampling,
     TemplateError,
     Usage,
 )
@@ -82,11 +83,14 @@ __all__ = [
     "BatchEpisode",
     "BatchError",
     "BatchPlan",
+    "BatchProgress",
     "BatchResult",
     "EpisodeOutcome",
+    "StoredBatch",
     "batch",
     "plan_batch",
     "read_specs",
+    "stored_batch",
 ]
 
 
@@ -141,6 +145,16 @@ class BatchPlan:
     busy: frozenset[str] = frozenset()
     given_up: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def rate_only(self) -> int:
+        """Pending episodes that are complete and only need the judge."""
+        return sum(item.judge_only for item in self.pending)
+
+    @property
+    def to_play(self) -> int:
+        """Pending episodes that are played (new, failed, interrupted or left stale)."""
+        return len(self.pending) - self.rate_only
+
 
 @dataclass(frozen=True)
 class BatchResult:
@@ -169,6 +183,34 @@ class BatchResult:
     def failed(self) -> bool:
         """Whether the batch leaves any episode unfinished (see :attr:`unfinished`)."""
         return self.unfinished > 0
+
+
+@dataclass(frozen=True)
+class StoredBatch:
+    """How a batch's episodes stand in the store: how many of each status, and how many of
+    the complete ones are rated."""
+
+    tag: str
+    statuses: Mapping[EpisodeStatus, int]
+    rated: int
+
+    def describe(self) -> str:
+        """``22 complete (20 rated), 5 incomplete, 3 failed`` (``none`` when empty)."""
+        parts = [
+            f"{count} {status.value}"
+            + (f" ({self.rated} rated)" if status is EpisodeStatus.COMPLETE else "")
+            for status, count in self.statuses.items()
+            if count
+        ]
+        return ", ".join(parts) or "none"
+
+
+def stored_batch(store: EpisodeStore, tag: str) -> StoredBatch:
+    """What the store holds of the batch ``tag`` (unreadable keys are not counted)."""
+    episodes = store.list_episodes(tag=tag, on_unreadable=lambda _: None)
+    statuses = {status: sum(e.status is status for e in episodes) for status in EpisodeStatus}
+    rated = sum(e.status is EpisodeStatus.COMPLETE and bool(e.scores) for e in episodes)
+    return StoredBatch(tag, statuses, rated)
 
 
 def read_specs(path: Path) -> list[EpisodeSpec]:
@@ -220,10 +262,8 @@ def plan_batch(
             episode_id = stable_episode_id(
                 tag, spec.episode_id, json.dumps(chosen, sort_keys=True), str(repetition)
             )
-            respec = EpisodeSpec.model_validate(
-                {**spec.model_dump(), "episode_id": episode_id, "seed": spec.seed + repetition}
-            )
-            planned.append(BatchEpisode(respec, spec.episode_id, chosen))
+            played = spec.replace(episode_id=episode_id, seed=spec.seed + repetition)
+            planned.append(BatchEpisode(played, spec.episode_id, chosen))
     if len({p.spec.episode_id for p in planned}) != len(planned):
         raise ValueError("two specs share an episode_id; give each spec of a batch its own")
     return planned
@@ -284,6 +324,9 @@ class _WorkerJob:
     judge_model: str | None
     rubric: str
     config: LLMConfig
+    samples: int = 1
+    agent_sampling: Sampling | None = None
+    judge_sampling: Sampling | None = None
 
 
 @dataclass(frozen=True)
@@ -295,13 +338,78 @@ class _WorkerStopped:
 
 @dataclass(frozen=True)
 class _Heartbeat:
-    """A worker's (process ``pid``'s) model requests in flight, reported while it runs."""
+    """A worker's (process ``pid``'s) model requests in flight and model calls made so
+    far, reported while it runs."""
 
     pid: int
     in_flight: InFlight
+    calls: int = 0
 
 
-_Report = EpisodeOutcome | _WorkerStopped | _Heartbeat
+@dataclass(frozen=True)
+class _Started:
+    """A worker began playing (or rating) an episode."""
+
+    episode_id: str
+
+
+_Report = EpisodeOutcome | _WorkerStopped | _Heartbeat | _Started
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """Where a running batch stands: of the ``total`` episodes it plays or rates, how many
+    ``started``, finished usable (``done``: complete, and rated when judged) or not
+    (``failed``); the model requests ``in_flight`` and the model ``calls`` made so far."""
+
+    total: int
+    started: int = 0
+    done: int = 0
+    failed: int = 0
+    in_flight: InFlight = field(default_factory=InFlight)
+    calls: int = 0
+    elapsed_s: float = 0.0
+
+    @property
+    def running(self) -> int:
+        """Episodes started and not finished."""
+        return self.started - self.done - self.failed
+
+    @property
+    def finished(self) -> int:
+        """Episodes finished, usable or not."""
+        return self.done + self.failed
+
+    @property
+    def calls_per_s(self) -> float:
+        """Model calls a second so far."""
+        return self.calls / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left at the pace so far (None before the first episode finishes)."""
+        if not self.finished or self.elapsed_s <= 0:
+            return None
+        return self.elapsed_s / self.finished * (self.total - self.finished)
+
+    def describe(self) -> str:
+        """One plain line: ``12/50 done, 1 failed, 4 running; 8 calls in flight, 3.1
+        calls/s, ETA 2 min``."""
+        parts = [f"{self.done}/{self.total} done, {self.failed} failed, {self.running} running"]
+        flight = self.in_flight.describe()
+        pace = f"{self.calls_per_s:.1f} calls/s"
+        eta = self.eta_s
+        tail = ", ".join(p for p in (flight, pace, f"ETA {_duration(eta)}" if eta else "") if p)
+        return "; ".join([*parts, tail])
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``7 min``, ``2.5 h``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def batch(
@@ -313,6 +421,9 @@ def batch(
     repeat: int = 1,
     judge_model: str | None = None,
     rubric: str = "sotopia_eval",
+    samples: int = 1,
+    agent_sampling: Sampling | None = None,
+    judge_sampling: Sampling | None = None,
     config: LLMConfig | None = None,
     resume: bool = False,
     stale_after: float = 300.0,
@@ -321,18 +432,23 @@ def batch(
     workers: int | None = None,
     on_plan: Callable[[BatchPlan], None] | None = None,
     on_outcome: Callable[[EpisodeOutcome], None] | None = None,
-    on_in_flight: Callable[[InFlight], None] | None = None,
+    on_progress: Callable[[BatchProgress], None] | None = None,
 ) -> BatchResult:
     """Play ``specs`` times ``repeat`` with LLM agents on ``models`` (one model, or a model per
-    agent name), rate each with ``judge_model`` (if given), and store everything in ``store``
-    (default: :func:`~sotopia_are.storage.connect`) under ``tag``.
+    agent name), rate each with ``judge_model`` (if given; ``samples`` times, on
+    ``rubric``), and store everything in ``store``
+    (default: :func:`~sotopia_are.storage.connect`) under ``tag``. ``agent_sampling`` is
+    the agents' sampling (default ``Sampling()``: the provider's settings),
+    ``judge_sampling`` the judge's (default :data:`~sotopia_are.llm.DEFAULT_JUDGE_SAMPLING`,
+    temperature 0); every record keeps both.
 
     ``resume`` skips what a previous run of the batch completed, and what failed or was
     interrupted ``max_attempts`` times (see the module). At most ``concurrency`` episodes
     run at once, split over ``workers`` processes (default: the CPU cores). ``on_plan`` is
     told the plan before anything runs, ``on_outcome`` each episode as it finishes, and
-    ``on_in_flight`` about every :data:`HEARTBEAT_S` while episodes run the model requests
-    in flight in all workers and the age of the oldest (all in this process). An
+    ``on_progress`` where the batch stands (:class:`BatchProgress`) when an episode starts
+    or finishes and about every :data:`HEARTBEAT_S` while episodes run (all in this
+    process). An
     episode's own error is its outcome, not an exception.
     :class:`BatchError` if the batch's episodes exist and ``resume`` is False, or a
     configuration error stopped a worker (its unfinished episodes are left ``incomplete``
@@ -368,19 +484,38 @@ def batch(
                 judge_model,
                 rubric,
                 config or LLMConfig(),
+                samples,
+                agent_sampling,
+                judge_sampling,
             )
             for share in (plan.pending[i::count] for i in range(count))
             if share
         ]
         started = time.perf_counter()
         outcomes: list[EpisodeOutcome] = []
-        beats: dict[int, InFlight] = {}
+        beats: dict[int, _Heartbeat] = {}
+        progress = BatchProgress(total=len(plan.pending))
+        started_ids: set[str] = set()
+
+        def advance(**changes: Any) -> None:
+            nonlocal progress
+            progress = replace(progress, **changes, elapsed_s=time.perf_counter() - started)
+            if on_progress is not None:
+                on_progress(progress)
 
         def take(outcome: _Report) -> None:
+            if isinstance(outcome, _Started):
+                started_ids.add(outcome.episode_id)
+                advance(started=len(started_ids))
+                return
             if isinstance(outcome, _Heartbeat):
-                beats[outcome.pid] = outcome.in_flight
-                if on_in_flight is not None:
-                    on_in_flight(_in_all(beats.values()))
+                # A dead worker's last word says nothing of the calls it had made.
+                before = beats[outcome.pid].calls if outcome.pid in beats else 0
+                beats[outcome.pid] = replace(outcome, calls=max(outcome.calls, before))
+                advance(
+                    in_flight=_in_all(beat.in_flight for beat in beats.values()),
+                    calls=sum(beat.calls for beat in beats.values()),
+                )
                 return
             if isinstance(outcome, _WorkerStopped):
                 raise BatchError(
@@ -390,6 +525,13 @@ def batch(
             outcomes.append(outcome)
             if on_outcome is not None:
                 on_outcome(outcome)
+            # An episode a dead worker never started still counts as started and ended.
+            started_ids.add(outcome.episode_id)
+            advance(
+                started=len(started_ids),
+                done=progress.done + (not outcome.failed),
+                failed=progress.failed + outcome.failed,
+            )
 
         try:
             if len(jobs) == 1:
@@ -452,11 +594,17 @@ def _outcome_of_error(
 
 
 async def _run_share(
-    job: _WorkerJob, store: EpisodeStore, report: Callable[[EpisodeOutcome | _Heartbeat], None]
+    job: _WorkerJob, store: EpisodeStore, report: Callable[[_Report], None]
 ) -> None:
     session = LLMSession(job.config.model_copy(update={"max_concurrency": job.concurrency}))
     judge = (
-        LLMJudge(job.judge_model, Rubric.load(job.rubric), session=session)
+        LLMJudge(
+            job.judge_model,
+            Rubric.load(job.rubric),
+            samples=job.samples,
+            session=session,
+            sampling=job.judge_sampling,
+        )
         if job.judge_model
         else None
     )
@@ -464,6 +612,7 @@ async def _run_share(
 
     async def one(item: BatchEpisode) -> None:
         async with gate:
+            report(_Started(item.spec.episode_id))
             try:
                 record = await play(item)
             except Exception as error:
@@ -480,7 +629,7 @@ async def _run_share(
             return await arate(stored, judge, store=store, replace=True)
         return await arun(
             item.spec,
-            llm_agents_for(item.spec, item.models, session),
+            llm_agents_for(item.spec, item.models, session, sampling=job.agent_sampling),
             models=item.models,
             judge=judge,
             store=store,
@@ -491,7 +640,7 @@ async def _run_share(
     async def heartbeat() -> None:
         while True:
             await asyncio.sleep(HEARTBEAT_S)
-            report(_Heartbeat(os.getpid(), session.concurrency.in_flight()))
+            report(_Heartbeat(os.getpid(), session.concurrency.in_flight(), session.call_count))
 
     beating = asyncio.create_task(heartbeat())
     try:
@@ -501,7 +650,7 @@ async def _run_share(
     finally:
         beating.cancel()
         # Its last beat may have counted requests that have since been answered.
-        report(_Heartbeat(os.getpid(), InFlight()))
+        report(_Heartbeat(os.getpid(), InFlight(), session.call_count))
 
 
 def _run_job(

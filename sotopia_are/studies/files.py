@@ -8,6 +8,7 @@ into a directory, all placed inside it before any is written.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +30,9 @@ from sotopia_are.storage import (
     import_records,
 )
 
+from .rating import script_record
+from .script_context import script_context
+
 __all__ = ["ImportKind", "ImportedFile", "export_are_files", "import_file"]
 
 
@@ -40,6 +44,7 @@ class ImportKind(StrEnum):
     agents = "agents"
     environments = "environments"
     relationships = "relationships"
+    script = "script"
 
 
 _PROFILE_MODELS: dict[ImportKind, type[StoredModel]] = {
@@ -64,13 +69,22 @@ def import_file(
     *,
     kind: ImportKind = ImportKind.auto,
     replace: bool = False,
+    context: str | None = None,
 ) -> ImportedFile:
     """Store what ``path`` holds. A file with a bad line (``ValueError`` naming the line)
     imports nothing; nor does one with an episode id already stored
     (:class:`~sotopia_are.storage.EpisodeExistsError`), unless ``replace``. An episode
     keeps the status it was exported with (an ARE file that does not say is complete).
-    ``OSError`` for an unreadable file."""
+    ``OSError`` for an unreadable file. A ``script`` (never guessed: ask for it) is a
+    human-written script, played through the engine and stored unrated, tagged
+    ``script``; its context is ``context`` (episode spec or background JSON) or its own
+    preamble (see :func:`~sotopia_are.studies.script_context`)."""
     text = path.read_text(encoding="utf-8")
+    if kind is ImportKind.script:
+        spec = script_context(text, context, episode_id=path.stem)
+        record = asyncio.run(script_record(text, spec, episode_id=path.stem))
+        store.save_record(record.model_copy(update={"tag": "script"}), replace=replace)
+        return ImportedFile(kind, (record.episode_id,))
     if _is_are_trace(text):
         record = record_from_are_json(text, reason=f"imported from ARE JSON {path.name}")
         store.save_record(record, replace=replace)

@@ -43,10 +43,9 @@ async def arate(
             f"episode {record.episode_id} is {record.status.value}, not complete: only a "
             "finished episode can be rated"
         )
-    prompt = judge.prompt_version
     if not replace:
         # Refused before paying for the judge's calls.
-        record.check_new_verdict(Verdict.key_of(judge.model, judge.rubric.name, prompt))
+        record.check_new_verdict(Verdict.key_for(judge))
     evaluation = await judge.evaluate(
         record.spec.background(),
         record.transcript(),
@@ -59,9 +58,10 @@ async def arate(
     verdict = Verdict(
         judge_model=judge.model,
         rubric=judge.rubric.name,
-        prompt=prompt,
+        prompt=judge.prompt_version,
         evaluation=evaluation.model_copy(update={"warnings": warnings}),
         termination_reason=rule.check_episode(record).reason,
+        sampling=judge.sampling,
     )
     if store is not None:
         return store.add_verdict(record.episode_id, verdict, replace=replace)
@@ -114,11 +114,18 @@ async def arate_script(
     context: EpisodeSpec | ScriptBackground | None = None,
     *,
     episode_id: str = "script",
+    store: EpisodeStore | None = None,
+    tag: str = "script",
 ) -> EpisodeRecord:
-    """A script's record (:func:`script_record`) with ``judge``'s verdict. Whether the
-    conversation had ended is judged by Sotopia's rules (20 turns, 2 stale turns)."""
+    """A script's record (:func:`script_record`) with ``judge``'s verdict, stored as an
+    episode tagged ``tag`` when ``store`` is given (``EpisodeExistsError`` if its id is
+    taken). Whether the conversation had ended is judged by Sotopia's rules (20 turns, 2
+    stale turns)."""
     record = await script_record(script, context, episode_id=episode_id)
-    return await arate(record, judge, termination=RuleBasedTerminatedEvaluator())
+    rated = await arate(record, judge, termination=RuleBasedTerminatedEvaluator())
+    if store is None:
+        return rated
+    return store.save_record(rated.model_copy(update={"tag": tag}))
 
 
 def rate_script(
@@ -127,6 +134,10 @@ def rate_script(
     context: EpisodeSpec | ScriptBackground | None = None,
     *,
     episode_id: str = "script",
+    store: EpisodeStore | None = None,
+    tag: str = "script",
 ) -> EpisodeRecord:
     """:func:`arate_script` on a new event loop."""
-    return asyncio.run(arate_script(script, judge, context, episode_id=episode_id))
+    return asyncio.run(
+        arate_script(script, judge, context, episode_id=episode_id, store=store, tag=tag)
+    )

@@ -13,13 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import LLMJudge, run_evaluated_episode
-from sotopia_are.llm import LLMConfig, LLMSession
+from sotopia_are.llm import LLMConfig, LLMSession, Sampling
 from sotopia_are.record import EpisodeRecord, Verdict, record_of_result
-from sotopia_are.social import EpisodeSpec, EpisodeStatus, SocialAgent, run_episode
+from sotopia_are.social import (
+    ConversationEntry,
+    EntrySink,
+    EpisodeSpec,
+    EpisodeStatus,
+    Sink,
+    SocialAgent,
+    run_episode,
+)
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore, StorageError
 
 __all__ = ["arun", "mark_stopped", "run"]
@@ -36,32 +44,46 @@ async def arun(
     store: EpisodeStore | None = None,
     config: LLMConfig | None = None,
     session: LLMSession | None = None,
+    sampling: Sampling | None = None,
     tag: str = "",
     scenario_id: str = "",
+    on_entry: Callable[[ConversationEntry], None] | None = None,
 ) -> EpisodeRecord:
     """Play ``spec``'s episode, rate it with ``judge`` (if given) and return its record.
 
     The players are ``agents`` (``models`` then only labels them in the record), or LLM
     agents on ``models`` (one model for everyone, or ``{agent: model}``) calling through
-    ``session`` (default: a new session on ``config``). With a ``store``, the episode is
+    ``session`` (default: a new session on ``config``) with ``sampling`` (default
+    ``Sampling()``, the provider's settings; ``ValueError`` with ``agents``, which bring
+    their own). The record keeps every player's ``sampling`` (``record.agent_sampling``)
+    and the judge's (in its verdict). With a ``store``, the episode is
     stored as it is played (events streamed as they happen) and the verdict with it;
-    ``store.load(record.episode_id) == record``.
+    ``store.load(record.episode_id) == record``. ``on_entry`` is called with each
+    conversation entry as it happens (to show the episode live).
     """
-    players = _players(spec, agents, models, session or LLMSession(config))
+    players = _players(spec, agents, models, session or LLMSession(config), sampling)
     model_names = _model_names(spec, models)
+    sampled = _sampling_of(players)
     recorder = None
     if store is not None:
-        recorder = EpisodeRecorder(store, tag=tag, models=model_names)
+        recorder = EpisodeRecorder(store, tag=tag, models=model_names, sampling=sampled)
         recorder.start(spec, scenario_id=scenario_id)
+    sinks: list[Sink] = [recorder] if recorder else []
+    if on_entry is not None:
+        sinks.append(EntrySink(spec.turn_seconds, on_entry))
     try:
         if judge is None:
-            result = await run_episode(spec, players, sinks=[recorder] if recorder else [])
-            return record_of_result(result, models=model_names, tag=tag, scenario_id=scenario_id)
-        evaluated = await run_evaluated_episode(
-            spec, players, judge, sinks=[recorder] if recorder else []
-        )
+            result = await run_episode(spec, players, sinks=sinks)
+            return record_of_result(
+                result, models=model_names, sampling=sampled, tag=tag, scenario_id=scenario_id
+            )
+        evaluated = await run_evaluated_episode(spec, players, judge, sinks=sinks)
         record = record_of_result(
-            evaluated.episode, models=model_names, tag=tag, scenario_id=scenario_id
+            evaluated.episode,
+            models=model_names,
+            sampling=sampled,
+            tag=tag,
+            scenario_id=scenario_id,
         )
         verdict = Verdict.of(evaluated, judge)
         if verdict is None:
@@ -84,8 +106,10 @@ def run(
     store: EpisodeStore | None = None,
     config: LLMConfig | None = None,
     session: LLMSession | None = None,
+    sampling: Sampling | None = None,
     tag: str = "",
     scenario_id: str = "",
+    on_entry: Callable[[ConversationEntry], None] | None = None,
 ) -> EpisodeRecord:
     """:func:`arun` on a new event loop (for scripts; inside asyncio, await ``arun``)."""
     return asyncio.run(
@@ -97,8 +121,10 @@ def run(
             store=store,
             config=config,
             session=session,
+            sampling=sampling,
             tag=tag,
             scenario_id=scenario_id,
+            on_entry=on_entry,
         )
     )
 
@@ -128,12 +154,28 @@ def _players(
     agents: Agents | None,
     models: str | Mapping[str, str] | None,
     session: LLMSession,
+    sampling: Sampling | None,
 ) -> Agents:
     if agents is not None:
+        if sampling is not None:
+            raise ValueError(
+                "sampling is for the LLM agents built from models; give agents of your own "
+                "theirs (LLMAgent(..., sampling=...))"
+            )
         return agents
     if models is None:
         raise ValueError("give the episode's agents, or models to play it with LLM agents")
-    return llm_agents_for(spec, models, session)
+    return llm_agents_for(spec, models, session, sampling=sampling)
+
+
+def _sampling_of(players: Agents) -> dict[str, Sampling]:
+    """The sampling of each player that has one (an :class:`LLMAgent`), by name."""
+    found: dict[str, Sampling] = {}
+    for agent in players.values() if isinstance(players, Mapping) else players:
+        sampling = getattr(agent, "sampling", None)
+        if isinstance(sampling, Sampling):
+            found[agent.name] = sampling
+    return found
 
 
 def _model_names(spec: EpisodeSpec, models: str | Mapping[str, str] | None) -> dict[str, str]:

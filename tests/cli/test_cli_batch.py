@@ -28,7 +28,9 @@ def test_cli_batch_resume_skips_complete_episodes(
             "--api-base", llm_server.url, "--no-evaluate", "--workers", "1")  # fmt: skip
     first = invoke(*args)
     assert first.exit_code == 0, first.output
-    assert "ran: complete" in first.stdout and "4 model calls" in first.stdout
+    assert re.search(r"finished complete\s+4\n", first.stdout) and "4 model calls" in first.stdout
+    # Not a terminal (a job log): plain progress lines, the last one with everything done.
+    assert "batch bakery: 4/4 done, 0 failed, 0 running" in first.stdout
     with connect() as store:
         assert len(store.completed_episode_ids("bakery")) == 4
     again = invoke(*args)
@@ -36,7 +38,8 @@ def test_cli_batch_resume_skips_complete_episodes(
     assert "--resume" in again.stderr
     resumed = invoke(*args, "--resume", "--repeat", "3")
     assert resumed.exit_code == 0, resumed.output
-    assert "skipping 4 episodes already complete" in resumed.stdout
+    assert "already complete 4, to rate only 0, to play 2" in resumed.stdout
+    assert re.search(r"already complete \(skipped\)\s+4\n", resumed.stdout)
     assert "2 model calls" in resumed.stdout and len(llm_server.requests) == 6
 
 
@@ -47,7 +50,7 @@ def test_cli_batch_two_workers(redis_url: str, llm_server: LocalLLMServer, tmp_p
         "--api-base", llm_server.url, "--no-evaluate", "--workers", "2", "--tag", "w2",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert re.search(r"worker processes\s+│\s+2 │", result.stdout)
+    assert re.search(r"worker processes\s+2\n", result.stdout)
     with connect() as store:
         episodes = store.list_episodes(tag="w2", status="complete")
     assert len(episodes) == 4 and all(e.agents == BAKERY for e in episodes)

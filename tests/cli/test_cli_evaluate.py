@@ -39,7 +39,8 @@ def test_cli_evaluate_a_script_needs_its_context(redis_url: str) -> None:
     # No preamble at all.
     result = invoke("evaluate", "--script", SCRIPTS / "flat_share_chores.txt", "--model", MODEL)
     assert result.exit_code == 1, result.output
-    assert "has no context before its first turn: pass --spec FILE" in result.stderr
+    assert "has no context before its first turn" in result.stderr
+    assert "(or pass --spec FILE)" in result.stderr
 
 
 def test_cli_evaluate_a_transcript_by_its_own_context(

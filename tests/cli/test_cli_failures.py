@@ -209,10 +209,16 @@ def test_cli_batch_ctrl_c_with_workers_points_at_resume(
     finally:
         process.kill()
     assert process.returncode == 130, stderr
-    assert "interrupted; rerun with --resume" in stderr and "Traceback" not in stderr
+    assert "rerun with --resume" in stderr and "Traceback" not in stderr
     with connect() as store:
         assert not store.list_episodes(tag="bk", status=EpisodeStatus.RUNNING)
-        assert store.list_episodes(tag="bk", status=EpisodeStatus.INCOMPLETE)
+        incomplete = store.list_episodes(tag="bk", status=EpisodeStatus.INCOMPLETE)
+        complete = store.list_episodes(tag="bk", status=EpisodeStatus.COMPLETE)
+    assert incomplete
+    # What it says the store holds is what the store holds.
+    held = [f"{len(complete)} complete (0 rated)"] if complete else []  # --no-evaluate
+    held.append(f"{len(incomplete)} incomplete")
+    assert f"the store holds of batch bk: {', '.join(held)}\n" in stderr
 
 
 # -- import, export --------------------------------------------------------------------

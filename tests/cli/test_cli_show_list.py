@@ -37,14 +37,16 @@ def test_cli_show_unknown_agent_and_episode(demo_ids: dict[str, str]) -> None:
     assert result.exit_code == 1
     assert "unknown agent 'Mallory'" in result.stderr and "Traceback" not in result.output
     missing = invoke("show", "no-such-episode")
-    assert missing.exit_code == 1 and "no EpisodeLog with pk 'no-such-episode'" in missing.stderr
+    assert missing.exit_code == 1
+    assert "no episode 'no-such-episode' in " in missing.stderr
+    assert "see 'sotopia-are list'" in missing.stderr
 
 
 def test_cli_list_filters(demo_ids: dict[str, str]) -> None:
     def listed(*args: str) -> list[str]:
         result = invoke("list", "--json", *args)
         assert result.exit_code == 0, result.output
-        return [json.loads(line)["pk"] for line in result.stdout.splitlines()]
+        return [json.loads(line)["episode_id"] for line in result.stdout.splitlines()]
 
     assert sorted(listed()) == sorted(demo_ids.values())
     assert listed("--scenario", "bakery-negotiation") == [demo_ids["bakery-negotiation"]]

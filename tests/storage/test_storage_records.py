@@ -33,7 +33,7 @@ def test_storage_profiles_save_get_all_delete(store: EpisodeStore) -> None:
     assert store.exists(AgentProfile, "bo")
     assert store.delete(AgentProfile, "bo") is True
     assert store.delete(AgentProfile, "bo") is False
-    with pytest.raises(RecordNotFoundError, match="no AgentProfile with pk 'bo'"):
+    with pytest.raises(RecordNotFoundError, match="no agent profile 'bo'"):
         store.get(AgentProfile, "bo")
     with pytest.raises(KeyError):  # RecordNotFoundError is a KeyError too
         store.get(AgentProfile, "bo")

@@ -8,6 +8,7 @@ import pytest
 
 import sotopia_are as sa
 from sotopia_are.llm import InFlight, RetryPolicy
+from sotopia_are.studies import BatchProgress
 from sotopia_are.storage import EpisodeStore, connect
 from sotopia_are.testing import LocalLLMServer, Reply
 
@@ -35,14 +36,19 @@ def test_a_hanging_request_shows_in_the_heartbeats_then_ends_the_episode(
         max_turns=2,
     )
     config = sa.LLMConfig(api_base=llm_server.url, timeout_s=1.5, retry=RetryPolicy(max_attempts=3))
-    seen: list[InFlight] = []
+    progress: list[BatchProgress] = []
     result = sa.batch(
-        [spec], MODEL, tag="hb", store=store, config=config, workers=1, on_in_flight=seen.append
+        [spec], MODEL, tag="hb", store=store, config=config, workers=1, on_progress=progress.append
     )
+    seen = [p.in_flight for p in progress]
     waiting = [beat for beat in seen if beat.count]
     assert waiting and all(beat.count == 1 for beat in waiting)
     assert max(beat.oldest_s for beat in waiting) >= 0.9
     assert seen[-1] == InFlight()
+    # The episode was seen running while it waited, and at the end it is counted once.
+    assert any(p.running == 1 for p in progress)
+    last = progress[-1]
+    assert (last.total, last.started, last.finished, last.running) == (1, 1, 1, 0)
     (outcome,) = result.outcomes
     record = store.load(outcome.episode_id)
     errors = [call.error or "" for call in record.calls if call.error]

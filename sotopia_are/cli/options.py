@@ -1,0 +1,284 @@
+"""Option groups several commands share, handed to a command as one value.
+
+A command declares ``models: ModelOptions`` or ``where: StoreOptions``; :func:`with_models`
+and :func:`with_store` put the group's options in its signature (Typer reads them from
+there) and build the value from them, so each option is declared once.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from sotopia_are.evaluation import LLMJudge, Rubric
+from sotopia_are.llm import (
+    API_BASE_ENV,
+    API_KEY_ENV,
+    REQUEST_ATTEMPTS_ENV,
+    TIMEOUT_ENV,
+    LLMConfig,
+    LLMSession,
+    OutputMode,
+    RetryPolicy,
+)
+from sotopia_are.storage import DATA_DIR_ENV, EpisodeStore, connect
+
+from .common import cli_errors, fail
+
+__all__ = [
+    "MODEL_ENV",
+    "EvaluateOption",
+    "MaxTurnsOption",
+    "ModelOptions",
+    "RubricOption",
+    "SamplesOption",
+    "StoreOptions",
+    "with_models",
+    "with_store",
+]
+
+MODEL_ENV = "SOTOPIA_ARE_MODEL"
+"""The environment variable giving the default model of every agent."""
+JUDGE_MODEL_ENV = "SOTOPIA_ARE_EVALUATOR_MODEL"
+
+_MODEL_PANEL = "Models"
+_STORE_PANEL = "Store"
+
+
+RubricOption = Annotated[
+    str,
+    typer.Option("--rubric", help="A built-in rubric (sotopia_eval, goal_only) or a rubric file."),
+]
+SamplesOption = Annotated[
+    int, typer.Option("--samples", min=1, help="How many times the judge rates (mean and spread).")
+]
+MaxTurnsOption = Annotated[
+    int | None,
+    typer.Option("--max-turns", min=1, help="Override the specs' max_turns.", show_default=False),
+]
+EvaluateOption = Annotated[
+    bool, typer.Option("--evaluate/--no-evaluate", help="Rate each episode with the judge.")
+]
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """The models of the agents and the judge, and how they are called."""
+
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            envvar=MODEL_ENV,
+            help="Every agent's model (a litellm name: gpt-4o-mini, ollama/llama3, "
+            "openai/NAME with --api-base).",
+            show_default=False,
+            rich_help_panel=_MODEL_PANEL,
+        ),
+    ] = None
+    agent_model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent-model",
+            help="One agent's model, NAME=MODEL (repeatable); overrides --model.",
+            show_default=False,
+            rich_help_panel=_MODEL_PANEL,
+        ),
+    ] = None
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-model",
+            "--evaluator-model",
+            envvar=JUDGE_MODEL_ENV,
+            help="The judge's model (default: --model).",
+            show_default=False,
+            rich_help_panel=_MODEL_PANEL,
+        ),
+    ] = None
+    api_base: Annotated[
+        str | None,
+        typer.Option(
+            "--api-base",
+            envvar=API_BASE_ENV,
+            help="An OpenAI-compatible server, e.g. http://localhost:8000/v1 (vLLM) or "
+            "http://localhost:11434/v1 (Ollama); name the model openai/NAME.",
+            show_default=False,
+            rich_help_panel=_MODEL_PANEL,
+        ),
+    ] = None
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar=API_KEY_ENV,
+            help="The key for --api-base (local servers need none).",
+            show_default=False,
+            rich_help_panel=_MODEL_PANEL,
+        ),
+    ] = None
+    output_mode: Annotated[
+        OutputMode,
+        typer.Option(
+            "--output-mode",
+            help="How JSON answers are asked for: json_schema, json_object, prompt, or auto "
+            "(json_schema where supported, falling back if the server refuses it).",
+            rich_help_panel=_MODEL_PANEL,
+        ),
+    ] = "auto"
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            min=0.1,
+            envvar=TIMEOUT_ENV,
+            help="Seconds one request may wait for its answer (raise it for a model on a CPU).",
+            rich_help_panel=_MODEL_PANEL,
+        ),
+    ] = LLMConfig().timeout_s
+    request_attempts: Annotated[
+        int,
+        typer.Option(
+            "--request-attempts",
+            min=1,
+            envvar=REQUEST_ATTEMPTS_ENV,
+            help="Requests per model call when the server fails fast (rate limits, 5xx).",
+            rich_help_panel=_MODEL_PANEL,
+        ),
+    ] = RetryPolicy().max_attempts
+
+    def config(self, concurrency: int = 16) -> LLMConfig:
+        """How every call is made: the endpoint, JSON answers, timeouts and retries."""
+        return LLMConfig(
+            api_base=self.api_base,
+            api_key=self.api_key,
+            max_concurrency=concurrency,
+            output_mode=self.output_mode,
+            timeout_s=self.timeout,
+            retry=RetryPolicy(max_attempts=self.request_attempts),
+        )
+
+    def agent_models(self, names: Sequence[str]) -> dict[str, str]:
+        """Every one of ``names`` with its model (``--agent-model`` over ``--model``);
+        :func:`fail` for a malformed override or one naming no agent, or for an agent left
+        without a model, saying what to pass."""
+        chosen = dict.fromkeys(names, self.model) if self.model else {}
+        for item in self.agent_model or []:
+            name, sep, model = (part.strip() for part in item.partition("="))
+            if not sep or not name or not model:
+                fail(f"--agent-model {item!r}: expected NAME=MODEL")
+            if name not in names:
+                fail(f"--agent-model {item!r}: unknown agent {name!r} (agents: {', '.join(names)})")
+            chosen[name] = model
+        missing = [name for name in names if not chosen.get(name)]
+        if missing:
+            fail(
+                f"no model for {', '.join(missing)}. Pass --model MODEL (or set {MODEL_ENV}) for "
+                "every agent, or --agent-model 'NAME=MODEL'; for a local OpenAI-compatible "
+                "server (vLLM, Ollama) use --model openai/<name> --api-base "
+                "http://localhost:8000/v1. Without a model, 'sotopia-are demo' replays a "
+                "human-written script."
+            )
+        return {name: str(chosen[name]) for name in names}
+
+    def judge(
+        self, session: LLMSession, rubric: str = "sotopia_eval", samples: int = 1
+    ) -> LLMJudge:
+        """The judge on ``--judge-model`` (else ``--model``) with the rubric named ``rubric``."""
+        return LLMJudge(self.judge_name(), Rubric.load(rubric), samples=samples, session=session)
+
+    def judge_name(self) -> str:
+        """The judge's model; :func:`fail` if neither ``--judge-model`` nor ``--model``
+        names one."""
+        name = self.judge_model or self.model
+        if name is None:
+            fail(
+                "no model for the judge: pass --judge-model MODEL "
+                "(or --model MODEL, or --no-evaluate)"
+            )
+        return name
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """Where episodes are stored."""
+
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            envvar=DATA_DIR_ENV,
+            help="The embedded Redis's directory (default: ~/.local/share/sotopia-are).",
+            show_default=False,
+            rich_help_panel=_STORE_PANEL,
+        ),
+    ] = None
+    redis_url: Annotated[
+        str | None,
+        typer.Option(
+            "--redis-url",
+            help="A Redis server (redis://, rediss://, unix://); default: $REDIS_OM_URL, "
+            "else the embedded Redis.",
+            show_default=False,
+            rich_help_panel=_STORE_PANEL,
+        ),
+    ] = None
+
+    @contextmanager
+    def open(self) -> Iterator[EpisodeStore]:
+        """The store on ``--redis-url`` (else ``$REDIS_OM_URL``, else the embedded Redis in
+        ``--data-dir``), closed at the end; an unreachable server fails before any work."""
+        with cli_errors():
+            store = connect(self.redis_url, self.data_dir)
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def _grouped(name: str, group: type[Any]) -> Callable[[Command], Command]:
+    """A decorator putting ``group``'s fields in a command's signature in place of its
+    parameter ``name``, and calling the command with ``group(**those options)``."""
+    hints = inspect.get_annotations(group, eval_str=True)
+    options = [
+        inspect.Parameter(
+            field.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=field.default,
+            annotation=hints[field.name],
+        )
+        for field in fields(group)
+    ]
+
+    def decorate(command: Command) -> Command:
+        signature = inspect.signature(command, eval_str=True)
+        kept = [p for p in signature.parameters.values() if p.name != name]
+
+        @functools.wraps(command)
+        def wrapper(**given: Any) -> Any:
+            values = {option.name: given.pop(option.name) for option in options}
+            return command(**given, **{name: group(**values)})
+
+        parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in kept] + options
+        wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+with_models = _grouped("models", ModelOptions)
+"""Give the command's ``models`` parameter the model options (see :class:`ModelOptions`)."""
+with_store = _grouped("where", StoreOptions)
+"""Give the command's ``where`` parameter the store options (see :class:`StoreOptions`)."""

@@ -1,0 +1,30 @@
+"""`EpisodeSummary`: what a listing shows of a stored episode, without its events or calls."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sotopia_are.social import EpisodeStatus
+
+__all__ = ["EpisodeSummary"]
+
+
+class EpisodeSummary(BaseModel):
+    """One stored episode in brief: its id, status, tag, scenario, agents (in the spec's
+    order) and their models (``""`` when scripted), the number of events and verdicts,
+    when it was created (Unix seconds), and the latest verdict's ``overall_score`` per
+    agent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    episode_id: str
+    status: EpisodeStatus
+    tag: str = ""
+    scenario_id: str = ""
+    agents: list[str] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=list)
+    event_count: int = 0
+    verdict_count: int = 0
+    created_at: float = 0.0
+    reason: str = ""
+    overall: dict[str, float] = Field(default_factory=dict)

@@ -1,0 +1,112 @@
+"""`rate_stored`: one judge's verdicts on many stored episodes, resumable.
+
+A study re-rates episodes with a second judge or rubric: each verdict is added next to
+the ones before. Episodes this judge (model, rubric, prompt version) already rated are
+skipped, so a re-rating stopped half way resumes by running it again; a verdict of this
+judge whose every sample failed is tried again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sotopia_are.evaluation import LLMJudge
+from sotopia_are.llm import PermanentLLMError, TemplateError
+from sotopia_are.llm.errors import RequestRejectedError
+from sotopia_are.record import Verdict
+from sotopia_are.social import EpisodeStatus
+from sotopia_are.storage import EpisodeStore, StorageError, StorageUnavailableError
+
+from .rating import arate
+
+__all__ = ["RatingOutcome", "arate_stored", "rate_stored"]
+
+
+@dataclass(frozen=True)
+class RatingOutcome:
+    """What rating one stored episode came to: ``rated`` now, or ``skipped`` (why), or
+    the ``error`` that stopped it (the judge failing every sample is not rated, with no
+    error)."""
+
+    episode_id: str
+    rated: bool = False
+    skipped: str = ""
+    error: str = ""
+
+
+async def arate_stored(
+    store: EpisodeStore,
+    episode_ids: Sequence[str],
+    judge: LLMJudge,
+    *,
+    concurrency: int = 8,
+    replace: bool = False,
+    on_outcome: Callable[[RatingOutcome], None] | None = None,
+) -> list[RatingOutcome]:
+    """Rate each of ``episode_ids`` with ``judge`` and store the verdicts, at most
+    ``concurrency`` at once; one outcome per id, in the order given.
+
+    Skipped: episodes not complete, and those this judge already rated (unless
+    ``replace``). One episode's error is its outcome and the others go on; an error that
+    would fail every episode alike (a rejected key, an unknown model) is raised.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    key = Verdict.key_for(judge)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(episode_id: str) -> RatingOutcome:
+        async with gate:
+            outcome = await _rate_one(store, episode_id, judge, key, replace)
+        if on_outcome is not None:
+            on_outcome(outcome)
+        return outcome
+
+    return list(await asyncio.gather(*(one(episode_id) for episode_id in episode_ids)))
+
+
+async def _rate_one(
+    store: EpisodeStore, episode_id: str, judge: LLMJudge, key: str, replace: bool
+) -> RatingOutcome:
+    try:
+        record = store.load(episode_id)
+        if record.status is not EpisodeStatus.COMPLETE:
+            return RatingOutcome(episode_id, skipped=f"it is {record.status.value}")
+        earlier = next((v for v in record.verdicts if v.key == key), None)
+        if earlier is not None and earlier.rated and not replace:
+            return RatingOutcome(episode_id, skipped="this judge rated it already")
+        rated = await arate(record, judge, store=store, replace=earlier is not None)
+    except RequestRejectedError as error:  # this episode's request, not the judge's setup
+        return RatingOutcome(episode_id, error=str(error))
+    except (PermanentLLMError, TemplateError, StorageUnavailableError):
+        raise  # it would fail every episode alike
+    except (StorageError, ValueError) as error:
+        return RatingOutcome(episode_id, error=str(error))
+    except Exception as error:  # the judge's own failures are in its verdict; this is else
+        return RatingOutcome(episode_id, error=f"{type(error).__name__}: {error}")
+    verdict = rated.verdict
+    return RatingOutcome(episode_id, rated=verdict is not None and verdict.rated)
+
+
+def rate_stored(
+    store: EpisodeStore,
+    episode_ids: Sequence[str],
+    judge: LLMJudge,
+    *,
+    concurrency: int = 8,
+    replace: bool = False,
+    on_outcome: Callable[[RatingOutcome], None] | None = None,
+) -> list[RatingOutcome]:
+    """:func:`arate_stored` on a new event loop."""
+    return asyncio.run(
+        arate_stored(
+            store,
+            episode_ids,
+            judge,
+            concurrency=concurrency,
+            replace=replace,
+            on_outcome=on_outcome,
+        )
+    )
