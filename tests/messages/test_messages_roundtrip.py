@@ -11,6 +11,7 @@ from sotopia_are.messages import (
     AgentAction,
     ScriptInteraction,
     parse_script,
+    parse_script_notes,
     render_action,
     render_script,
 )
@@ -104,6 +105,8 @@ def test_render_then_parse_gives_the_actions_back_or_render_refuses(
     parsed = parse_script(text, names)
     assert [(a.speaker, a.action) for a in parsed] == [(s, as_script_keeps(a)) for s, a in actions]
     assert [a.turn for a in parsed] == list(range(1, len(actions) + 1))
+    # The canonical script has nothing to skip and no cue to read: no notes.
+    assert parse_script_notes(text, names).notes == []
     crlf = parse_script(text.replace("\n", "\r\n"), names)
     assert [(a.speaker, a.action) for a in crlf] == [(a.speaker, a.action) for a in parsed]
 
