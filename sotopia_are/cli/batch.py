@@ -185,6 +185,8 @@ def batch(
                 judge_model=judge_model,
                 rubric=rubric,
                 samples=samples,
+                agent_sampling=models.agent_sampling(),
+                judge_sampling=models.judge_settings(),
                 config=models.config(),
                 resume=resume,
                 stale_after=stale_after,

@@ -154,7 +154,8 @@ def print_scores(scores: Mapping[str, Mapping[str, float]], title: str = "Scores
         for name in by_dimension:
             if name not in dimensions and name != "overall_score":
                 dimensions.append(name)
-    table = Table(title=title, title_justify="left")
+    typer.echo(title)  # a plain line: a table's title wraps to the table's width
+    table = Table()
     table.add_column("dimension")
     for agent in scores:
         table.add_column(agent, justify="right")

@@ -143,6 +143,7 @@ def demo(
                 spec,
                 models=chosen,
                 session=session,
+                sampling=models.agent_sampling(),
                 judge=models.judge(session),
                 tag=DEMO_TAG,
                 scenario_id=base.episode_id,

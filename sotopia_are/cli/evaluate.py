@@ -21,7 +21,7 @@ from .options import (
     RubricOption,
     SamplesOption,
     StoreOptions,
-    with_models,
+    with_judge,
     with_store,
 )
 
@@ -56,7 +56,7 @@ def _check_one(record: EpisodeRecord, judge: LLMJudge, replace: bool) -> None:
     )
 
 
-@with_models
+@with_judge
 @with_store
 def evaluate(
     models: ModelOptions,

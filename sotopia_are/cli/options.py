@@ -19,14 +19,18 @@ import typer
 
 from sotopia_are.evaluation import LLMJudge, Rubric
 from sotopia_are.llm import (
+    AGENT_SAMPLING_ENV,
     API_BASE_ENV,
     API_KEY_ENV,
+    DEFAULT_JUDGE_SAMPLING,
+    JUDGE_SAMPLING_ENV,
     REQUEST_ATTEMPTS_ENV,
     TIMEOUT_ENV,
     LLMConfig,
     LLMSession,
     OutputMode,
     RetryPolicy,
+    Sampling,
 )
 from sotopia_are.storage import DATA_DIR_ENV, EpisodeStore, connect
 
@@ -40,16 +44,18 @@ __all__ = [
     "RubricOption",
     "SamplesOption",
     "StoreOptions",
+    "with_judge",
     "with_models",
     "with_store",
 ]
 
 MODEL_ENV = "SOTOPIA_ARE_MODEL"
 """The environment variable giving the default model of every agent."""
-JUDGE_MODEL_ENV = "SOTOPIA_ARE_EVALUATOR_MODEL"
 
-_MODEL_PANEL = "Models"
-_STORE_PANEL = "Store"
+
+def _option(*names: str, **settings: Any) -> Any:
+    """A Typer option; one with no default shows none."""
+    return typer.Option(*names, show_default=settings.pop("show_default", False), **settings)
 
 
 RubricOption = Annotated[
@@ -60,100 +66,113 @@ SamplesOption = Annotated[
     int, typer.Option("--samples", min=1, help="How many times the judge rates (mean and spread).")
 ]
 MaxTurnsOption = Annotated[
-    int | None,
-    typer.Option("--max-turns", min=1, help="Override the specs' max_turns.", show_default=False),
+    int | None, _option("--max-turns", min=1, help="Override the specs' max_turns.")
 ]
 EvaluateOption = Annotated[
     bool, typer.Option("--evaluate/--no-evaluate", help="Rate each episode with the judge.")
 ]
+_SAMPLING_HELP = (
+    "as KEY=VALUE,…: temperature, top_p, max_tokens, seed, or any other request parameter"
+)
 
 
 @dataclass(frozen=True)
 class ModelOptions:
-    """The models of the agents and the judge, and how they are called."""
+    """The models of the agents and the judge, their sampling, and how they are called."""
 
     model: Annotated[
         str | None,
-        typer.Option(
+        _option(
             "--model",
             "-m",
             envvar=MODEL_ENV,
             help="Every agent's model (a litellm name: gpt-4o-mini, ollama/llama3, "
             "openai/NAME with --api-base).",
-            show_default=False,
-            rich_help_panel=_MODEL_PANEL,
         ),
     ] = None
     agent_model: Annotated[
         list[str] | None,
-        typer.Option(
-            "--agent-model",
-            help="One agent's model, NAME=MODEL (repeatable); overrides --model.",
-            show_default=False,
-            rich_help_panel=_MODEL_PANEL,
-        ),
+        _option("--agent-model", help="One agent's model, NAME=MODEL (repeatable)."),
     ] = None
+    sampling: Annotated[
+        str,
+        _option(
+            "--sampling",
+            envvar=AGENT_SAMPLING_ENV,
+            help=f"The agents' sampling, {_SAMPLING_HELP} (default: the provider's).",
+        ),
+    ] = ""
     judge_model: Annotated[
         str | None,
-        typer.Option(
+        _option(
             "--judge-model",
             "--evaluator-model",
-            envvar=JUDGE_MODEL_ENV,
+            envvar="SOTOPIA_ARE_EVALUATOR_MODEL",
             help="The judge's model (default: --model).",
-            show_default=False,
-            rich_help_panel=_MODEL_PANEL,
         ),
     ] = None
+    judge_sampling: Annotated[
+        str,
+        _option(
+            "--judge-sampling",
+            envvar=JUDGE_SAMPLING_ENV,
+            help=f"The judge's sampling, {_SAMPLING_HELP}, over its default temperature=0.",
+        ),
+    ] = ""
     api_base: Annotated[
         str | None,
-        typer.Option(
+        _option(
             "--api-base",
             envvar=API_BASE_ENV,
             help="An OpenAI-compatible server, e.g. http://localhost:8000/v1 (vLLM) or "
             "http://localhost:11434/v1 (Ollama); name the model openai/NAME.",
-            show_default=False,
-            rich_help_panel=_MODEL_PANEL,
         ),
     ] = None
     api_key: Annotated[
         str | None,
-        typer.Option(
+        _option(
             "--api-key",
             envvar=API_KEY_ENV,
             help="The key for --api-base (local servers need none).",
-            show_default=False,
-            rich_help_panel=_MODEL_PANEL,
         ),
     ] = None
     output_mode: Annotated[
         OutputMode,
-        typer.Option(
+        _option(
             "--output-mode",
+            show_default=True,
             help="How JSON answers are asked for: json_schema, json_object, prompt, or auto "
             "(json_schema where supported, falling back if the server refuses it).",
-            rich_help_panel=_MODEL_PANEL,
         ),
     ] = "auto"
     timeout: Annotated[
         float,
-        typer.Option(
+        _option(
             "--timeout",
             min=0.1,
             envvar=TIMEOUT_ENV,
+            show_default=True,
             help="Seconds one request may wait for its answer (raise it for a model on a CPU).",
-            rich_help_panel=_MODEL_PANEL,
         ),
     ] = LLMConfig().timeout_s
     request_attempts: Annotated[
         int,
-        typer.Option(
+        _option(
             "--request-attempts",
             min=1,
             envvar=REQUEST_ATTEMPTS_ENV,
+            show_default=True,
             help="Requests per model call when the server fails fast (rate limits, 5xx).",
-            rich_help_panel=_MODEL_PANEL,
         ),
     ] = RetryPolicy().max_attempts
+
+    def agent_sampling(self) -> Sampling:
+        """The agents' sampling from ``--sampling``; :func:`fail` naming a bad item."""
+        return _parsed(self.sampling, "--sampling")
+
+    def judge_settings(self) -> Sampling:
+        """The judge's sampling: its default with ``--judge-sampling`` over it."""
+        return DEFAULT_JUDGE_SAMPLING.merged(_parsed(self.judge_sampling, "--judge-sampling"))
 
     def config(self, concurrency: int = 16) -> LLMConfig:
         """How every call is made: the endpoint, JSON answers, timeouts and retries."""
@@ -193,7 +212,13 @@ class ModelOptions:
         self, session: LLMSession, rubric: str = "sotopia_eval", samples: int = 1
     ) -> LLMJudge:
         """The judge on ``--judge-model`` (else ``--model``) with the rubric named ``rubric``."""
-        return LLMJudge(self.judge_name(), Rubric.load(rubric), samples=samples, session=session)
+        return LLMJudge(
+            self.judge_name(),
+            Rubric.load(rubric),
+            samples=samples,
+            session=session,
+            sampling=self.judge_settings(),
+        )
 
     def judge_name(self) -> str:
         """The judge's model; :func:`fail` if neither ``--judge-model`` nor ``--model``
@@ -207,28 +232,31 @@ class ModelOptions:
         return name
 
 
+def _parsed(text: str, option: str) -> Sampling:
+    try:
+        return Sampling.parse(text)
+    except ValueError as error:
+        fail(f"{option} {text!r}: {error}")
+
+
 @dataclass(frozen=True)
 class StoreOptions:
     """Where episodes are stored."""
 
     data_dir: Annotated[
         Path | None,
-        typer.Option(
+        _option(
             "--data-dir",
             envvar=DATA_DIR_ENV,
             help="The embedded Redis's directory (default: ~/.local/share/sotopia-are).",
-            show_default=False,
-            rich_help_panel=_STORE_PANEL,
         ),
     ] = None
     redis_url: Annotated[
         str | None,
-        typer.Option(
+        _option(
             "--redis-url",
             help="A Redis server (redis://, rediss://, unix://); default: $REDIS_OM_URL, "
             "else the embedded Redis.",
-            show_default=False,
-            rich_help_panel=_STORE_PANEL,
         ),
     ] = None
 
@@ -247,9 +275,12 @@ class StoreOptions:
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
-def _grouped(name: str, group: type[Any]) -> Callable[[Command], Command]:
-    """A decorator putting ``group``'s fields in a command's signature in place of its
-    parameter ``name``, and calling the command with ``group(**those options)``."""
+def _grouped(
+    name: str, group: type[Any], omit: frozenset[str] = frozenset()
+) -> Callable[[Command], Command]:
+    """A decorator putting ``group``'s fields (but those in ``omit``) in a command's
+    signature in place of its parameter ``name``, and calling the command with
+    ``group(**those options)``."""
     hints = inspect.get_annotations(group, eval_str=True)
     options = [
         inspect.Parameter(
@@ -259,6 +290,7 @@ def _grouped(name: str, group: type[Any]) -> Callable[[Command], Command]:
             annotation=hints[field.name],
         )
         for field in fields(group)
+        if field.name not in omit
     ]
 
     def decorate(command: Command) -> Command:
@@ -280,5 +312,7 @@ def _grouped(name: str, group: type[Any]) -> Callable[[Command], Command]:
 
 with_models = _grouped("models", ModelOptions)
 """Give the command's ``models`` parameter the model options (see :class:`ModelOptions`)."""
+with_judge = _grouped("models", ModelOptions, frozenset({"agent_model", "sampling"}))
+"""Give the command's ``models`` parameter the options of the judge's model."""
 with_store = _grouped("where", StoreOptions)
 """Give the command's ``where`` parameter the store options (see :class:`StoreOptions`)."""

@@ -85,6 +85,7 @@ def run(
             spec,
             models=chosen,
             session=session,
+            sampling=models.agent_sampling(),
             judge=judge,
             tag=tag,
             scenario_id=scenario_id,

@@ -41,7 +41,8 @@ def test_cli_list_and_export_all_name_foreign_keys(redis_url: str, tmp_path: Pat
         "(status: Input should be 'running', 'complete', 'failed' or 'incomplete')",
     ]
     as_json = invoke("list", "--json")
-    assert sorted(json.loads(line)["episode_id"] for line in as_json.stdout.splitlines()) == sorted(ids)
+    listed_ids = [json.loads(line)["episode_id"] for line in as_json.stdout.splitlines()]
+    assert sorted(listed_ids) == sorted(ids)
     for args in (["--all"], ["--all", "--format", "are", "-o", str(tmp_path / "are")]):
         exported = invoke("export", *args)
         assert exported.exit_code == 1 and "Traceback" not in exported.output

@@ -55,3 +55,40 @@ def test_cli_run_unknown_agent_in_agent_model(redis_url: str) -> None:
     )  # fmt: skip
     assert result.exit_code == 1
     assert "unknown agent 'Nobody' (agents: Mara Quinn, Teo Alvarez)" in result.stderr
+
+
+def test_cli_run_sends_and_records_the_sampling_of_agents_and_judge(
+    redis_url: str, llm_server: LocalLLMServer
+) -> None:
+    llm_server.rule = conversation_rule(BAKERY)
+    result = invoke(
+        "run", SCENARIOS / "bakery_negotiation.json", "--model", MODEL, "--api-base",
+        llm_server.url, "--max-turns", "2", "--tag", "sampled", "--sampling",
+        "temperature=0.7,top_p=0.9,seed=11,presence_penalty=0.5", "--judge-sampling", "seed=3",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    agent_requests = [r.body for r in llm_server.requests[:-1]]
+    judge_request = llm_server.requests[-1].body
+    assert agent_requests and all(
+        (b["temperature"], b["top_p"], b["seed"], b["presence_penalty"]) == (0.7, 0.9, 11, 0.5)
+        for b in agent_requests
+    )
+    # The judge keeps its default temperature 0 under the seed it was given.
+    assert (judge_request["temperature"], judge_request["seed"]) == (0, 3)
+    assert "top_p" not in judge_request
+    with connect() as store:
+        (episode_id,) = store.episode_ids(tag="sampled")
+        record = store.load(episode_id)
+    assert {str(s) for s in record.agent_sampling.values()} == {
+        "temperature=0.7,top_p=0.9,seed=11,presence_penalty=0.5"
+    }
+    assert record.verdict is not None and str(record.verdict.sampling) == "temperature=0.0,seed=3"
+    assert all(call.params["seed"] == 11 for call in record.calls)
+
+
+def test_cli_run_refuses_a_bad_sampling_setting(redis_url: str) -> None:
+    spec = SCENARIOS / "bakery_negotiation.json"
+    result = invoke("run", spec, "--model", MODEL, "--sampling", "temperature=hot")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: --sampling 'temperature=hot'")
+    assert "Traceback" not in result.output

@@ -8,8 +8,8 @@ import pytest
 
 import sotopia_are as sa
 from sotopia_are.llm import InFlight, RetryPolicy
-from sotopia_are.studies import BatchProgress
 from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.studies import BatchProgress
 from sotopia_are.testing import LocalLLMServer, Reply
 
 MODEL = "openai/test-model"
