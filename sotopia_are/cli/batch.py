@@ -14,8 +14,16 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from sotopia_are.social import EpisodeStatus
-from sotopia_are.studies import BatchPlan, BatchProgress, BatchResult, read_specs, stored_batch
+from sotopia_are.studies import (
+    BatchPlan,
+    BatchProgress,
+    BatchResult,
+    describe_plan,
+    read_specs,
+    stored_batch,
+    summary_rows,
+    unfinished_causes,
+)
 from sotopia_are.studies import batch as run_batch
 
 from .common import INTERRUPTED_EXIT, cli_errors, console
@@ -69,23 +77,9 @@ class _Report:
         else:
             typer.echo(line)
 
-    def plan(self, plan: BatchPlan, stale_after: float, max_attempts: int) -> None:
-        self.say(
-            f"batch {self.tag}: {len(plan.planned)} episodes; already complete "
-            f"{plan.skipped}, to rate only {plan.rate_only}, to play {plan.to_play}"
-        )
-        if plan.busy:
-            self.say(
-                f"leaving {len(plan.busy)} episodes to the run still playing them (an event "
-                f"in the last {stale_after:g} s; see --stale-after)"
-            )
-        if plan.given_up:
-            self.say(
-                f"not retrying {len(plan.given_up)} episodes started {max_attempts} times "
-                "or more (see --max-attempts):"
-            )
-            for episode_id, reason in plan.given_up.items():
-                self.say(f"  given up: {episode_id}: {reason}")
+    def plan(self, plan: BatchPlan) -> None:
+        for line in describe_plan(plan):
+            self.say(line)
         if self.bar is not None and self.task is not None:
             self.bar.update(self.task, total=len(plan.pending))
 
@@ -193,7 +187,7 @@ def batch(
                 max_attempts=max_attempts,
                 concurrency=concurrency,
                 workers=workers,
-                on_plan=lambda plan: report.plan(plan, stale_after, max_attempts),
+                on_plan=report.plan,
                 on_progress=report.progress,
             )
         except KeyboardInterrupt:
@@ -204,51 +198,23 @@ def batch(
             raise typer.Exit(code=INTERRUPTED_EXIT) from None
     _summary(result)
     if result.failed:
-        typer.echo(_unfinished_line(result), err=True)
+        why = ", ".join(f"{count} {cause}" for count, cause in unfinished_causes(result))
+        typer.echo(
+            f"{result.unfinished} of {len(result.plan.planned)} episodes unfinished: {why}; "
+            "see the lines above, then rerun with --resume",
+            err=True,
+        )
         raise typer.Exit(code=1)
 
 
-def _unfinished_line(result: BatchResult) -> str:
-    """How many episodes the batch left unfinished, and why, in one line."""
-    outcomes = result.outcomes
-    causes = [
-        (sum(o.status is EpisodeStatus.FAILED for o in outcomes), "failed"),
-        (sum(o.status is EpisodeStatus.INCOMPLETE for o in outcomes), "interrupted"),
-        (sum(o.unrated for o in outcomes), "not rated (the judge failed)"),
-        (sum(o.status is EpisodeStatus.RUNNING for o in outcomes), "started by another run"),
-        (len(result.plan.busy), "left to a run still playing them"),
-        (len(result.plan.given_up), "given up after --max-attempts"),
-    ]
-    why = ", ".join(f"{count} {cause}" for count, cause in causes if count)
-    return (
-        f"{result.unfinished} of {len(result.plan.planned)} episodes unfinished: {why}; "
-        "see the lines above, then rerun with --resume"
-    )
-
-
 def _summary(result: BatchResult) -> None:
-    outcomes, plan, elapsed = result.outcomes, result.plan, result.elapsed_s
-    complete = sum(o.status is EpisodeStatus.COMPLETE for o in outcomes)
-    rows = [
-        ("episodes in the batch", len(plan.planned)),
-        ("already complete (skipped)", plan.skipped),
-        ("rated only (complete before)", plan.rate_only),
-        ("played", plan.to_play),
-        ("finished complete", complete),
-        ("finished not complete", len(outcomes) - complete),
-        ("judge failed (complete, not rated)", sum(o.unrated for o in outcomes)),
-        ("rated, with judge warnings", sum(bool(o.judge_warnings) for o in outcomes)),
-        ("worker processes", result.workers),
-        ("wall time", f"{elapsed:.1f} s"),
-        ("episodes/s", f"{len(outcomes) / elapsed:.1f}" if elapsed > 0 else "-"),
-        ("model calls/s", f"{result.usage.calls / elapsed:.1f}" if elapsed > 0 else "-"),
-    ]
-    typer.echo(f"batch {plan.tag}")
+    rows = summary_rows(result)
     width = max(len(what) for what, _ in rows)
+    typer.echo(f"batch {result.plan.tag}")
     for what, value in rows:
         typer.echo(f"  {what.ljust(width)}  {value}")
     typer.echo(f"usage: {result.usage.describe()}")
-    for outcome in outcomes:
+    for outcome in result.outcomes:
         if outcome.unrated:
             typer.echo(f"not rated: {outcome.episode_id}: the judge failed (rerun with --resume)")
         elif outcome.failed:

@@ -12,7 +12,13 @@ from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import LLMSession
 from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.studies import RatingOutcome, rate_script, rate_stored, script_context
+from sotopia_are.studies import (
+    RatingOutcome,
+    rate_script,
+    rate_stored,
+    script_context,
+    selected_episodes,
+)
 
 from .common import cli_errors, fail, printable, read_text
 from .episodes import print_record
@@ -130,9 +136,7 @@ def evaluate(
             raise typer.Exit(code=1)
         return
     with where.open() as store, cli_errors():
-        ids = store.episode_ids(tag=tag) if tag is not None else list(episode_ids or [])
-        if not ids:
-            fail(f"no episodes tagged {tag!r}; see 'sotopia-are list'")
+        ids = selected_episodes(store, tag=tag) if tag is not None else list(episode_ids or [])
         if len(ids) == 1:
             _check_one(store.load(ids[0]), judge, replace)
         outcomes = rate_stored(

@@ -71,9 +71,22 @@ MaxTurnsOption = Annotated[
 EvaluateOption = Annotated[
     bool, typer.Option("--evaluate/--no-evaluate", help="Rate each episode with the judge.")
 ]
-_SAMPLING_HELP = (
-    "as KEY=VALUE,…: temperature, top_p, max_tokens, seed, or any other request parameter"
-)
+_SAMPLING = "as KEY=VALUE,…: temperature, top_p, max_tokens, seed or any request parameter"
+_HELP = {
+    "model": "Every agent's model (a litellm name: gpt-4o-mini, ollama/llama3, openai/NAME "
+    "with --api-base).",
+    "agent_model": "One agent's model, NAME=MODEL (repeatable).",
+    "sampling": f"The agents' sampling, {_SAMPLING} (default: the provider's).",
+    "judge_model": "The judge's model (default: --model).",
+    "judge_sampling": f"The judge's sampling, {_SAMPLING}, over its default temperature=0.",
+    "api_base": "An OpenAI-compatible server, e.g. http://localhost:8000/v1 (vLLM) or "
+    "http://localhost:11434/v1 (Ollama); name the model openai/NAME.",
+    "api_key": "The key for --api-base (local servers need none).",
+    "output_mode": "How JSON answers are asked for: json_schema, json_object, prompt, or auto "
+    "(json_schema where supported, falling back if the server refuses it).",
+    "timeout": "Seconds one request may wait for its answer (raise it for a model on a CPU).",
+    "attempts": "Requests per model call when the server fails fast (rate limits, 5xx).",
+}
 
 
 @dataclass(frozen=True)
@@ -81,26 +94,13 @@ class ModelOptions:
     """The models of the agents and the judge, their sampling, and how they are called."""
 
     model: Annotated[
-        str | None,
-        _option(
-            "--model",
-            "-m",
-            envvar=MODEL_ENV,
-            help="Every agent's model (a litellm name: gpt-4o-mini, ollama/llama3, "
-            "openai/NAME with --api-base).",
-        ),
+        str | None, _option("--model", "-m", envvar=MODEL_ENV, help=_HELP["model"])
     ] = None
     agent_model: Annotated[
-        list[str] | None,
-        _option("--agent-model", help="One agent's model, NAME=MODEL (repeatable)."),
+        list[str] | None, _option("--agent-model", help=_HELP["agent_model"])
     ] = None
     sampling: Annotated[
-        str,
-        _option(
-            "--sampling",
-            envvar=AGENT_SAMPLING_ENV,
-            help=f"The agents' sampling, {_SAMPLING_HELP} (default: the provider's).",
-        ),
+        str, _option("--sampling", envvar=AGENT_SAMPLING_ENV, help=_HELP["sampling"])
     ] = ""
     judge_model: Annotated[
         str | None,
@@ -108,52 +108,24 @@ class ModelOptions:
             "--judge-model",
             "--evaluator-model",
             envvar="SOTOPIA_ARE_EVALUATOR_MODEL",
-            help="The judge's model (default: --model).",
+            help=_HELP["judge_model"],
         ),
     ] = None
     judge_sampling: Annotated[
-        str,
-        _option(
-            "--judge-sampling",
-            envvar=JUDGE_SAMPLING_ENV,
-            help=f"The judge's sampling, {_SAMPLING_HELP}, over its default temperature=0.",
-        ),
+        str, _option("--judge-sampling", envvar=JUDGE_SAMPLING_ENV, help=_HELP["judge_sampling"])
     ] = ""
     api_base: Annotated[
-        str | None,
-        _option(
-            "--api-base",
-            envvar=API_BASE_ENV,
-            help="An OpenAI-compatible server, e.g. http://localhost:8000/v1 (vLLM) or "
-            "http://localhost:11434/v1 (Ollama); name the model openai/NAME.",
-        ),
+        str | None, _option("--api-base", envvar=API_BASE_ENV, help=_HELP["api_base"])
     ] = None
     api_key: Annotated[
-        str | None,
-        _option(
-            "--api-key",
-            envvar=API_KEY_ENV,
-            help="The key for --api-base (local servers need none).",
-        ),
+        str | None, _option("--api-key", envvar=API_KEY_ENV, help=_HELP["api_key"])
     ] = None
     output_mode: Annotated[
-        OutputMode,
-        _option(
-            "--output-mode",
-            show_default=True,
-            help="How JSON answers are asked for: json_schema, json_object, prompt, or auto "
-            "(json_schema where supported, falling back if the server refuses it).",
-        ),
+        OutputMode, _option("--output-mode", show_default=True, help=_HELP["output_mode"])
     ] = "auto"
     timeout: Annotated[
         float,
-        _option(
-            "--timeout",
-            min=0.1,
-            envvar=TIMEOUT_ENV,
-            show_default=True,
-            help="Seconds one request may wait for its answer (raise it for a model on a CPU).",
-        ),
+        _option("--timeout", min=0.1, envvar=TIMEOUT_ENV, show_default=True, help=_HELP["timeout"]),
     ] = LLMConfig().timeout_s
     request_attempts: Annotated[
         int,
@@ -162,7 +134,7 @@ class ModelOptions:
             min=1,
             envvar=REQUEST_ATTEMPTS_ENV,
             show_default=True,
-            help="Requests per model call when the server fails fast (rate limits, 5xx).",
+            help=_HELP["attempts"],
         ),
     ] = RetryPolicy().max_attempts
 

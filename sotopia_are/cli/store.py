@@ -7,9 +7,7 @@ are read too); an episode also exports as ARE scenario JSON, and an ARE file wri
 
 from __future__ import annotations
 
-import io
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -18,26 +16,20 @@ import typer
 from sotopia_are.record import EpisodeSummary
 from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage import (
-    EpisodeExistsError,
-    EpisodeStore,
-    UnreadableRecordError,
-    export_episode_json,
-    export_episodes,
+from sotopia_are.storage import EpisodeExistsError, UnreadableRecordError
+from sotopia_are.studies import (
+    ExportFormat,
+    ImportKind,
+    export_are_files,
+    export_text,
+    import_file,
+    selected_episodes,
 )
-from sotopia_are.studies import ImportKind, export_are_files, import_file
 
 from .common import cli_errors, fail, printable, read_text
 from .options import StoreOptions, with_store
 
 __all__ = ["export", "import_", "list_"]
-
-
-class ExportFormat(StrEnum):
-    """What ``export`` writes."""
-
-    jsonl = "jsonl"
-    are = "are"
 
 
 def _row(summary: EpisodeSummary) -> list[str]:
@@ -140,36 +132,17 @@ def export(
     if sum((episode_id is not None, tag is not None, all_)) != 1:
         fail("give an EPISODE_ID, --tag TAG or --all (one of the three)")
     with where.open() as store, cli_errors():
-        ids = [store.load(episode_id).episode_id] if episode_id else _ids(store, tag)
-        if format_ is ExportFormat.jsonl:
-            buffer = io.StringIO()
-            count = export_episodes(store, buffer, ids)
-            _write(output, buffer.getvalue())
-            _done(f"exported {count} episodes", output)
-        elif episode_id is not None:
-            _write(output, export_episode_json(store, ids[0], indent=2))
-            _done(f"exported {ids[0]} as ARE JSON", output)
+        ids = (
+            [store.load(episode_id).episode_id] if episode_id else selected_episodes(store, tag=tag)
+        )
+        if format_ is ExportFormat.jsonl or episode_id is not None:
+            _write(output, export_text(store, ids, format_))
+            _done(f"exported {len(ids)} episodes as {format_.value}", output)
         elif output is None:
             fail("many episodes as ARE JSON are one file each: give a directory with -o")
         else:
             export_are_files(store, ids, output)
             _done(f"exported {len(ids)} episodes as ARE JSON", output)
-
-
-def _ids(store: EpisodeStore, tag: str | None) -> list[str]:
-    """The ids of every stored episode (with ``tag``, if given); :func:`fail` naming every
-    unreadable key instead, so that an export never silently misses an episode."""
-    skipped: list[UnreadableRecordError] = []
-    ids = store.episode_ids(tag=tag, on_unreadable=skipped.append)
-    if skipped:
-        fail(
-            f"{len(skipped)} stored keys are not readable episodes, nothing was exported: "
-            + "; ".join(f"{printable(e.key)} ({printable(e.reason)})" for e in skipped)
-            + ". Fix: move them out of the way or delete them, or export episodes by id"
-        )
-    if tag is not None and not ids:
-        fail(f"no episodes tagged {tag!r}; see 'sotopia-are list'")
-    return ids
 
 
 def _write(path: Path | None, text: str) -> None:

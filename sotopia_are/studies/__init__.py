@@ -8,16 +8,29 @@ from .batch import (
     BatchEpisode,
     BatchError,
     BatchPlan,
-    BatchProgress,
     BatchResult,
     EpisodeOutcome,
-    StoredBatch,
     batch,
     plan_batch,
     read_specs,
-    stored_batch,
 )
-from .files import ImportedFile, ImportKind, export_are_files, import_file
+from .batch_report import (
+    BatchProgress,
+    StoredBatch,
+    describe_plan,
+    stored_batch,
+    summary_rows,
+    unfinished_causes,
+)
+from .files import (
+    ExportFormat,
+    ImportedFile,
+    ImportKind,
+    export_are_files,
+    export_text,
+    import_file,
+    selected_episodes,
+)
 from .profiles import agent_background, spec_from_profiles, spec_from_stored_profiles
 from .rating import arate, arate_script, rate, rate_script, script_record
 from .rerating import RatingOutcome, arate_stored, rate_stored
@@ -38,6 +51,7 @@ __all__ = [
     "BatchProgress",
     "BatchResult",
     "EpisodeOutcome",
+    "ExportFormat",
     "ImportKind",
     "ImportedFile",
     "LoadedScenario",
@@ -51,7 +65,9 @@ __all__ = [
     "arate_stored",
     "arun",
     "batch",
+    "describe_plan",
     "export_are_files",
+    "export_text",
     "import_file",
     "load_scenario",
     "mark_stopped",
@@ -64,7 +80,10 @@ __all__ = [
     "run_scenario",
     "script_context",
     "script_record",
+    "selected_episodes",
     "spec_from_profiles",
     "spec_from_stored_profiles",
     "stored_batch",
+    "summary_rows",
+    "unfinished_causes",
 ]

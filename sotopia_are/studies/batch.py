@@ -75,6 +75,7 @@ from sotopia_are.storage import (
     stable_episode_id,
 )
 
+from .batch_report import BatchProgress
 from .rating import arate
 from .running import arun
 
@@ -83,14 +84,11 @@ __all__ = [
     "BatchEpisode",
     "BatchError",
     "BatchPlan",
-    "BatchProgress",
     "BatchResult",
     "EpisodeOutcome",
-    "StoredBatch",
     "batch",
     "plan_batch",
     "read_specs",
-    "stored_batch",
 ]
 
 
@@ -136,7 +134,7 @@ class BatchPlan:
     """What a batch will do: every episode planned, the ``pending`` ones it runs, how many
     it skips as complete, the ids it leaves to another run still playing them, and the
     episodes it gives up on (``{id: reason}``: failed or interrupted ``max_attempts``
-    times)."""
+    times); ``stale_after`` and ``max_attempts`` are the limits it was made with."""
 
     tag: str
     planned: tuple[BatchEpisode, ...]
@@ -144,6 +142,8 @@ class BatchPlan:
     skipped: int
     busy: frozenset[str] = frozenset()
     given_up: Mapping[str, str] = field(default_factory=dict)
+    stale_after: float = 300.0
+    max_attempts: int = 3
 
     @property
     def rate_only(self) -> int:
@@ -183,34 +183,6 @@ class BatchResult:
     def failed(self) -> bool:
         """Whether the batch leaves any episode unfinished (see :attr:`unfinished`)."""
         return self.unfinished > 0
-
-
-@dataclass(frozen=True)
-class StoredBatch:
-    """How a batch's episodes stand in the store: how many of each status, and how many of
-    the complete ones are rated."""
-
-    tag: str
-    statuses: Mapping[EpisodeStatus, int]
-    rated: int
-
-    def describe(self) -> str:
-        """``22 complete (20 rated), 5 incomplete, 3 failed`` (``none`` when empty)."""
-        parts = [
-            f"{count} {status.value}"
-            + (f" ({self.rated} rated)" if status is EpisodeStatus.COMPLETE else "")
-            for status, count in self.statuses.items()
-            if count
-        ]
-        return ", ".join(parts) or "none"
-
-
-def stored_batch(store: EpisodeStore, tag: str) -> StoredBatch:
-    """What the store holds of the batch ``tag`` (unreadable keys are not counted)."""
-    episodes = store.list_episodes(tag=tag, on_unreadable=lambda _: None)
-    statuses = {status: sum(e.status is status for e in episodes) for status in EpisodeStatus}
-    rated = sum(e.status is EpisodeStatus.COMPLETE and bool(e.scores) for e in episodes)
-    return StoredBatch(tag, statuses, rated)
 
 
 def read_specs(path: Path) -> list[EpisodeSpec]:
@@ -310,7 +282,16 @@ def _plan(
         for item in planned
         if item.spec.episode_id not in done | busy | given_up.keys()
     )
-    return BatchPlan(tag, tuple(planned), pending, len(done), frozenset(busy), given_up)
+    return BatchPlan(
+        tag,
+        tuple(planned),
+        pending,
+        len(done),
+        frozenset(busy),
+        given_up,
+        stale_after=stale_after,
+        max_attempts=max_attempts,
+    )
 
 
 @dataclass(frozen=True)
@@ -354,62 +335,6 @@ class _Started:
 
 
 _Report = EpisodeOutcome | _WorkerStopped | _Heartbeat | _Started
-
-
-@dataclass(frozen=True)
-class BatchProgress:
-    """Where a running batch stands: of the ``total`` episodes it plays or rates, how many
-    ``started``, finished usable (``done``: complete, and rated when judged) or not
-    (``failed``); the model requests ``in_flight`` and the model ``calls`` made so far."""
-
-    total: int
-    started: int = 0
-    done: int = 0
-    failed: int = 0
-    in_flight: InFlight = field(default_factory=InFlight)
-    calls: int = 0
-    elapsed_s: float = 0.0
-
-    @property
-    def running(self) -> int:
-        """Episodes started and not finished."""
-        return self.started - self.done - self.failed
-
-    @property
-    def finished(self) -> int:
-        """Episodes finished, usable or not."""
-        return self.done + self.failed
-
-    @property
-    def calls_per_s(self) -> float:
-        """Model calls a second so far."""
-        return self.calls / self.elapsed_s if self.elapsed_s > 0 else 0.0
-
-    @property
-    def eta_s(self) -> float | None:
-        """Seconds left at the pace so far (None before the first episode finishes)."""
-        if not self.finished or self.elapsed_s <= 0:
-            return None
-        return self.elapsed_s / self.finished * (self.total - self.finished)
-
-    def describe(self) -> str:
-        """One plain line: ``12/50 done, 1 failed, 4 running; 8 calls in flight, 3.1
-        calls/s, ETA 2 min``."""
-        parts = [f"{self.done}/{self.total} done, {self.failed} failed, {self.running} running"]
-        flight = self.in_flight.describe()
-        pace = f"{self.calls_per_s:.1f} calls/s"
-        eta = self.eta_s
-        tail = ", ".join(p for p in (flight, pace, f"ETA {_duration(eta)}" if eta else "") if p)
-        return "; ".join([*parts, tail])
-
-
-def _duration(seconds: float) -> str:
-    """``42 s``, ``7 min``, ``2.5 h``."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def batch(

@@ -9,6 +9,7 @@ into a directory, all placed inside it before any is written.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,9 +24,12 @@ from sotopia_are.storage import (
     AgentProfile,
     EnvironmentProfile,
     EpisodeStore,
+    RecordNotFoundError,
     RelationshipProfile,
     StoredModel,
+    UnreadableRecordError,
     export_episode_json,
+    export_episodes,
     import_episodes,
     import_records,
 )
@@ -33,7 +37,15 @@ from sotopia_are.storage import (
 from .rating import script_record
 from .script_context import script_context
 
-__all__ = ["ImportKind", "ImportedFile", "export_are_files", "import_file"]
+__all__ = [
+    "ExportFormat",
+    "ImportKind",
+    "ImportedFile",
+    "export_are_files",
+    "export_text",
+    "import_file",
+    "selected_episodes",
+]
 
 
 class ImportKind(StrEnum):
@@ -146,3 +158,43 @@ def export_are_files(store: EpisodeStore, episode_ids: Sequence[str], directory:
     for target, text in texts.items():
         write_text_atomically(target, text)
     return len(texts)
+
+
+class ExportFormat(StrEnum):
+    """How episodes are exported: ``jsonl`` records (events, calls, verdicts; they import
+    back), or ``are`` scenario JSON (one document per episode)."""
+
+    jsonl = "jsonl"
+    are = "are"
+
+
+def selected_episodes(store: EpisodeStore, *, tag: str | None = None) -> list[str]:
+    """The ids of every stored episode (with ``tag``, if given), oldest first.
+
+    ``ValueError`` naming every stored key that is not a readable episode, so that an
+    export never silently misses one; ``RecordNotFoundError`` for a ``tag`` no episode has.
+    """
+    skipped: list[UnreadableRecordError] = []
+    ids = store.episode_ids(tag=tag, on_unreadable=skipped.append)
+    if skipped:
+        raise ValueError(
+            f"{len(skipped)} stored keys are not readable episodes, nothing was exported: "
+            + "; ".join(f"{e.key} ({e.reason})" for e in skipped)
+            + ". Fix: move them out of the way or delete them, or export episodes by id"
+        )
+    if tag is not None and not ids:
+        raise RecordNotFoundError(f"no episodes tagged {tag!r} in {store.location}")
+    return ids
+
+
+def export_text(store: EpisodeStore, episode_ids: Sequence[str], form: ExportFormat) -> str:
+    """The episodes as one text: JSONL records, or the ARE JSON of the one episode given
+    (``ValueError`` for several: ARE JSON is one file each, see
+    :func:`export_are_files`)."""
+    if form is ExportFormat.jsonl:
+        out = io.StringIO()
+        export_episodes(store, out, episode_ids)
+        return out.getvalue()
+    if len(episode_ids) != 1:
+        raise ValueError("episodes as ARE JSON are one file each: give a directory")
+    return export_episode_json(store, episode_ids[0], indent=2) + "\n"

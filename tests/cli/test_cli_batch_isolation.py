@@ -105,7 +105,7 @@ def test_a_poisoned_episode_is_retried_at_most_max_attempts_times(
     assert third.exit_code == 1, third.output
     assert "not retrying 1 episodes started 2 times" in third.stdout
     assert f"given up: {poisoned.pk}: " in third.stdout
-    assert "1 of 2 episodes unfinished: 1 given up after --max-attempts" in third.stderr
+    assert "1 of 2 episodes unfinished: 1 given up after max_attempts" in third.stderr
 
 
 def test_a_killed_worker_leaves_its_episodes_incomplete_and_resume_reruns_them(
