@@ -25,6 +25,15 @@ An unambiguous action before the first header (`Alice said: "…"`, `Alice [acti
 `Alice did nothing`, `Alice left the conversation`, with or without `:` or a private
 prefix) means headerless actions and headers are mixed; that is an error at its line
 rather than a guess at its turn. A script with no header at all starts at its first action.
+
+Screenplays (see `screenplay.py`): a speaker label may name a participant in any case, by
+full or unique first name, with cues after it (`MARCUS (CONT'D):`); cues in unquoted
+`Name: text` speech are read (a whisper makes it private, a delivery cue is left out). In a
+script without headers, a label may stand on its own line above its speech (to a blank
+line), a stage direction that starts with a participant is that participant's action, and
+titles, scene headings and narration naming no one are skipped. What is skipped or read
+with a caveat is a `ScriptNote` (`parse_script_notes`); a label naming no participant,
+or a whisper to no one, is an error at its line.
 """
 
 import ast
@@ -36,6 +45,7 @@ from typing import Literal, TypeVar
 from .action import ActionType, AgentAction, reject_duplicate_recipients, validate_recipients
 from .screenplay import (
     CueError,
+    Direction,
     Part,
     Remark,
     ScriptNote,
@@ -49,6 +59,7 @@ from .screenplay import (
     read_direction,
     read_speech,
     spellings,
+    whisper_cues,
 )
 
 __all__ = [
@@ -604,8 +615,8 @@ class _Parser:
             return self._below_label(index, *label)
         if stage := _STAGE.fullmatch(line):
             direction = read_direction(stage[1] or stage[2], self.known)
-            if direction.speaker is not None and direction.part is not None:
-                return _Reading(direction.speaker, [direction.part], [], index)
+            if acted := self._acted(direction, stage[1] or stage[2], index):
+                return acted
             if direction.warning:
                 return self._skipped(index, f"skipped {line!r}: {direction.warning}", "warning")
             return self._skipped(
@@ -618,8 +629,8 @@ class _Parser:
             return self._skipped(index, f"skipped context before the conversation: {line!r}")
         # Before the conversation, `Mia Davis is a principal.` describes her: context.
         direction = read_direction(line, self.known)
-        if started and direction.speaker is not None and direction.part is not None:
-            return _Reading(direction.speaker, [direction.part], [], index)
+        if started and (acted := self._acted(direction, line, index)):
+            return acted
         if is_caps(line) and len(_CUES.sub("", line).split()) <= _LABEL_WORDS:
             if self._labels_speech(line, index):
                 raise self._stranger(_CUES.sub("", line).strip(), index, title_hint=True)
@@ -628,6 +639,20 @@ class _Parser:
             return self._skipped(index, f"skipped {line!r}: {direction.warning}", "warning")
         what = "narration naming no participant" if started else "context before the conversation"
         return self._skipped(index, f"skipped {what}: {line!r}")
+
+    def _acted(self, direction: Direction, text: str, index: int) -> "_Reading | None":
+        """The action of `direction` (read from `text`, line `index`), if it has one. A
+        whisper cue inside it is an error: the direction is public, the whisper is not."""
+        if direction.speaker is None or direction.part is None:
+            return None
+        if whispers := whisper_cues(text):
+            raise self.error(
+                f"a whisper cue '({whispers[0]})' inside a stage direction, which everyone "
+                "sees; write what is whispered as the speaker's line: "
+                "'NAME: (whispering to X) …'",
+                index,
+            )
+        return _Reading(direction.speaker, [direction.part], [], index)
 
     def _broken_form(self, line: str) -> bool:
         """Whether `line` starts with a participant and then one of the script's forms gone

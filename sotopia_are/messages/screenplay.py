@@ -36,6 +36,7 @@ __all__ = [
     "read_direction",
     "read_speech",
     "spellings",
+    "whisper_cues",
 ]
 
 Severity = Literal["note", "warning"]
@@ -323,6 +324,12 @@ def read_speech(text: str, speaker: str, names: Sequence[str], cues: Sequence[st
             )
     speech.parts += [Part("speak", segment.spoken(), segment.to) for segment in said]
     return speech
+
+
+def whisper_cues(text: str) -> list[str]:
+    """The whisper and aside cues in parentheses or brackets in `text`."""
+    cues = (_cue_text(match) for match in _CUE.finditer(text))
+    return [cue for cue in cues if _WHISPER.search(cue)]
 
 
 def read_cues(

@@ -206,6 +206,8 @@ def test_titles_headings_and_narration_naming_nobody_are_skipped_with_notes() ->
         ("DANA: (whispering to Dana) He lies.\n", 1, "to themselves"),
         ("LUCIA\n(whispering to Nurse Kim)\nHe lies.\n", 1, "'Nurse Kim', who is not a"),
         ('DANA: hi\nMarcus said "fine"\n', 2, "cannot understand"),
+        ("DANA: hi\nDana (whispering to Lucia) He lies.\n", 2, "inside a stage direction"),
+        ("DANA: hi\n(Dana leans in [whispers to Lucia] He lies.)\n", 2, "inside a stage"),
     ],
 )
 def test_what_cannot_be_read_safely_is_an_error_naming_the_line(
