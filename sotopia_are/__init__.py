@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "arate": "sotopia_are.studies",
     "rate_script": "sotopia_are.studies",
     "arate_script": "sotopia_are.studies",
+    "rate_stored": "sotopia_are.studies",
     "batch": "sotopia_are.studies",
     "connect": "sotopia_are.storage",
     "load_record": "sotopia_are.record",
@@ -65,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     # models
     "LLMConfig": "sotopia_are.llm",
     "LLMSession": "sotopia_are.llm",
+    "Sampling": "sotopia_are.llm",
     # errors
     "LLMError": "sotopia_are.llm",
     "GenerationError": "sotopia_are.llm",
@@ -101,6 +103,7 @@ __all__ = [
     "RelationshipProfile",
     "Rubric",
     "RubricError",
+    "Sampling",
     "ScriptBackground",
     "ScriptEnvironmentResponse",
     "ScriptParseError",
@@ -121,6 +124,7 @@ __all__ = [
     "parse_script",
     "rate",
     "rate_script",
+    "rate_stored",
     "run",
     "spec_from_profiles",
 ]
@@ -147,6 +151,7 @@ if TYPE_CHECKING:
         LLMError,
         LLMSession,
         PermanentLLMError,
+        Sampling,
         TransientLLMError,
         Usage,
     )
@@ -174,6 +179,7 @@ if TYPE_CHECKING:
         batch,
         rate,
         rate_script,
+        rate_stored,
         run,
         spec_from_profiles,
     )

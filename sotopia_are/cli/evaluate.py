@@ -10,6 +10,7 @@ import typer
 
 from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import LLMSession
+from sotopia_are.messages import parse_script_notes
 from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.studies import (
@@ -126,6 +127,8 @@ def evaluate(
                 spec = script_context(text, context, names=names, episode_id=script.stem)
             except ValueError as error:
                 fail(f"{script}: {error}" + ("" if spec_file else " (or pass --spec FILE)"))
+            for note in parse_script_notes(text, spec.agent_names).warnings:
+                typer.echo(printable(str(note)), err=True)
             record = rate_script(
                 text, judge, spec, episode_id=script.stem, store=store if store_script else None
             )

@@ -206,6 +206,8 @@ def import_(
             )
         except EpisodeExistsError as error:
             fail(f"{error}; pass --replace to overwrite")
+    for warning in imported.warnings:
+        typer.echo(printable(warning), err=True)
     if imported.are:
         typer.echo(f"imported episode {imported.ids[0]} from ARE JSON {file}")
     else:

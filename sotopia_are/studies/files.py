@@ -17,6 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from sotopia_are.messages import parse_script_notes
 from sotopia_are.record import record_from_are_json
 from sotopia_are.simulation.data_handler.reader import loads_json
 from sotopia_are.simulation.files import path_inside, write_text_atomically
@@ -68,11 +69,13 @@ _PROFILE_MODELS: dict[ImportKind, type[StoredModel]] = {
 
 @dataclass(frozen=True)
 class ImportedFile:
-    """What :func:`import_file` stored: the kind, the ids, and whether it was ARE JSON."""
+    """What :func:`import_file` stored: the kind, the ids, whether it was ARE JSON, and
+    for a script the parser's warnings (``warning: line N: …``: a cue it could not read)."""
 
     kind: ImportKind
     ids: tuple[str, ...]
     are: bool = False
+    warnings: tuple[str, ...] = ()
 
 
 def import_file(
@@ -96,7 +99,8 @@ def import_file(
         spec = script_context(text, context, episode_id=path.stem)
         record = asyncio.run(script_record(text, spec, episode_id=path.stem))
         store.save_record(record.model_copy(update={"tag": "script"}), replace=replace)
-        return ImportedFile(kind, (record.episode_id,))
+        warnings = parse_script_notes(text, spec.agent_names).warnings
+        return ImportedFile(kind, (record.episode_id,), warnings=tuple(map(str, warnings)))
     if _is_are_trace(text):
         record = record_from_are_json(text, reason=f"imported from ARE JSON {path.name}")
         store.save_record(record, replace=replace)

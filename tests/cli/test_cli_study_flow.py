@@ -13,7 +13,7 @@ from cli_support import BAKERY, MODEL, SCENARIOS, SCRIPTS, conversation_rule, in
 
 from sotopia_are.evaluation import GOAL_ONLY
 from sotopia_are.storage import connect
-from sotopia_are.testing import LocalLLMServer
+from sotopia_are.testing import LocalLLMServer, schema_rule
 
 SECOND_JUDGE = "openai/second-judge"
 
@@ -143,3 +143,26 @@ def test_run_shows_turns_as_they_happen_unless_quiet(
     quiet = invoke(*args, "--quiet")
     assert quiet.exit_code == 0, quiet.output
     assert "turn 0:" not in quiet.stdout and "the full transcript" in quiet.stdout
+
+
+def test_a_screenplay_with_a_whisper_is_rated_and_stored_with_the_whisper_private(
+    redis_url: str, llm_server: LocalLLMServer
+) -> None:
+    llm_server.rule = schema_rule
+    script = SCRIPTS / "late_shift_screenplay.txt"
+    rated = invoke("evaluate", "--script", script, "--spec",
+                   SCENARIOS / "late_shift_screenplay.json", "--store", "--model", MODEL,
+                   "--api-base", llm_server.url)  # fmt: skip
+    assert rated.exit_code == 0, rated.output
+    assert "Dana Reyes [private to ['Lucia Moreno']] said: \"He was at the casino.\"" in (
+        rated.stdout
+    )
+    judge_prompt = llm_server.requests[-1].body["messages"]
+    assert "He was at the casino." in json.dumps(judge_prompt)  # the judge sees everything
+    with connect() as store:
+        record = store.load("late-shift-screenplay")
+    assert record.verdict is not None and record.verdict.rated
+    assert "casino" not in record.views.agents["Marcus Webb"].transcript()
+    assert "casino" in record.views.agents["Lucia Moreno"].transcript()
+    shown = invoke("show", "late-shift-screenplay", "--as", "Marcus Webb")
+    assert shown.exit_code == 0 and "casino" not in shown.stdout
