@@ -41,8 +41,9 @@ class LLMAgent:
     It calls through ``session.scoped(scope)`` (``scope`` defaults to the agent's name), so
     with an episode's session (``session.scoped(episode_id)``, or :func:`llm_agents_for`)
     its calls are scoped ``"<episode_id>/<name>"``. ``template`` is the prompt template's
-    name; ``sampling`` is sent with every request (default ``Sampling()``: the provider's
-    own settings; its ``max_tokens`` replaces :data:`ACTION_MAX_TOKENS`).
+    name; ``sampling`` is sent with every request, over the session config's ``params``
+    (default ``Sampling()``: the provider's own settings; its ``max_tokens`` replaces
+    :data:`ACTION_MAX_TOKENS`).
     :meth:`call_records` holds every call this agent made, failed ones included. Reusing
     the agent in another episode (a turn not after the last it played) is a ValueError,
     so no episode's records ever carry another's calls.

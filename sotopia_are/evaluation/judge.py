@@ -55,11 +55,12 @@ _RECORDED_FAILURES = (GenerationError, TransientLLMError, RequestRejectedError)
 class LLMJudge:
     """Rates each participant on ``rubric`` with ``model``, ``samples`` times.
 
-    ``sampling`` is sent with every call; by default :data:`DEFAULT_JUDGE_SAMPLING`
-    (temperature 0, the rest the provider's), while ``Sampling()`` leaves every setting to
-    the provider. Its ``max_tokens``, if set, replaces the judge's own budget
-    (:meth:`max_tokens`). ``samples`` independent calls run concurrently; each dimension
-    reports the mean and the spread of the valid samples (see :class:`DimensionScore`).
+    ``sampling`` is sent with every call, over the session config's ``params``; by default
+    :data:`DEFAULT_JUDGE_SAMPLING` (temperature 0, the rest the provider's), while
+    ``Sampling()`` leaves every setting to the provider. Its ``max_tokens``, if set,
+    replaces the judge's own budget (:meth:`max_tokens`). ``samples`` independent calls
+    run concurrently; each dimension reports the mean and the spread of the valid samples
+    (see :class:`DimensionScore`).
     Repeated samples only differ if the model samples (a ``sampling`` temperature above
     0) and no response cache answers the repeats. With more than one sample, sample *n*
     calls in scope ``sample-<n>`` (under the session's), so a replay gives every sample
