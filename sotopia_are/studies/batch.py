@@ -86,6 +86,7 @@ __all__ = [
     "BatchPlan",
     "BatchResult",
     "EpisodeOutcome",
+    "ModelChoice",
     "batch",
     "plan_batch",
     "read_specs",
@@ -94,6 +95,11 @@ __all__ = [
 
 HEARTBEAT_S = 1.0
 """How often a worker reports its requests in flight while it runs episodes."""
+
+
+ModelChoice = Mapping[str, str] | Callable[[EpisodeSpec], Mapping[str, str]]
+"""The agents' models: one mapping of agent name → model for every spec, or a function
+giving each spec its own (e.g. a benchmark's model under test in one role)."""
 
 
 class BatchError(RuntimeError):
@@ -219,17 +225,18 @@ def _spec(where: str, text: str) -> EpisodeSpec:
 
 
 def plan_batch(
-    specs: Sequence[EpisodeSpec], models: Mapping[str, str], *, tag: str, repeat: int = 1
+    specs: Sequence[EpisodeSpec], models: ModelChoice, *, tag: str, repeat: int = 1
 ) -> list[BatchEpisode]:
     """Each spec ``repeat`` times, under a stable id and seed ``spec.seed + repetition``,
-    played by ``models`` (agent name → model). ``ValueError`` naming the agents without a
-    model, or for two specs with one id."""
+    played by ``models`` (agent name → model, or a spec's own such mapping).
+    ``ValueError`` naming the agents without a model, or for two specs with one id."""
     planned: list[BatchEpisode] = []
     for spec in specs:
-        missing = [name for name in spec.agent_names if name not in models]
+        given = models(spec) if callable(models) else models
+        missing = [name for name in spec.agent_names if name not in given]
         if missing:
             raise ValueError(f"spec {spec.episode_id!r}: no model for {', '.join(missing)}")
-        chosen = {name: models[name] for name in spec.agent_names}
+        chosen = {name: given[name] for name in spec.agent_names}
         for repetition in range(repeat):
             episode_id = stable_episode_id(
                 tag, spec.episode_id, json.dumps(chosen, sort_keys=True), str(repetition)
@@ -339,7 +346,7 @@ _Report = EpisodeOutcome | _WorkerStopped | _Heartbeat | _Started
 
 def batch(
     specs: Sequence[EpisodeSpec],
-    models: str | Mapping[str, str],
+    models: str | ModelChoice,
     *,
     tag: str,
     store: EpisodeStore | None = None,
@@ -359,9 +366,10 @@ def batch(
     on_outcome: Callable[[EpisodeOutcome], None] | None = None,
     on_progress: Callable[[BatchProgress], None] | None = None,
 ) -> BatchResult:
-    """Play ``specs`` times ``repeat`` with LLM agents on ``models`` (one model, or a model per
-    agent name), rate each with ``judge_model`` (if given; ``samples`` times, on
-    ``rubric``), and store everything in ``store``
+    """Play ``specs`` times ``repeat`` with LLM agents on ``models`` (one model, a model per
+    agent name, or a function giving each spec its models per agent name), rate each with
+    ``judge_model`` (if given; ``samples`` times, on ``rubric``), and store everything in
+    ``store``
     (default: :func:`~sotopia_are.storage.connect`) under ``tag``. ``agent_sampling`` is
     the agents' sampling (default ``Sampling()``: the provider's settings),
     ``judge_sampling`` the judge's (default :data:`~sotopia_are.llm.DEFAULT_JUDGE_SAMPLING`,
@@ -382,7 +390,7 @@ def batch(
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
     everyone = {name for spec in specs for name in spec.agent_names}
-    chosen = dict.fromkeys(everyone, models) if isinstance(models, str) else dict(models)
+    chosen = dict.fromkeys(everyone, models) if isinstance(models, str) else models
     planned = plan_batch(specs, chosen, tag=tag, repeat=repeat)
     Rubric.load(rubric)  # a bad rubric fails before anything runs
     owned = store is None
@@ -421,6 +429,7 @@ def batch(
         beats: dict[int, _Heartbeat] = {}
         progress = BatchProgress(total=len(plan.pending))
         started_ids: set[str] = set()
+        finished_calls: list[int] = []
 
         def advance(**changes: Any) -> None:
             nonlocal progress
@@ -439,7 +448,7 @@ def batch(
                 beats[outcome.pid] = replace(outcome, calls=max(outcome.calls, before))
                 advance(
                     in_flight=_in_all(beat.in_flight for beat in beats.values()),
-                    calls=sum(beat.calls for beat in beats.values()),
+                    calls=max(sum(beat.calls for beat in beats.values()), sum(finished_calls)),
                 )
                 return
             if isinstance(outcome, _WorkerStopped):
@@ -452,10 +461,13 @@ def batch(
                 on_outcome(outcome)
             # An episode a dead worker never started still counts as started and ended.
             started_ids.add(outcome.episode_id)
+            finished_calls.append(outcome.usage.calls)
             advance(
                 started=len(started_ids),
                 done=progress.done + (not outcome.failed),
                 failed=progress.failed + outcome.failed,
+                # Heartbeats lag a finished episode's calls by up to a beat.
+                calls=max(progress.calls, sum(finished_calls)),
             )
 
         try:

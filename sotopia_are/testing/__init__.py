@@ -4,6 +4,7 @@ Tests, examples and benchmarks point litellm at it (``model="openai/test-model"`
 ``api_base=server.url``) so the real HTTP path is exercised without a real model.
 """
 
+from sotopia_are.testing.play import play_rule
 from sotopia_are.testing.replies import Reply, ReplyLike, Rule, echo_rule, schema_rule
 from sotopia_are.testing.server import LocalLLMServer, ReceivedRequest
 
@@ -14,5 +15,6 @@ __all__ = [
     "ReplyLike",
     "Rule",
     "echo_rule",
+    "play_rule",
     "schema_rule",
 ]

@@ -1,10 +1,13 @@
 """Run the local OpenAI-compatible test server standalone: an offline dry run.
 
 ``python -m sotopia_are.testing [--port 8000] [--latency 0.05] [--reply TEXT]`` serves
-until interrupted. By default it plays along (:func:`schema_rule`): a request with a JSON
-schema gets a valid instance of it, so ``sotopia-are demo``, ``run`` and ``batch`` with
-``--model openai/<any> --api-base http://127.0.0.1:8000/v1`` play and rate episodes
-without a model; other requests are echoed.
+until interrupted. By default it plays along (:func:`~sotopia_are.testing.play_rule`): a
+request with a JSON schema gets a valid, varied instance of it — agents speak, gesture,
+whisper and leave near the end; the judge gives valid ratings — so ``sotopia-are demo``,
+``run``, ``batch`` and ``evaluate`` with ``--model openai/<any> --api-base
+http://127.0.0.1:8000/v1`` play and rate episodes without a model; other requests are
+echoed. ``--simple`` answers with the simplest valid instance instead (agents always
+speak), ``--reply TEXT`` with a fixed text.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 
+from sotopia_are.testing.play import play_rule
 from sotopia_are.testing.replies import Rule, schema_rule
 from sotopia_are.testing.server import LocalLLMServer
 
@@ -25,9 +29,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--reply", default=None, help="answer every request with this text")
+    parser.add_argument(
+        "--simple", action="store_true", help="the simplest valid answers (agents always speak)"
+    )
     args = parser.parse_args(argv)
     fixed: str | None = args.reply
-    rule: Rule = schema_rule if fixed is None else (lambda _request: fixed)
+    rule: Rule = (
+        (schema_rule if args.simple else play_rule) if fixed is None else (lambda _request: fixed)
+    )
     server = LocalLLMServer(rule, host=args.host, port=args.port, latency=args.latency)
     server.start()
     print(f"OpenAI-compatible test server at {server.url} (model: openai/<any name>)", flush=True)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-__all__ = ["Reply", "ReplyLike", "Rule", "echo_rule", "schema_rule"]
+__all__ = ["Reply", "ReplyLike", "Rule", "echo_rule", "schema_instance", "schema_rule"]
 
 
 @dataclass(frozen=True)
@@ -98,15 +98,17 @@ def schema_rule(request: Mapping[str, Any]) -> ReplyLike:
     schema = (response_format.get("json_schema") or {}).get("schema")
     if not isinstance(schema, dict):
         return echo_rule(request)
-    return json.dumps(_instance(schema, schema.get("$defs", {})))
+    return json.dumps(schema_instance(schema, schema.get("$defs", {})))
 
 
-def _instance(schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> Any:
+def schema_instance(schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> Any:
+    """The simplest valid instance of ``schema`` (see :func:`schema_rule`); a ``$ref``
+    points into ``definitions``."""
     if "$ref" in schema:
-        return _instance(definitions[str(schema["$ref"]).rsplit("/", 1)[-1]], definitions)
+        return schema_instance(definitions[str(schema["$ref"]).rsplit("/", 1)[-1]], definitions)
     for key in ("anyOf", "oneOf", "allOf"):
         if key in schema:
-            return _instance(schema[key][0], definitions)
+            return schema_instance(schema[key][0], definitions)
     if "enum" in schema:
         options = list(schema["enum"])
         return "speak" if "speak" in options else options[0]
@@ -114,7 +116,7 @@ def _instance(schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> Any:
     if kind == "object":
         properties = schema.get("properties", {})
         return {
-            name: _instance(properties[name], definitions)
+            name: schema_instance(properties[name], definitions)
             for name in schema.get("required", list(properties))
         }
     if kind == "array":

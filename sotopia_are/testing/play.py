@@ -1,0 +1,119 @@
+"""`play_rule`: a stand-in that plays a study's episodes as if it were a model.
+
+Agents get valid, varied actions — mostly speech, now and then a gesture, a private word
+to another participant when the request allows one, and leaving near the end — and the
+judge gets valid ratings that differ between participants and episodes. Everything is
+read from the request: its JSON schema (what is allowed) and its prompt (who speaks, which
+turn). The choices are a hash of the request, so a replayed study gets the same answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .replies import ReplyLike, echo_rule, schema_instance
+
+__all__ = ["LEAVE_FROM_TURN", "play_rule"]
+
+LEAVE_FROM_TURN = 8
+"""From this turn on, an agent that may leave leaves (so episodes end before their limit)."""
+
+_LINES = (
+    "I see what you mean, but let me put it another way.",
+    "That works for me if we can settle the details today.",
+    "Honestly, I was hoping for a little more than that.",
+    "Fair enough. What would you need from me to agree?",
+    "Let us meet halfway.",
+)
+_GESTURES = ("nods slowly", "leans back and folds their arms", "smiles")
+_PRIVATE = "Between us: I can be more flexible than I said."
+
+
+def play_rule(request: Mapping[str, Any]) -> ReplyLike:
+    """A valid answer to ``request``'s JSON schema, chosen to look like play (see the
+    module); a request without a schema is echoed."""
+    response_format = request.get("response_format") or {}
+    schema = (response_format.get("json_schema") or {}).get("schema")
+    if not isinstance(schema, dict):
+        return echo_rule(request)
+    definitions = schema.get("$defs", {})
+    properties = schema.get("properties", {})
+    seed = _digest(json.dumps(request.get("messages"), sort_keys=True))
+    if "action_type" in properties:
+        return json.dumps(_action(properties, definitions, _prompt(request), seed))
+    return json.dumps(_ratings(schema, definitions, seed))
+
+
+def _digest(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+
+
+def _prompt(request: Mapping[str, Any]) -> str:
+    return "\n".join(
+        str(message.get("content", ""))
+        for message in request.get("messages") or []
+        if isinstance(message, Mapping)
+    )
+
+
+def _options(schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> list[Any]:
+    """The enum values of ``schema`` (through a ``$ref`` or the first of an ``anyOf``)."""
+    if "$ref" in schema:
+        return _options(definitions[str(schema["$ref"]).rsplit("/", 1)[-1]], definitions)
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return [o for part in schema[key] for o in _options(part, definitions)]
+    if "items" in schema:
+        return _options(schema["items"], definitions)
+    return list(schema.get("enum", []))
+
+
+def _action(
+    properties: Mapping[str, Any], definitions: Mapping[str, Any], prompt: str, seed: int
+) -> dict[str, Any]:
+    kinds = _options(properties["action_type"], definitions)
+    recipients = _options(properties["to"], definitions) if "to" in properties else []
+    turn_found = re.search(r"This is turn (\d+)", prompt)
+    turn = int(turn_found.group(1)) if turn_found else 0
+    roll = seed % 10
+    if "leave" in kinds and turn >= LEAVE_FROM_TURN:
+        return {"action_type": "leave", "argument": ""}
+    if "non-verbal communication" in kinds and roll < 2:
+        return {"action_type": "non-verbal communication", "argument": _pick(_GESTURES, seed)}
+    action: dict[str, Any] = {"action_type": "speak", "argument": _pick(_LINES, seed)}
+    if "speak" not in kinds:
+        return {"action_type": kinds[0], "argument": "" if kinds[0] in ("none", "leave") else "…"}
+    if len(recipients) > 1 and roll == 2:
+        action.update(argument=_PRIVATE, to=[_pick(recipients, seed)])
+    return action
+
+
+def _pick(options: Sequence[Any], seed: int) -> Any:
+    return options[(seed // 10) % len(options)]
+
+
+def _ratings(schema: Mapping[str, Any], definitions: Mapping[str, Any], seed: int) -> Any:
+    """A valid instance of ``schema`` whose integers vary with their place in it and with
+    ``seed`` (so participants and episodes get different scores)."""
+
+    def walk(node: Mapping[str, Any], path: str) -> Any:
+        if "$ref" in node:
+            return walk(definitions[str(node["$ref"]).rsplit("/", 1)[-1]], path)
+        if node.get("type") == "object":
+            properties = node.get("properties", {})
+            return {
+                name: walk(properties[name], f"{path}/{name}")
+                for name in node.get("required", list(properties))
+            }
+        if node.get("type") == "integer" and "minimum" in node and "maximum" in node:
+            low, high = int(node["minimum"]), int(node["maximum"])
+            return low + _digest(f"{seed}{path}") % (high - low + 1)
+        if node.get("type") == "string" and "enum" not in node:
+            return f"A reasoning about {path.strip('/').replace('/', ', ')}."
+        return schema_instance(node, definitions)
+
+    return walk(schema, "")
