@@ -9,6 +9,10 @@ must share one limit per endpoint.
 It also counts the requests in flight (sent, not yet answered) in the process, across
 loops and endpoints, with the start of the oldest: what a progress display shows so that
 a batch waiting on a stuck server does not look frozen.
+
+A cluster worker sets :attr:`ConcurrencyRegistry.shared` to a :class:`SharedLimit` (kept in a
+store every node reaches): each request then also holds one of its slots, so an endpoint's
+limit holds across processes and machines, not only within this one.
 """
 
 from __future__ import annotations
@@ -19,10 +23,21 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass
+from types import TracebackType
+from typing import Protocol
 
-__all__ = ["CONCURRENCY", "ConcurrencyRegistry", "InFlight"]
+__all__ = ["CONCURRENCY", "ConcurrencyRegistry", "InFlight", "SharedLimit"]
+
+
+class SharedLimit(Protocol):
+    """A per-endpoint bound on requests in flight shared with other processes: ``acquire``
+    waits for one of ``endpoint``'s slots, ``release`` gives back one this process holds."""
+
+    async def acquire(self, endpoint: str) -> None: ...
+
+    async def release(self, endpoint: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -52,9 +67,12 @@ class ConcurrencyRegistry:
         self._by_loop: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[str, tuple[int, asyncio.Semaphore]]
         ] = weakref.WeakKeyDictionary()
+        self.shared: SharedLimit | None = None
+        """A limit shared with other processes that every request also holds (None: none)."""
 
-    def semaphore(self, endpoint: str, limit: int) -> asyncio.Semaphore:
-        """The semaphore bounding ``endpoint`` to ``limit`` requests on the running loop.
+    def semaphore(self, endpoint: str, limit: int) -> AbstractAsyncContextManager[None]:
+        """The semaphore bounding ``endpoint`` to ``limit`` requests on the running loop
+        (and, with :attr:`shared`, to its slots as well).
 
         The first caller on a loop fixes the limit; asking for another limit for the same
         endpoint on that loop is a ``ValueError`` (two limits for one server cannot both
@@ -73,7 +91,7 @@ class ConcurrencyRegistry:
                 f"endpoint {endpoint} already has a concurrency limit of {current} in this "
                 f"event loop; asked for {limit}. Use one max_concurrency per endpoint."
             )
-        return semaphore
+        return semaphore if self.shared is None else _SharedGate(semaphore, self.shared, endpoint)
 
     @contextmanager
     def sending(self) -> Iterator[None]:
@@ -93,6 +111,32 @@ class ConcurrencyRegistry:
             count = len(self._sent)
             first = next(iter(self._sent.values()), None)
         return InFlight(count, 0.0 if first is None else time.monotonic() - first)
+
+
+class _SharedGate:
+    """This process's semaphore, then a slot of the shared limit: what one request holds."""
+
+    def __init__(self, local: asyncio.Semaphore, shared: SharedLimit, endpoint: str) -> None:
+        self._local, self._shared, self._endpoint = local, shared, endpoint
+
+    async def __aenter__(self) -> None:
+        await self._local.acquire()
+        try:
+            await self._shared.acquire(self._endpoint)
+        except BaseException:
+            self._local.release()
+            raise
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            await self._shared.release(self._endpoint)
+        finally:
+            self._local.release()
 
 
 CONCURRENCY = ConcurrencyRegistry()
