@@ -1,0 +1,25 @@
+"""Fixtures of the viewer's tests: the seeded store (once per module), and where browser
+screenshots go."""
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from viewer_support import Seeded, seeded_store
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
+    """A store of real episodes (see :mod:`viewer_support`)."""
+    with seeded_store(tmp_path_factory.mktemp("viewer")) as made:
+        yield made
+
+
+@pytest.fixture
+def screenshot_dir(tmp_path: Path) -> Path:
+    """Where browser tests save screenshots: ``$SOTOPIA_ARE_SCREENSHOTS`` if set (to keep
+    them), else the test's tmp dir."""
+    directory = Path(os.environ.get("SOTOPIA_ARE_SCREENSHOTS") or tmp_path)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
