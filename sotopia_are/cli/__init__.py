@@ -8,6 +8,7 @@ error, 130 Ctrl-C, 141 a closed output pipe (see :mod:`sotopia_are.cli.common`).
 import typer
 
 from sotopia_are.cli.batch import batch
+from sotopia_are.cli.benchmark import benchmark
 from sotopia_are.cli.demo import demo
 from sotopia_are.cli.evaluate import evaluate
 from sotopia_are.cli.parse import parse
@@ -32,6 +33,7 @@ app = typer.Typer(
 app.command("demo")(demo)
 app.command("run")(run)
 app.command("batch")(batch)
+app.command("benchmark")(benchmark)
 app.command("parse")(parse)
 app.command("evaluate")(evaluate)
 app.command("show")(show)

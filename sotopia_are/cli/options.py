@@ -47,6 +47,7 @@ __all__ = [
     "with_judge",
     "with_models",
     "with_store",
+    "with_study_models",
 ]
 
 MODEL_ENV = "SOTOPIA_ARE_MODEL"
@@ -286,5 +287,8 @@ with_models = _grouped("models", ModelOptions)
 """Give the command's ``models`` parameter the model options (see :class:`ModelOptions`)."""
 with_judge = _grouped("models", ModelOptions, frozenset({"agent_model", "sampling"}))
 """Give the command's ``models`` parameter the options of the judge's model."""
+with_study_models = _grouped("models", ModelOptions, frozenset({"model", "agent_model"}))
+"""Give the command's ``models`` parameter every model option but the agents' models (a
+study's command names those itself)."""
 with_store = _grouped("where", StoreOptions)
 """Give the command's ``where`` parameter the store options (see :class:`StoreOptions`)."""

@@ -22,6 +22,7 @@ from .batch_report import (
     summary_rows,
     unfinished_causes,
 )
+from .benchmark import BenchmarkResult, benchmark, benchmark_specs
 from .files import (
     ExportFormat,
     ImportedFile,
@@ -33,6 +34,17 @@ from .files import (
 )
 from .profiles import agent_background, spec_from_profiles, spec_from_stored_profiles
 from .rating import arate, arate_script, rate, rate_script, script_record
+from .report import (
+    BenchmarkReport,
+    BenchmarkRow,
+    DimensionStat,
+    ModelResult,
+    benchmark_report,
+    benchmark_rows,
+    bootstrap_ci,
+    load_results,
+    report_of,
+)
 from .rerating import RatingOutcome, arate_stored, rate_stored
 from .running import arun, mark_stopped, run
 from .scenarios import (
@@ -43,6 +55,7 @@ from .scenarios import (
     run_scenario,
 )
 from .script_context import script_context
+from .tasks import Task, TaskSet, read_task_set, sample_tasks, select_tasks
 
 __all__ = [
     "BatchEpisode",
@@ -50,25 +63,38 @@ __all__ = [
     "BatchPlan",
     "BatchProgress",
     "BatchResult",
+    "BenchmarkReport",
+    "BenchmarkResult",
+    "BenchmarkRow",
+    "DimensionStat",
     "EpisodeOutcome",
     "ExportFormat",
     "ImportKind",
     "ImportedFile",
     "LoadedScenario",
+    "ModelResult",
     "RatingOutcome",
     "ScenarioLoadError",
     "ScenarioRun",
     "StoredBatch",
+    "Task",
+    "TaskSet",
     "agent_background",
     "arate",
     "arate_script",
     "arate_stored",
     "arun",
     "batch",
+    "benchmark",
+    "benchmark_report",
+    "benchmark_rows",
+    "benchmark_specs",
+    "bootstrap_ci",
     "describe_plan",
     "export_are_files",
     "export_text",
     "import_file",
+    "load_results",
     "load_scenario",
     "mark_stopped",
     "plan_batch",
@@ -76,10 +102,14 @@ __all__ = [
     "rate_script",
     "rate_stored",
     "read_specs",
+    "read_task_set",
+    "report_of",
     "run",
     "run_scenario",
+    "sample_tasks",
     "script_context",
     "script_record",
+    "select_tasks",
     "selected_episodes",
     "spec_from_profiles",
     "spec_from_stored_profiles",

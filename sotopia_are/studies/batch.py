@@ -97,9 +97,9 @@ HEARTBEAT_S = 1.0
 """How often a worker reports its requests in flight while it runs episodes."""
 
 
-ModelChoice = Mapping[str, str] | Callable[[EpisodeSpec], Mapping[str, str]]
-"""The agents' models: one mapping of agent name → model for every spec, or a function
-giving each spec its own (e.g. a benchmark's model under test in one role)."""
+ModelChoice = Mapping[str, str] | Sequence[Mapping[str, str]]
+"""The agents' models: one mapping of agent name → model for every spec, or one mapping
+per spec, in the specs' order (e.g. a benchmark's model under test in one role)."""
 
 
 class BatchError(RuntimeError):
@@ -228,11 +228,14 @@ def plan_batch(
     specs: Sequence[EpisodeSpec], models: ModelChoice, *, tag: str, repeat: int = 1
 ) -> list[BatchEpisode]:
     """Each spec ``repeat`` times, under a stable id and seed ``spec.seed + repetition``,
-    played by ``models`` (agent name → model, or a spec's own such mapping).
-    ``ValueError`` naming the agents without a model, or for two specs with one id."""
+    played by ``models`` (agent name → model, or one such mapping per spec).
+    ``ValueError`` naming the agents without a model, for two specs with one id, or for
+    not one mapping per spec."""
+    each = [models] * len(specs) if isinstance(models, Mapping) else list(models)
+    if len(each) != len(specs):
+        raise ValueError(f"{len(each)} model mappings for {len(specs)} specs; give one per spec")
     planned: list[BatchEpisode] = []
-    for spec in specs:
-        given = models(spec) if callable(models) else models
+    for spec, given in zip(specs, each, strict=True):
         missing = [name for name in spec.agent_names if name not in given]
         if missing:
             raise ValueError(f"spec {spec.episode_id!r}: no model for {', '.join(missing)}")
@@ -367,7 +370,7 @@ def batch(
     on_progress: Callable[[BatchProgress], None] | None = None,
 ) -> BatchResult:
     """Play ``specs`` times ``repeat`` with LLM agents on ``models`` (one model, a model per
-    agent name, or a function giving each spec its models per agent name), rate each with
+    agent name, or one such mapping per spec), rate each with
     ``judge_model`` (if given; ``samples`` times, on ``rubric``), and store everything in
     ``store``
     (default: :func:`~sotopia_are.storage.connect`) under ``tag``. ``agent_sampling`` is

@@ -1,0 +1,219 @@
+"""`sotopia-are benchmark`: models under test against a partner on a task set, and the report.
+
+A thin wrapper over :func:`sotopia_are.studies.benchmark` (which says how roles, seeds and
+resume work): it picks the tasks (:func:`~sotopia_are.studies.select_tasks`), shows the
+batch's progress as ``batch`` does, prints the report and writes it with ``--output``.
+``--report-only`` rebuilds the report of a tag from the store. Ctrl-C exits 130 with what
+the store holds, pointing at ``--resume``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from sotopia_are.studies import (
+    BenchmarkReport,
+    benchmark_report,
+    select_tasks,
+    stored_batch,
+    unfinished_causes,
+)
+from sotopia_are.studies import benchmark as run_benchmark
+
+from .batch import _Report as Progress
+from .common import INTERRUPTED_EXIT, cli_errors, console, fail, printable
+from .options import (
+    MaxTurnsOption,
+    ModelOptions,
+    RubricOption,
+    SamplesOption,
+    StoreOptions,
+    with_store,
+    with_study_models,
+)
+
+__all__ = ["benchmark"]
+
+
+@with_study_models
+@with_store
+def benchmark(
+    models: ModelOptions,
+    where: StoreOptions,
+    tested: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="A model under test (repeatable); each plays every task in every role.",
+            show_default=False,
+        ),
+    ] = None,
+    partner: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--partner",
+            help="The partner model playing the other agents (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    tasks_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--tasks",
+            help="A task set: JSONL of task_id/env_id/agent_ids, or SOTOPIA's "
+            "env_agent_combo file (its profiles imported first).",
+            show_default=False,
+        ),
+    ] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            "--sample",
+            min=1,
+            help="Draw this many tasks: from --tasks, else from the stored profiles.",
+            show_default=False,
+        ),
+    ] = None,
+    related: Annotated[
+        bool,
+        typer.Option(
+            "--related",
+            help="Sample characters related as each scenario asks (relationship profiles).",
+        ),
+    ] = False,
+    sample_seed: Annotated[int, typer.Option("--sample-seed", help="The draw's seed.")] = 0,
+    seeds: Annotated[
+        int, typer.Option("--seeds", min=1, help="Episodes per task, role and model.")
+    ] = 1,
+    tag: Annotated[str, typer.Option("--tag", help="The benchmark's tag.")] = "benchmark",
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Skip what this benchmark completed; rerun the rest."),
+    ] = False,
+    max_attempts: Annotated[
+        int,
+        typer.Option(
+            "--max-attempts",
+            min=1,
+            help="With --resume: do not rerun an episode that failed this many times.",
+        ),
+    ] = 3,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", min=1, help="Episodes at once, in all.")
+    ] = 16,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            help="Worker processes (default: CPU cores).",
+            show_default=False,
+        ),
+    ] = None,
+    rubric: RubricOption = "sotopia_eval",
+    samples: SamplesOption = 1,
+    max_turns: MaxTurnsOption = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write report.json, results.csv and episodes.csv into this directory.",
+            show_default=False,
+        ),
+    ] = None,
+    report_only: Annotated[
+        bool,
+        typer.Option("--report-only", help="Run nothing: report on --tag from the store."),
+    ] = False,
+) -> None:
+    """Benchmark models (--model, repeatable) against a partner (--partner) on a task set
+    (--tasks FILE and/or --sample N), every role, --seeds times, rated by --judge-model;
+    then print per model and dimension the mean and 95% bootstrap interval, wins, ties
+    and losses against the partner, judge failures and repairs, tokens and cost. --resume
+    continues a stopped run of the same --tag. Exits 1 if any episode is left unfinished,
+    130 on Ctrl-C."""
+    if report_only:
+        with where.open() as store, cli_errors():
+            report = benchmark_report(store, tag)
+        _render(report, output)
+        return
+    if not tested or not partner:
+        fail("name the models under test (--model MODEL) and the partner (--partner MODEL)")
+    if not models.judge_model:
+        fail("no model for the judge: pass --judge-model MODEL")
+    with where.open() as store, cli_errors(), Progress(tag) as progress:
+        tasks = select_tasks(
+            store, path=tasks_file, count=sample, seed=sample_seed, related=related
+        )
+        try:
+            result = run_benchmark(
+                tasks,
+                tested,
+                partner,
+                tag=tag,
+                judge_model=models.judge_name(),
+                store=store,
+                seeds=seeds,
+                max_turns=max_turns,
+                rubric=rubric,
+                samples=samples,
+                agent_sampling=models.agent_sampling(),
+                judge_sampling=models.judge_settings(),
+                config=models.config(),
+                resume=resume,
+                max_attempts=max_attempts,
+                concurrency=concurrency,
+                workers=workers,
+                on_plan=progress.plan,
+                on_progress=progress.progress,
+            )
+        except KeyboardInterrupt:
+            progress.__exit__()
+            held = stored_batch(store, tag).describe()
+            typer.echo(f"interrupted; the store holds of benchmark {tag}: {held}", err=True)
+            typer.echo("rerun with --resume", err=True)
+            raise typer.Exit(code=INTERRUPTED_EXIT) from None
+    _render(result.report, output)
+    if result.batch.failed:
+        why = ", ".join(f"{count} {cause}" for count, cause in unfinished_causes(result.batch))
+        typer.echo(
+            f"{result.batch.unfinished} of {len(result.batch.plan.planned)} episodes "
+            f"unfinished: {why}; rerun with --resume",
+            err=True,
+        )
+        raise typer.Exit(code=1)
+
+
+def _render(report: BenchmarkReport, output: Path | None) -> None:
+    typer.echo(f"benchmark {report.tag}: {len(report.rows)} episodes")
+    typer.echo("scores of the model under test: mean [95% bootstrap interval]")
+    _table(*report.dimension_table())
+    _table(*report.counts_table())
+    matrix = report.matrix()
+    partners = sorted({partner for by_partner in matrix.values() for partner in by_partner})
+    typer.echo("mean overall score: model under test (rows) by partner (columns)")
+    cells = [
+        [model, *("-" if row.get(p) is None else f"{row[p]:.2f}" for p in partners)]
+        for model, row in matrix.items()
+    ]
+    _table(["model", *partners], cells)
+    if output is not None:
+        with cli_errors():
+            written = report.write(output)
+        typer.echo(f"report written: {', '.join(str(path) for path in written)}")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> None:
+    table = Table()
+    for index, name in enumerate(header):
+        table.add_column(printable(name), justify="left" if index == 0 else "right")
+    for row in rows:
+        table.add_row(*(printable(cell) for cell in row))
+    console.print(table)

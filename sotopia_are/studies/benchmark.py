@@ -1,0 +1,120 @@
+"""`benchmark`: models under test against a fixed partner on a task set, then the report.
+
+Each model under test plays every task in every role — agent ``k`` played by the model,
+the others by the partner — ``seeds`` times (seed ``spec.seed + repetition``), as one
+:func:`~sotopia_are.studies.batch` under ``tag``: the same tag resumes (``resume=True``
+skips what is complete and rated, reruns the rest), Ctrl-C leaves the running episodes
+``incomplete`` for that resume. The report (:mod:`.report`) is then rebuilt from the
+store, so it counts every episode of the tag, this run's and earlier ones'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sotopia_are.llm import LLMConfig, Sampling
+from sotopia_are.social import EpisodeSpec
+from sotopia_are.storage import EpisodeStore, connect
+
+from .batch import BatchPlan, BatchResult, EpisodeOutcome, batch
+from .batch_report import BatchProgress
+from .report import BenchmarkReport, benchmark_report, tested_scenario_id
+from .tasks import TaskSet
+
+__all__ = ["BenchmarkResult", "benchmark", "benchmark_specs"]
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    """A finished benchmark run: the batch it ran and the report of every episode the
+    store holds under its tag."""
+
+    batch: BatchResult
+    report: BenchmarkReport
+
+
+def benchmark_specs(
+    specs: Sequence[EpisodeSpec], models: Sequence[str], partners: Sequence[str]
+) -> list[tuple[EpisodeSpec, dict[str, str]]]:
+    """Every spec in every role, for each model under test and partner: the spec under
+    scenario id ``<spec id>.tested<k>`` and its agents' models (agent ``k`` the model's,
+    the others the partner's). ``ValueError`` for no model or no partner."""
+    if not models or not partners:
+        raise ValueError("a benchmark needs at least one model under test and a partner")
+    planned = []
+    for spec in specs:
+        for index, agent in enumerate(spec.agent_names):
+            played = spec.replace(episode_id=tested_scenario_id(spec.episode_id, index))
+            for model in dict.fromkeys(models):
+                for partner in dict.fromkeys(partners):
+                    chosen = dict.fromkeys(spec.agent_names, partner) | {agent: model}
+                    planned.append((played, chosen))
+    return planned
+
+
+def benchmark(
+    tasks: TaskSet | Sequence[EpisodeSpec],
+    models: Sequence[str],
+    partner: str | Sequence[str],
+    *,
+    tag: str,
+    judge_model: str,
+    store: EpisodeStore | None = None,
+    seeds: int = 1,
+    max_turns: int | None = None,
+    rubric: str = "sotopia_eval",
+    samples: int = 1,
+    agent_sampling: Sampling | None = None,
+    judge_sampling: Sampling | None = None,
+    config: LLMConfig | None = None,
+    resume: bool = False,
+    stale_after: float = 300.0,
+    max_attempts: int = 3,
+    concurrency: int = 16,
+    workers: int | None = None,
+    report_seed: int = 0,
+    on_plan: Callable[[BatchPlan], None] | None = None,
+    on_outcome: Callable[[EpisodeOutcome], None] | None = None,
+    on_progress: Callable[[BatchProgress], None] | None = None,
+) -> BenchmarkResult:
+    """Play ``tasks`` (a task set, its specs built from ``store``'s profiles, or specs)
+    with each of ``models`` against ``partner`` (a model, or several) in every role,
+    ``seeds`` times, rate each episode with ``judge_model`` and store it under ``tag``;
+    then report on every episode stored under ``tag`` (intervals drawn with
+    ``report_seed``). ``max_turns`` overrides the specs'. The other arguments and the
+    errors are :func:`~sotopia_are.studies.batch`'s; a task whose profiles are missing is a
+    :class:`~sotopia_are.storage.RecordNotFoundError` before anything runs."""
+    partners = [partner] if isinstance(partner, str) else list(partner)
+    owned = store is None
+    used = store if store is not None else connect()
+    try:
+        specs = tasks.specs(used) if isinstance(tasks, TaskSet) else list(tasks)
+        if max_turns is not None:
+            specs = [spec.replace(max_turns=max_turns) for spec in specs]
+        planned = benchmark_specs(specs, models, partners)
+        result = batch(
+            [spec for spec, _ in planned],
+            [chosen for _, chosen in planned],
+            tag=tag,
+            store=used,
+            repeat=seeds,
+            judge_model=judge_model,
+            rubric=rubric,
+            samples=samples,
+            agent_sampling=agent_sampling,
+            judge_sampling=judge_sampling,
+            config=config,
+            resume=resume,
+            stale_after=stale_after,
+            max_attempts=max_attempts,
+            concurrency=concurrency,
+            workers=workers,
+            on_plan=on_plan,
+            on_outcome=on_outcome,
+            on_progress=on_progress,
+        )
+        return BenchmarkResult(result, benchmark_report(used, tag, seed=report_seed))
+    finally:
+        if owned:
+            used.close()

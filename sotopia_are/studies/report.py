@@ -1,0 +1,450 @@
+"""A benchmark's report, rebuilt from the stored records alone.
+
+Every episode of a benchmark (:func:`~sotopia_are.studies.benchmark`) has one agent played
+by the model under test and the others by a partner model; its scenario id says which
+(``<task>.tested<k>``: agent ``k``). :func:`benchmark_rows` reads one row per episode from
+the store; :func:`report_of` sums them per model under test and partner: each dimension's
+mean with a seeded 95% bootstrap interval over episodes, wins, ties and losses against the
+partner, the judge's failures, warnings and repaired answers, tokens and cost.
+:func:`load_results` gives the rows as a pandas DataFrame (``pip install
+'sotopia-are[analysis]'``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import random
+import re
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from sotopia_are.llm import Usage
+from sotopia_are.record import EpisodeRecord, Verdict
+from sotopia_are.simulation.files import write_text_atomically
+from sotopia_are.social import EpisodeStatus
+from sotopia_are.storage import EpisodeStore, RecordNotFoundError
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = [
+    "TESTED_MARK",
+    "BenchmarkReport",
+    "BenchmarkRow",
+    "DimensionStat",
+    "ModelResult",
+    "benchmark_report",
+    "benchmark_rows",
+    "bootstrap_ci",
+    "load_results",
+    "report_of",
+    "tested_scenario_id",
+]
+
+TESTED_MARK = ".tested"
+"""What separates a benchmark episode's task id from the index of the agent under test in
+its scenario id (``<task>.tested<k>``)."""
+
+OVERALL = "overall_score"
+"""The name of the mean of an agent's dimensions, as the records keep it."""
+
+_TESTED = re.compile(rf"(?P<task>.+){re.escape(TESTED_MARK)}(?P<index>\d+)")
+
+Outcome = Literal["win", "tie", "loss"]
+
+
+def tested_scenario_id(task_id: str, index: int) -> str:
+    """The scenario id of task ``task_id`` with agent ``index`` played by the model under
+    test."""
+    return f"{task_id}{TESTED_MARK}{index}"
+
+
+def bootstrap_ci(
+    values: Sequence[float], *, seed: int | str = 0, resamples: int = 1000, level: float = 0.95
+) -> tuple[float, float]:
+    """The percentile bootstrap interval of the mean of ``values`` at ``level``:
+    ``resamples`` resamples with replacement drawn with ``random.Random(seed)``.
+    ``ValueError`` for no values."""
+    if not values:
+        raise ValueError("no values to bootstrap")
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(math.fsum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    tail = (1 - level) / 2
+    low = means[max(math.floor(tail * resamples), 0)]
+    high = means[min(math.ceil((1 - tail) * resamples) - 1, resamples - 1)]
+    return low, high
+
+
+@dataclass(frozen=True)
+class BenchmarkRow:
+    """One benchmark episode as a report counts it: who played (``model`` as
+    ``agent``, ``partner`` as the others), how it went, the agent's scores (dimension →
+    score, ``overall_score`` included; empty when not rated), the partners' mean
+    overall score, the outcome for the model under test, the judge's failed samples,
+    warnings and answers accepted after normalising or asking again, and the episode's
+    usage (agents and judge)."""
+
+    episode_id: str
+    task_id: str
+    model: str
+    partner: str
+    agent: str
+    seed: int
+    status: str
+    rated: bool
+    scores: dict[str, float]
+    partner_overall: float | None
+    outcome: Outcome | None
+    judge_model: str
+    judge_failures: int
+    judge_warnings: int
+    judge_normalized: int
+    judge_repaired: int
+    agent_normalized: int
+    agent_repaired: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+
+    def flat(self) -> dict[str, Any]:
+        """The row as one flat mapping: each score its own column."""
+        data = asdict(self)
+        scores = data.pop("scores")
+        return {**data, **scores}
+
+
+@dataclass(frozen=True)
+class DimensionStat:
+    """A dimension's mean over ``n`` rated episodes and its 95% bootstrap interval."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """A model under test against one partner: episodes, rated ones, failed (not
+    complete) and unrated (complete, no valid verdict) ones, wins/ties/losses, each
+    dimension's :class:`DimensionStat`, the judge's failures, warnings and repairs, the
+    agents' repairs, and the usage of every call."""
+
+    model: str
+    partner: str
+    episodes: int
+    rated: int
+    failed: int
+    unrated: int
+    wins: int
+    ties: int
+    losses: int
+    dimensions: dict[str, DimensionStat]
+    judge_failures: int
+    judge_warnings: int
+    judge_normalized: int
+    judge_repaired: int
+    agent_normalized: int
+    agent_repaired: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+
+    @property
+    def win_rate(self) -> float | None:
+        """Wins over rated episodes (None without any)."""
+        return self.wins / self.rated if self.rated else None
+
+
+@dataclass(frozen=True)
+class BenchmarkReport:
+    """The report of benchmark ``tag``: one :class:`ModelResult` per model under test and
+    partner (sorted), and the rows it was made of."""
+
+    tag: str
+    results: tuple[ModelResult, ...]
+    rows: tuple[BenchmarkRow, ...] = field(repr=False)
+
+    @property
+    def dimensions(self) -> list[str]:
+        """Every dimension rated, in rubric order, ``overall_score`` last."""
+        return _dimensions_of(self.rows)
+
+    def matrix(self) -> dict[str, dict[str, float | None]]:
+        """Model under test → partner → mean ``overall_score`` (None when unrated)."""
+        table: dict[str, dict[str, float | None]] = {}
+        partners = sorted({r.partner for r in self.results})
+        for result in self.results:
+            row = table.setdefault(result.model, dict.fromkeys(partners))
+            stat = result.dimensions.get(OVERALL)
+            row[result.partner] = stat.mean if stat else None
+        return table
+
+    def dimension_table(self) -> tuple[list[str], list[list[str]]]:
+        """A table of the scores: a header (``dimension``, then one column per model under
+        test and partner) and one row per dimension of ``mean [low, high]`` cells."""
+        header = ["dimension", *(f"{r.model} vs {r.partner}" for r in self.results)]
+        rows = [
+            [name, *(_stat_text(r.dimensions.get(name)) for r in self.results)]
+            for name in self.dimensions
+        ]
+        return header, rows
+
+    def counts_table(self) -> tuple[list[str], list[list[str]]]:
+        """A table of the counts, laid out as :meth:`dimension_table`: episodes rated of
+        played, wins/ties/losses against the partner, the judge's failed samples, warnings
+        and answers fixed (normalised or asked again), the agents' fixed answers, tokens
+        and cost."""
+        header = ["", *(f"{r.model} vs {r.partner}" for r in self.results)]
+        counts: dict[str, Callable[[ModelResult], str]] = {
+            "rated / episodes": lambda r: f"{r.rated}/{r.episodes}",
+            "wins/ties/losses": lambda r: f"{r.wins}/{r.ties}/{r.losses}",
+            "judge failed samples": lambda r: str(r.judge_failures),
+            "judge warnings": lambda r: str(r.judge_warnings),
+            "judge answers fixed": lambda r: str(r.judge_normalized + r.judge_repaired),
+            "agent answers fixed": lambda r: str(r.agent_normalized + r.agent_repaired),
+            "tokens": lambda r: str(r.prompt_tokens + r.completion_tokens),
+            "cost": lambda r: "unknown" if r.cost_usd is None else f"${r.cost_usd:.4f}",
+        }
+        rows = [[name, *(cell(r) for r in self.results)] for name, cell in counts.items()]
+        return header, rows
+
+    def to_json(self) -> str:
+        """The report as JSON: the tag, the results (dimensions with mean, low, high,
+        n) and the matrix of models under test by partner."""
+        return json.dumps(
+            {
+                "tag": self.tag,
+                "dimensions": self.dimensions,
+                "results": [asdict(result) for result in self.results],
+                "matrix": self.matrix(),
+            },
+            indent=2,
+        )
+
+    def results_csv(self) -> str:
+        """One CSV line per model, partner and dimension (mean, low, high, n), with the
+        pair's counts, tokens and cost."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        counts = [
+            "episodes", "rated", "failed", "unrated", "wins", "ties", "losses",
+            "judge_failures", "judge_warnings", "judge_normalized", "judge_repaired",
+            "agent_normalized", "agent_repaired", "prompt_tokens", "completion_tokens",
+            "cost_usd",
+        ]  # fmt: skip
+        writer.writerow(["model", "partner", "dimension", "mean", "low", "high", "n", *counts])
+        for result in self.results:
+            pair = asdict(result)
+            for name, stat in result.dimensions.items():
+                writer.writerow(
+                    [result.model, result.partner, name, stat.mean, stat.low, stat.high, stat.n]
+                    + [_csv_value(pair[key]) for key in counts]
+                )
+        return out.getvalue()
+
+    def episodes_csv(self) -> str:
+        """One CSV line per episode (:meth:`BenchmarkRow.flat`), scores as columns."""
+        out = io.StringIO()
+        columns = _row_columns(self.dimensions)
+        writer = csv.DictWriter(out, columns, lineterminator="\n")
+        writer.writeheader()
+        for row in self.rows:
+            writer.writerow({k: _csv_value(v) for k, v in row.flat().items()})
+        return out.getvalue()
+
+    def write(self, directory: Path) -> list[Path]:
+        """Write ``report.json``, ``results.csv`` and ``episodes.csv`` into ``directory``
+        (made if missing), each file whole; their paths."""
+        directory.mkdir(parents=True, exist_ok=True)
+        texts = {
+            "report.json": self.to_json() + "\n",
+            "results.csv": self.results_csv(),
+            "episodes.csv": self.episodes_csv(),
+        }
+        written = []
+        for name, text in texts.items():
+            write_text_atomically(str(directory / name), text)
+            written.append(directory / name)
+        return written
+
+
+def benchmark_rows(
+    store: EpisodeStore, tag: str, *, judge_model: str | None = None
+) -> list[BenchmarkRow]:
+    """One row per stored episode of benchmark ``tag`` (oldest first), scored by its latest
+    verdict (of ``judge_model``, if given). :class:`~sotopia_are.storage.RecordNotFoundError`
+    if no episode has ``tag``; ``ValueError`` naming an episode that is not a benchmark's."""
+    ids = store.episode_ids(tag=tag)
+    if not ids:
+        raise RecordNotFoundError(f"no episodes tagged {tag!r} in {store.location}")
+    return [row_of(store.load(pk), judge_model=judge_model) for pk in ids]
+
+
+def benchmark_report(
+    store: EpisodeStore, tag: str, *, judge_model: str | None = None, seed: int = 0
+) -> BenchmarkReport:
+    """The report of benchmark ``tag`` from the store alone (see :func:`benchmark_rows`
+    and :func:`report_of`)."""
+    return report_of(benchmark_rows(store, tag, judge_model=judge_model), tag=tag, seed=seed)
+
+
+def row_of(record: EpisodeRecord, *, judge_model: str | None = None) -> BenchmarkRow:
+    """The :class:`BenchmarkRow` of a benchmark episode's record; ``ValueError`` if its
+    scenario id does not name the agent under test."""
+    found = _TESTED.fullmatch(record.scenario_id)
+    names = record.spec.agent_names
+    if found is None or int(found["index"]) >= len(names):
+        raise ValueError(
+            f"episode {record.episode_id} (scenario {record.scenario_id!r}) is not a benchmark "
+            f"episode: its scenario id does not end in {TESTED_MARK}<agent index>"
+        )
+    agent = names[int(found["index"])]
+    others = [name for name in names if name != agent]
+    partners = sorted({record.models.get(name, "") for name in others})
+    verdict = _chosen_verdict(record.verdicts, judge_model)
+    complete = record.status is EpisodeStatus.COMPLETE
+    scores = verdict.scores() if verdict is not None and verdict.rated and complete else {}
+    own = scores.get(agent, {})
+    theirs = [scores[name][OVERALL] for name in others if name in scores]
+    partner_overall = statistics.fmean(theirs) if theirs else None
+    judged = Usage.of(call for v in record.verdicts for call in v.evaluation.calls)
+    played = Usage.of(record.calls)
+    usage = record.usage
+    return BenchmarkRow(
+        episode_id=record.episode_id,
+        task_id=found["task"],
+        model=record.models.get(agent, ""),
+        partner=" + ".join(partners),
+        agent=agent,
+        seed=record.spec.seed,
+        status=record.status.value,
+        rated=bool(own),
+        scores=dict(own),
+        partner_overall=partner_overall,
+        outcome=_outcome(own.get(OVERALL), partner_overall),
+        judge_model=verdict.judge_model if verdict is not None else "",
+        judge_failures=sum(len(v.evaluation.failures) for v in record.verdicts),
+        judge_warnings=sum(len(v.evaluation.warnings) for v in record.verdicts),
+        judge_normalized=judged.normalized_calls,
+        judge_repaired=judged.repaired_calls,
+        agent_normalized=played.normalized_calls,
+        agent_repaired=played.repaired_calls,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cost_usd=usage.cost_usd,
+    )
+
+
+def _chosen_verdict(verdicts: Sequence[Verdict], judge_model: str | None) -> Verdict | None:
+    chosen = [v for v in verdicts if judge_model is None or v.judge_model == judge_model]
+    return chosen[-1] if chosen else None
+
+
+def _outcome(own: float | None, partner: float | None) -> Outcome | None:
+    if own is None or partner is None:
+        return None
+    if math.isclose(own, partner, abs_tol=1e-9):
+        return "tie"
+    return "win" if own > partner else "loss"
+
+
+def report_of(
+    rows: Iterable[BenchmarkRow], *, tag: str = "", seed: int = 0, resamples: int = 1000
+) -> BenchmarkReport:
+    """The report of ``rows``: one :class:`ModelResult` per model under test and partner;
+    each interval is drawn with a seed made of ``seed``, the pair and the dimension, so
+    the same rows and seed give the same report."""
+    kept = tuple(rows)
+    pairs = sorted({(row.model, row.partner) for row in kept})
+    results = []
+    for model, partner in pairs:
+        mine = [row for row in kept if (row.model, row.partner) == (model, partner)]
+        results.append(_result(model, partner, mine, seed=seed, resamples=resamples))
+    return BenchmarkReport(tag, tuple(results), kept)
+
+
+def _result(
+    model: str, partner: str, rows: Sequence[BenchmarkRow], *, seed: int, resamples: int
+) -> ModelResult:
+    rated = [row for row in rows if row.rated]
+    names: dict[str, None] = {}
+    for row in rated:
+        names.update(dict.fromkeys(row.scores))
+    dimensions = {}
+    for name in [n for n in names if n != OVERALL] + ([OVERALL] if OVERALL in names else []):
+        values = [row.scores[name] for row in rated if name in row.scores]
+        low, high = bootstrap_ci(
+            values, seed=f"{seed}|{model}|{partner}|{name}", resamples=resamples
+        )
+        dimensions[name] = DimensionStat(statistics.fmean(values), low, high, len(values))
+    priced = [row.cost_usd for row in rows if row.cost_usd is not None]
+    outcomes = [row.outcome for row in rows]
+    return ModelResult(
+        model=model,
+        partner=partner,
+        episodes=len(rows),
+        rated=len(rated),
+        failed=sum(row.status != EpisodeStatus.COMPLETE.value for row in rows),
+        unrated=sum(row.status == EpisodeStatus.COMPLETE.value and not row.rated for row in rows),
+        wins=outcomes.count("win"),
+        ties=outcomes.count("tie"),
+        losses=outcomes.count("loss"),
+        dimensions=dimensions,
+        judge_failures=sum(row.judge_failures for row in rows),
+        judge_warnings=sum(row.judge_warnings for row in rows),
+        judge_normalized=sum(row.judge_normalized for row in rows),
+        judge_repaired=sum(row.judge_repaired for row in rows),
+        agent_normalized=sum(row.agent_normalized for row in rows),
+        agent_repaired=sum(row.agent_repaired for row in rows),
+        prompt_tokens=sum(row.prompt_tokens for row in rows),
+        completion_tokens=sum(row.completion_tokens for row in rows),
+        cost_usd=math.fsum(priced) if priced else None,
+    )
+
+
+def load_results(
+    store: EpisodeStore, *, tag: str, judge_model: str | None = None
+) -> pandas.DataFrame:
+    """Benchmark ``tag``'s episodes as a pandas DataFrame, one row per episode
+    (:meth:`BenchmarkRow.flat`: each dimension its own column). ``ImportError`` saying
+    what to install without pandas; see :func:`benchmark_rows` for the other errors."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(
+            "load_results needs pandas: pip install 'sotopia-are[analysis]'"
+        ) from None
+    rows = benchmark_rows(store, tag, judge_model=judge_model)
+    return pandas.DataFrame(
+        [row.flat() for row in rows], columns=_row_columns(_dimensions_of(rows))
+    )
+
+
+def _dimensions_of(rows: Sequence[BenchmarkRow]) -> list[str]:
+    seen: dict[str, None] = {}
+    for row in rows:
+        seen.update(dict.fromkeys(name for name in row.scores if name != OVERALL))
+    return [*seen, OVERALL] if seen else []
+
+
+def _row_columns(dimensions: Sequence[str]) -> list[str]:
+    fixed = [name for name in BenchmarkRow.__dataclass_fields__ if name != "scores"]
+    return [*fixed, *dimensions]
+
+
+def _stat_text(stat: DimensionStat | None) -> str:
+    if stat is None:
+        return "-"
+    return f"{stat.mean:.2f} [{stat.low:.2f}, {stat.high:.2f}]"
+
+
+def _csv_value(value: object) -> object:
+    return "" if value is None else value
