@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -86,6 +86,7 @@ __all__ = [
     "BatchPlan",
     "BatchResult",
     "EpisodeOutcome",
+    "Executor",
     "ModelChoice",
     "batch",
     "plan_batch",
@@ -347,6 +348,22 @@ class _Started:
 _Report = EpisodeOutcome | _WorkerStopped | _Heartbeat | _Started
 
 
+class Executor(Protocol):
+    """Runs a batch's worker ``jobs`` somewhere and passes every report to ``take`` in the
+    calling process; an episode whose worker is lost is reported as an outcome (marked
+    ``incomplete`` in ``store``). The default runs one job in-process, more in spawned local
+    processes; :mod:`sotopia_are.cluster` runs them on a Ray cluster."""
+
+    def __call__(
+        self,
+        jobs: Sequence[_WorkerJob],
+        take: Callable[[_Report], None],
+        store: EpisodeStore,
+        *,
+        judged: bool,
+    ) -> None: ...
+
+
 def batch(
     specs: Sequence[EpisodeSpec],
     models: str | ModelChoice,
@@ -368,6 +385,7 @@ def batch(
     on_plan: Callable[[BatchPlan], None] | None = None,
     on_outcome: Callable[[EpisodeOutcome], None] | None = None,
     on_progress: Callable[[BatchProgress], None] | None = None,
+    executor: Executor | None = None,
 ) -> BatchResult:
     """Play ``specs`` times ``repeat`` with LLM agents on ``models`` (one model, a model per
     agent name, or one such mapping per spec), rate each with
@@ -385,7 +403,8 @@ def batch(
     ``on_progress`` where the batch stands (:class:`BatchProgress`) when an episode starts
     or finishes and about every :data:`HEARTBEAT_S` while episodes run (all in this
     process). An
-    episode's own error is its outcome, not an exception.
+    episode's own error is its outcome, not an exception. ``executor`` runs the workers
+    elsewhere (e.g. on a Ray cluster: :func:`sotopia_are.cluster.ray_batch`).
     :class:`BatchError` if the batch's episodes exist and ``resume`` is False, or a
     configuration error stopped a worker (its unfinished episodes are left ``incomplete``
     for a resume); ``ValueError`` for a bad plan, rubric or ``max_attempts``.
@@ -474,7 +493,9 @@ def batch(
             )
 
         try:
-            if len(jobs) == 1:
+            if executor is not None and jobs:
+                executor(jobs, take, used, judged=judge_model is not None)
+            elif len(jobs) == 1:
                 _run_job(jobs[0], take, used)
             elif jobs:
                 _spawn(jobs, take, used, judged=judge_model is not None)
