@@ -49,9 +49,11 @@ __all__ = [
     "record_of_result",
 ]
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2
 """The version of :class:`EpisodeRecord` this code writes. Version 0 is the layout of the
-stored episode documents before records existed (``EpisodeLog`` with ``evaluation``)."""
+stored episode documents before records existed (``EpisodeLog`` with ``evaluation``);
+version 1 had no sampling settings (``agent_sampling``, ``Verdict.sampling``), which
+version 2 reads as not recorded."""
 
 STATUS_KEY = "episode_status"
 """The key of an ARE export's ``metadata.runner_config`` holding the episode's status."""
@@ -275,6 +277,9 @@ def load_record(data: str | bytes | Mapping[str, Any]) -> EpisodeRecord:
             f"written by a newer sotopia_are; this one reads up to version {RECORD_VERSION}. "
             "Upgrade sotopia_are (pip install -U sotopia-are)."
         )
+    if version == 1:
+        # Version 2 only added optional fields: a version-1 record is one as it stands.
+        document = {**document, "version": RECORD_VERSION}
     try:
         return EpisodeRecord.model_validate(document)
     except RecursionError:

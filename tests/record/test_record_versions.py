@@ -34,6 +34,17 @@ def test_records_exported_before_records_existed_still_load() -> None:
     assert rated.usage.calls == 5 and rated.models["Teo Alvarez"] == "openai/test-model"
 
 
+def test_version_1_records_load_as_version_2_with_sampling_not_recorded() -> None:
+    """Records written before sampling was kept (version 1: the main of Step 13)."""
+    lines = (LEGACY.parent / "episodes-v1.jsonl").read_text(encoding="utf-8").splitlines()
+    assert all(json.loads(line)["version"] == 1 for line in lines)
+    records = [load_record(line) for line in lines]
+    assert records == legacy_records()
+    for record in records:
+        assert record.version == RECORD_VERSION and record.agent_sampling == {}
+        assert all(v.sampling is None for v in record.verdicts)
+
+
 def test_json_round_trip_keeps_the_record_and_puts_version_first() -> None:
     for record in legacy_records():
         text = record.to_json()
@@ -45,7 +56,8 @@ def test_json_round_trip_keeps_the_record_and_puts_version_first() -> None:
 
 def test_a_newer_record_is_refused_with_the_fix() -> None:
     document = json.loads(legacy_records()[0].to_json())
-    with pytest.raises(RecordVersionError, match=r"version 2 .* Upgrade sotopia_are"):
+    newer = rf"version {RECORD_VERSION + 1} .* Upgrade sotopia_are"
+    with pytest.raises(RecordVersionError, match=newer):
         load_record({**document, "version": RECORD_VERSION + 1})
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sotopia_are.record import load_record
+from sotopia_are.record import RECORD_VERSION, load_record
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeExistsError, EpisodeLog, EpisodeStateError, EpisodeStore
@@ -40,7 +40,7 @@ def test_an_episode_stored_in_the_older_layout_loads_and_takes_a_second_verdict(
     second = verdict.model_copy(update={"judge_model": "openai/second"})
     both = store.add_verdict(episode_id, second)
     # Written whole in the current layout: the old judge's calls now live in its verdict.
-    assert store.get_episode(episode_id).record_version == 1
+    assert store.get_episode(episode_id).record_version == RECORD_VERSION
     assert store.load(episode_id) == both == old.with_verdict(second)
     assert len(store.read_calls(episode_id)) == len(old.calls) == 4
 
