@@ -4,6 +4,16 @@ The command line is a thin wrapper over these; a Python script uses them directl
 ``import sotopia_are as sa``).
 """
 
+from .agreement import (
+    AgreementError,
+    AgreementReport,
+    DimensionAgreement,
+    HumanRatings,
+    LabelledEpisode,
+    agreement,
+    read_human_ratings,
+    stored_agreement,
+)
 from .batch import (
     BatchEpisode,
     BatchError,
@@ -32,6 +42,7 @@ from .files import (
     import_file,
     selected_episodes,
 )
+from .panel import PanelScore, judge_verdicts, panel_scores
 from .profiles import agent_background, spec_from_profiles, spec_from_stored_profiles
 from .rating import arate, arate_script, rate, rate_script, script_record
 from .report import (
@@ -58,11 +69,14 @@ from .script_context import script_context
 from .tasks import Task, TaskSet, read_task_set, sample_tasks, select_tasks
 
 __all__ = [
+    "AgreementError",
+    "AgreementReport",
     "BatchEpisode",
     "BatchError",
     "BatchPlan",
     "BatchProgress",
     "BatchResult",
+    "DimensionAgreement",
     "BenchmarkReport",
     "BenchmarkResult",
     "BenchmarkRow",
@@ -70,9 +84,12 @@ __all__ = [
     "EpisodeOutcome",
     "ExportFormat",
     "ImportKind",
+    "HumanRatings",
     "ImportedFile",
+    "LabelledEpisode",
     "LoadedScenario",
     "ModelResult",
+    "PanelScore",
     "RatingOutcome",
     "ScenarioLoadError",
     "ScenarioRun",
@@ -80,6 +97,7 @@ __all__ = [
     "Task",
     "TaskSet",
     "agent_background",
+    "agreement",
     "arate",
     "arate_script",
     "arate_stored",
@@ -94,13 +112,16 @@ __all__ = [
     "export_are_files",
     "export_text",
     "import_file",
+    "judge_verdicts",
     "load_results",
     "load_scenario",
     "mark_stopped",
+    "panel_scores",
     "plan_batch",
     "rate",
     "rate_script",
     "rate_stored",
+    "read_human_ratings",
     "read_specs",
     "read_task_set",
     "report_of",
@@ -113,6 +134,7 @@ __all__ = [
     "selected_episodes",
     "spec_from_profiles",
     "spec_from_stored_profiles",
+    "stored_agreement",
     "stored_batch",
     "summary_rows",
     "unfinished_causes",

@@ -1,9 +1,10 @@
-"""`rate_stored`: one judge's verdicts on many stored episodes, resumable.
+"""`rate_stored`: one judge's (or a panel's) verdicts on many stored episodes, resumable.
 
-A study re-rates episodes with a second judge or rubric: each verdict is added next to
-the ones before. Episodes this judge (model, rubric, prompt version) already rated are
-skipped, so a re-rating stopped half way resumes by running it again; a verdict of this
-judge whose every sample failed is tried again.
+A study re-rates episodes with a second judge or rubric, or a panel of judges at once:
+each verdict is added next to the ones before (aggregate them with
+:func:`~sotopia_are.studies.panel_scores`). Episodes this judge (model, rubric, prompt
+version) already rated are skipped, so a re-rating stopped half way resumes by running it
+again; a verdict of this judge whose every sample failed is tried again.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from dataclasses import replace as replace_field
 
 from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import PermanentLLMError, TemplateError
@@ -26,27 +28,29 @@ __all__ = ["RatingOutcome", "arate_stored", "rate_stored"]
 
 @dataclass(frozen=True)
 class RatingOutcome:
-    """What rating one stored episode came to: ``rated`` now, or ``skipped`` (why), or
-    the ``error`` that stopped it (the judge failing every sample is not rated, with no
-    error)."""
+    """What rating one stored episode with one judge (``judge``: its model) came to:
+    ``rated`` now, or ``skipped`` (why), or the ``error`` that stopped it (the judge
+    failing every sample is not rated, with no error)."""
 
     episode_id: str
     rated: bool = False
     skipped: str = ""
     error: str = ""
+    judge: str = ""
 
 
 async def arate_stored(
     store: EpisodeStore,
     episode_ids: Sequence[str],
-    judge: LLMJudge,
+    judge: LLMJudge | Sequence[LLMJudge],
     *,
     concurrency: int = 8,
     replace: bool = False,
     on_outcome: Callable[[RatingOutcome], None] | None = None,
 ) -> list[RatingOutcome]:
-    """Rate each of ``episode_ids`` with ``judge`` and store the verdicts, at most
-    ``concurrency`` at once; one outcome per id, in the order given.
+    """Rate each of ``episode_ids`` with ``judge`` (or each of several judges, one
+    after another per episode) and store the verdicts, at most ``concurrency`` episodes
+    at once; one outcome per id and judge, in the order given.
 
     Skipped: episodes not complete, and those this judge already rated (unless
     ``replace``). One episode's error is its outcome and the others go on; an error that
@@ -54,17 +58,25 @@ async def arate_stored(
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    key = Verdict.key_for(judge)
+    judges = [judge] if isinstance(judge, LLMJudge) else list(judge)
+    if not judges:
+        raise ValueError("no judge given")
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(episode_id: str) -> RatingOutcome:
-        async with gate:
-            outcome = await _rate_one(store, episode_id, judge, key, replace)
-        if on_outcome is not None:
-            on_outcome(outcome)
-        return outcome
+    async def one(episode_id: str) -> list[RatingOutcome]:
+        outcomes = []
+        # One judge at a time per episode: each adds its verdict to the stored record.
+        for each in judges:
+            async with gate:
+                outcome = await _rate_one(store, episode_id, each, Verdict.key_for(each), replace)
+            outcome = replace_field(outcome, judge=each.model)
+            if on_outcome is not None:
+                on_outcome(outcome)
+            outcomes.append(outcome)
+        return outcomes
 
-    return list(await asyncio.gather(*(one(episode_id) for episode_id in episode_ids)))
+    rated = await asyncio.gather(*(one(episode_id) for episode_id in episode_ids))
+    return [outcome for outcomes in rated for outcome in outcomes]
 
 
 async def _rate_one(
@@ -93,7 +105,7 @@ async def _rate_one(
 def rate_stored(
     store: EpisodeStore,
     episode_ids: Sequence[str],
-    judge: LLMJudge,
+    judge: LLMJudge | Sequence[LLMJudge],
     *,
     concurrency: int = 8,
     replace: bool = False,
