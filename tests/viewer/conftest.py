@@ -1,5 +1,5 @@
-"""Fixtures of the viewer's tests: the seeded store (once per module), and where browser
-screenshots go."""
+"""Fixtures of the viewer's tests: the seeded store (made once: the tests only read it),
+and where browser screenshots go."""
 
 import os
 from collections.abc import Iterator
@@ -9,7 +9,7 @@ import pytest
 from viewer_support import Seeded, seeded_store
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
     """A store of real episodes (see :mod:`viewer_support`)."""
     with seeded_store(tmp_path_factory.mktemp("viewer")) as made:
