@@ -68,6 +68,7 @@ from sotopia_are.llm.errors import RequestRejectedError
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.social import EpisodeSpec, EpisodeStatus
 from sotopia_are.storage import (
+    EpisodeLog,
     EpisodeStore,
     StorageError,
     StorageUnavailableError,
@@ -261,6 +262,7 @@ def _plan(
     stale_after: float,
     judged: bool,
     max_attempts: int,
+    sampling: Sampling,
 ) -> BatchPlan:
     ids = {item.spec.episode_id for item in planned}
     if not resume:
@@ -279,6 +281,7 @@ def _plan(
         for episode in store.list_episodes(tag=tag, status=EpisodeStatus.COMPLETE)
         if episode.pk in ids
     ]
+    _check_same_sampling(complete, sampling, tag)
     # No scores: never rated, or every judge sample failed.
     unjudged = {episode.pk for episode in complete if not episode.scores} if judged else set()
     done = {episode.pk for episode in complete} - unjudged
@@ -303,6 +306,23 @@ def _plan(
         stale_after=stale_after,
         max_attempts=max_attempts,
     )
+
+
+def _check_same_sampling(complete: Sequence[EpisodeLog], sampling: Sampling, tag: str) -> None:
+    """:class:`BatchError` if a complete episode of the batch was played with other agent
+    sampling than ``sampling``: a resume must not mix settings in one study. Episodes that
+    did not record theirs (written before sampling was kept) are not compared."""
+    for episode in complete:
+        # Compared as text: extra settings are a dict, so a Sampling is not hashable.
+        played = {str(Sampling.model_validate(s)) for s in episode.agent_sampling.values()}
+        if played and played != {str(sampling)}:
+            provider = "the provider's"
+            before = ", ".join(sorted(text or provider for text in played))
+            raise BatchError(
+                f"batch {tag!r} was played with agent sampling {before} (episode "
+                f"{episode.pk}), not {str(sampling) or provider}: resume it with the "
+                "same settings, or use another tag"
+            )
 
 
 @dataclass(frozen=True)
@@ -426,6 +446,7 @@ def batch(
             stale_after=stale_after,
             judged=judge_model is not None,
             max_attempts=max_attempts,
+            sampling=agent_sampling or Sampling(),
         )
         if on_plan is not None:
             on_plan(plan)

@@ -142,3 +142,18 @@ def test_batch_progress_reads_as_one_line() -> None:
         "10/50 done, 2 failed, 4 running; 5 calls in flight, oldest 3 s, 2.0 calls/s, ETA 3 min"
     )
     assert json.dumps(now.describe())  # plain text: fit for a log line
+
+
+def test_a_resume_with_other_agent_sampling_is_refused(
+    store: EpisodeStore, llm_server: LocalLLMServer
+) -> None:
+    llm_server.rule = schema_rule
+    config = sa.LLMConfig(api_base=llm_server.url)
+    warm = sa.Sampling(temperature=0.9, seed=1)
+    args: dict[str, Any] = {"tag": "s", "store": store, "config": config, "workers": 1}
+    first = sa.batch([spec("s")], MODEL, agent_sampling=warm, **args)
+    assert not first.failed
+    with pytest.raises(sa.studies.BatchError, match=r"played with agent sampling temperature=0\.9"):
+        sa.batch([spec("s")], MODEL, agent_sampling=sa.Sampling(), resume=True, **args)
+    again = sa.batch([spec("s")], MODEL, agent_sampling=warm, resume=True, **args)
+    assert again.plan.skipped == 1 and not again.outcomes
