@@ -123,3 +123,14 @@ def test_view_on_a_port_in_use_says_so(seeded: Seeded) -> None:
     assert result.exit_code == 1
     assert f"cannot serve on 127.0.0.1:{port}" in result.output
     assert "0 picks a free one" in result.output
+
+
+def test_view_with_no_redis_is_one_clear_error(tmp_path: Path) -> None:
+    for extra in ([], ["--static", str(tmp_path / "viewer.html")]):
+        result = CliRunner().invoke(
+            app, ["view", "--port", "0", "--redis-url", "redis://127.0.0.1:1", *extra], input=""
+        )
+        assert result.exit_code == 1, extra
+        assert result.stderr.startswith("error: cannot use Redis at redis://127.0.0.1:1")
+        assert "Traceback" not in result.output
+    assert not (tmp_path / "viewer.html").exists()
