@@ -7,6 +7,7 @@ error, 130 Ctrl-C, 141 a closed output pipe (see :mod:`sotopia_are.cli.common`).
 
 import typer
 
+from sotopia_are.cli.agreement import agreement
 from sotopia_are.cli.batch import batch
 from sotopia_are.cli.benchmark import benchmark
 from sotopia_are.cli.demo import demo
@@ -36,6 +37,7 @@ app.command("batch")(batch)
 app.command("benchmark")(benchmark)
 app.command("parse")(parse)
 app.command("evaluate")(evaluate)
+app.command("agreement")(agreement)
 app.command("show")(show)
 app.command("list")(list_)
 app.command("export")(export)

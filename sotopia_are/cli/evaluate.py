@@ -3,25 +3,29 @@ or a human-written script (its context from --spec or its own preamble)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.table import Table
 
-from sotopia_are.evaluation import LLMJudge
+from sotopia_are.evaluation import LLMJudge, RuleBasedTerminatedEvaluator
 from sotopia_are.llm import LLMSession
 from sotopia_are.messages import parse_script_notes
 from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.studies import (
     RatingOutcome,
+    panel_scores,
+    rate,
     rate_script,
     rate_stored,
     script_context,
     selected_episodes,
 )
 
-from .common import cli_errors, fail, printable, read_text
+from .common import cli_errors, console, fail, printable, read_text
 from .episodes import print_record
 from .options import (
     ModelOptions,
@@ -35,22 +39,56 @@ from .options import (
 __all__ = ["evaluate"]
 
 
-def _say(outcome: RatingOutcome) -> None:
-    if outcome.rated:
-        typer.echo(f"rated: {outcome.episode_id}")
-    elif outcome.skipped:
-        typer.echo(f"skipped: {outcome.episode_id}: {outcome.skipped}")
-    else:
-        why = printable(outcome.error) or "every judge sample failed"
-        typer.echo(f"not rated: {outcome.episode_id}: {why}")
+def _sayer(panel: bool) -> Callable[[RatingOutcome], None]:
+    """Print each outcome as it comes, naming the judge when there are several."""
+
+    def say(outcome: RatingOutcome) -> None:
+        episode = outcome.episode_id + (f" by {outcome.judge}" if panel else "")
+        if outcome.rated:
+            typer.echo(f"rated: {episode}")
+        elif outcome.skipped:
+            typer.echo(f"skipped: {episode}: {outcome.skipped}")
+        else:
+            why = printable(outcome.error) or "every judge sample failed"
+            typer.echo(f"not rated: {episode}: {why}")
+
+    return say
 
 
-def _check_one(record: EpisodeRecord, judge: LLMJudge, replace: bool) -> None:
-    """:func:`fail` saying what to do if the one episode asked for cannot be rated."""
+def _print_panel(record: EpisodeRecord, judges: Sequence[LLMJudge]) -> None:
+    """The judges' aggregate: per dimension and agent, mean ± sd over n judges."""
+    panel = panel_scores(record, [Verdict.key_for(judge) for judge in judges])
+    if not panel:
+        return
+    typer.echo(f"Panel of {len(judges)} judges: mean ± sd (judges)")
+    table = Table()
+    table.add_column("dimension")
+    for agent in panel:
+        table.add_column(printable(agent), justify="right")
+    for dimension in next(iter(panel.values())):
+        cells = [panel[agent].get(dimension) for agent in panel]
+        table.add_row(
+            dimension,
+            *("" if c is None else f"{c.mean:.2f} ± {c.sd:.2f} ({c.n})" for c in cells),
+        )
+    console.print(table)
+
+
+def _check_one(record: EpisodeRecord, judges: Sequence[LLMJudge], replace: bool) -> None:
+    """:func:`fail` saying what to do if the one episode asked for cannot be rated (a
+    panel is refused only if every one of its judges rated it already)."""
     status = record.status
     if status is EpisodeStatus.COMPLETE:
-        if not replace:  # ValueError: this judge rated it already
-            record.check_new_verdict(Verdict.key_for(judge))
+        if replace:
+            return
+        if len(judges) == 1:  # ValueError: this judge rated it already
+            record.check_new_verdict(Verdict.key_for(judges[0]))
+        rated = {verdict.key for verdict in record.verdicts}
+        if all(Verdict.key_for(judge) in rated for judge in judges):
+            fail(
+                f"episode {record.episode_id} already has a verdict of each of the "
+                f"{len(judges)} judges; add another judge, or pass --replace to rate again"
+            )
         return
     rerun = (
         "; rerun it (batch --resume reruns failed and interrupted episodes)"
@@ -112,12 +150,15 @@ def evaluate(
 ) -> None:
     """Rate each agent's social goals with the LLM judge: stored episodes (ids or --tag;
     the verdict is added to each, episodes this judge rated are skipped, so a stopped
-    run resumes) or a script file (--script FILE [--spec CONTEXT.json] [--store]). Exits
-    1 if anything asked for could not be rated."""
+    run resumes) or a script file (--script FILE [--spec CONTEXT.json] [--store]). Give
+    --judge-model several times for a panel: each judge's verdict is stored separately
+    and one episode's panel mean ± sd is printed. Exits 1 if anything asked for could not
+    be rated."""
     if sum((bool(episode_ids), tag is not None, script is not None)) != 1:
         fail("give stored EPISODE_IDS, --tag TAG or --script FILE (one of the three)")
     with cli_errors():
-        judge = models.judge(LLMSession(models.config(concurrency)), rubric, samples)
+        judges = models.judges(LLMSession(models.config(concurrency)), rubric, samples)
+    judge = judges[0]
     if script is not None:
         names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
         text = read_text(script)
@@ -132,28 +173,48 @@ def evaluate(
             record = rate_script(
                 text, judge, spec, episode_id=script.stem, store=store if store_script else None
             )
+            for other in judges[1:]:
+                record = rate(
+                    record,
+                    other,
+                    store=store if store_script else None,
+                    termination=RuleBasedTerminatedEvaluator(),  # as rate_script judges it
+                )
             print_record(record)
+            if len(judges) > 1:
+                _print_panel(record, judges)
             if store_script:
                 typer.echo(f"stored as {record.episode_id} in {store.location}")
-        if record.verdict is None or not record.verdict.rated:
+        if not all(verdict.rated for verdict in record.verdicts):
             raise typer.Exit(code=1)
         return
     with where.open() as store, cli_errors():
         ids = selected_episodes(store, tag=tag) if tag is not None else list(episode_ids or [])
         if len(ids) == 1:
-            _check_one(store.load(ids[0]), judge, replace)
+            _check_one(store.load(ids[0]), judges, replace)
         outcomes = rate_stored(
-            store, ids, judge, concurrency=concurrency, replace=replace, on_outcome=_say
+            store,
+            ids,
+            judges,
+            concurrency=concurrency,
+            replace=replace,
+            on_outcome=_sayer(len(judges) > 1),
         )
-        if len(ids) == 1 and outcomes[0].rated:
+        if len(ids) == 1 and any(o.rated for o in outcomes):
             record = store.load(ids[0])
             print_record(record)
+            if len(judges) > 1:
+                _print_panel(record, judges)
             typer.echo(f"stored the verdict with {ids[0]} ({len(record.verdicts)} verdicts in all)")
+    for each in judges:
+        mine = [o for o in outcomes if o.judge == each.model]
+        rated = sum(o.rated for o in mine)
+        skipped = sum(bool(o.skipped) for o in mine)
+        typer.echo(
+            f"judge {each.model} ({each.rubric.name}): {rated} rated, {skipped} skipped, "
+            f"{len(mine) - rated - skipped} not rated, of {len(mine)}"
+        )
     rated = sum(o.rated for o in outcomes)
     skipped = sum(bool(o.skipped) for o in outcomes)
-    typer.echo(
-        f"judge {judge.model} ({judge.rubric.name}): {rated} rated, {skipped} skipped, "
-        f"{len(outcomes) - rated - skipped} not rated, of {len(outcomes)}"
-    )
     if rated + skipped < len(outcomes) or (len(ids) == 1 and not rated):
         raise typer.Exit(code=1)

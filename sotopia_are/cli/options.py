@@ -78,7 +78,8 @@ _HELP = {
     "with --api-base).",
     "agent_model": "One agent's model, NAME=MODEL (repeatable).",
     "sampling": f"The agents' sampling, {_SAMPLING} (default: the provider's).",
-    "judge_model": "The judge's model (default: --model).",
+    "judge_model": "The judge's model (default: --model); evaluate takes it again for a "
+    "panel of judges, each verdict stored separately.",
     "judge_sampling": f"The judge's sampling, {_SAMPLING}, over its default temperature=0.",
     "api_base": "An OpenAI-compatible server, e.g. http://localhost:8000/v1 (vLLM) or "
     "http://localhost:11434/v1 (Ollama); name the model openai/NAME.",
@@ -104,7 +105,7 @@ class ModelOptions:
         str, _option("--sampling", envvar=AGENT_SAMPLING_ENV, help=_HELP["sampling"])
     ] = ""
     judge_model: Annotated[
-        str | None,
+        list[str] | None,
         _option(
             "--judge-model",
             "--evaluator-model",
@@ -185,8 +186,17 @@ class ModelOptions:
         self, session: LLMSession, rubric: str = "sotopia_eval", samples: int = 1
     ) -> LLMJudge:
         """The judge on ``--judge-model`` (else ``--model``) with the rubric named ``rubric``."""
+        return self._judge(self.judge_name(), session, rubric, samples)
+
+    def judges(
+        self, session: LLMSession, rubric: str = "sotopia_eval", samples: int = 1
+    ) -> list[LLMJudge]:
+        """One judge per ``--judge-model`` (else the one on ``--model``), in order."""
+        return [self._judge(name, session, rubric, samples) for name in self.judge_names()]
+
+    def _judge(self, name: str, session: LLMSession, rubric: str, samples: int) -> LLMJudge:
         return LLMJudge(
-            self.judge_name(),
+            name,
             Rubric.load(rubric),
             samples=samples,
             session=session,
@@ -194,15 +204,31 @@ class ModelOptions:
         )
 
     def judge_name(self) -> str:
-        """The judge's model; :func:`fail` if neither ``--judge-model`` nor ``--model``
-        names one."""
-        name = self.judge_model or self.model
-        if name is None:
+        """The one judge's model; :func:`fail` if no model names one, or if several
+        ``--judge-model`` are given to a command that rates with one judge."""
+        names = self.judge_names()
+        if len(names) > 1:
+            fail(
+                f"this command rates with one judge, got --judge-model {' '.join(names)}; "
+                "rate with more afterwards: sotopia-are evaluate ID --judge-model A "
+                "--judge-model B"
+            )
+        return names[0]
+
+    def judge_names(self) -> list[str]:
+        """Every ``--judge-model`` (else ``--model``), duplicates dropped; :func:`fail` if
+        none is given."""
+        given = self.judge_model
+        # A command may set one name by hand (dataclasses.replace with a str).
+        names = [given] if isinstance(given, str) else list(given or [])
+        if not names and self.model is not None:
+            names = [self.model]
+        if not names:
             fail(
                 "no model for the judge: pass --judge-model MODEL "
                 "(or --model MODEL, or --no-evaluate)"
             )
-        return name
+        return list(dict.fromkeys(names))
 
 
 def _parsed(text: str, option: str) -> Sampling:

@@ -245,11 +245,12 @@ def _episode(
     rows: Sequence[dict[str, dict[str, float]]],
     source: str,
 ) -> LabelledEpisode:
-    dimensions = set.intersection(*(set(row["1"]) for row in rows))
+    # In the files' order (SOTOPIA-Eval's), kept when every annotator rated it.
+    dimensions = [d for d in rows[0]["1"] if all(d in row["1"] for row in rows)]
     scores = {
         agent: {
             dimension: math.fsum(row[slot][dimension] for row in rows) / len(rows)
-            for dimension in sorted(dimensions)
+            for dimension in dimensions
         }
         for slot, agent in (("1", agents[0]), ("2", agents[1]))
     }
@@ -273,7 +274,7 @@ def agreement(
     """One report per judge that rated labelled episodes (verdict keys in the order first
     seen; with ``judges``, only those models or keys), then, with several judges, one for
     their panel mean (:func:`~sotopia_are.studies.panel_scores`). Dimensions are those both
-    the humans and the judge rated, in the judge's rubric order.
+    the humans and the judge rated, in the labelled files' order.
 
     :class:`AgreementError` when no record is a labelled episode, or none of those was
     rated by a judge asked for.
@@ -325,6 +326,7 @@ def _report(
                 judge_side.append(score.mean)
                 human_side.append(human)
                 groups.append(episode.episode_id)
+    order = list(dict.fromkeys(d for _, e in labelled for s in e.scores.values() for d in s))
     dimensions = tuple(
         DimensionAgreement(
             dimension=dimension,
@@ -334,7 +336,9 @@ def _report(
             spearman=spearman(xs, ys),
             spearman_ci=bootstrap_ci(xs, ys, spearman, groups=groups, **settings),
         )
-        for dimension, (xs, ys, groups) in pairs.items()
+        for dimension, (xs, ys, groups) in sorted(
+            pairs.items(), key=lambda item: order.index(item[0])
+        )
     )
     rated = set(compared)
     unrated = tuple(e.episode_id for e in labels.episodes if e.episode_id not in rated)
