@@ -201,9 +201,9 @@ def render_tag(tag: str, records: Iterable[EpisodeRecord]) -> str:
     return _render("tag.html", title=f"tag {tag}", detail=tag_detail(tag, records))
 
 
-def render_message(title: str, message: str, *, static: bool = False) -> str:
-    """A page saying ``message`` (an episode that is not stored, a bad filter)."""
-    return _render("message.html", static=static, title=title, message=message)
+def render_message(title: str, message: str) -> str:
+    """A served page saying ``message`` (an episode that is not stored, a bad filter)."""
+    return _render("message.html", title=title, message=message)
 
 
 def render_static(records: Sequence[EpisodeRecord], summaries: Sequence[EpisodeSummary]) -> str:
