@@ -8,8 +8,11 @@ import pytest
 from markupsafe import escape
 from viewer_support import GARDEN_WHISPER, MODELS, SPEECH, TAG, Seeded
 
+import sotopia_are as sa
+from sotopia_are.agents import ScriptedAgent
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.social import EpisodeStatus
+from sotopia_are.testing import LocalLLMServer
 from sotopia_are.viewer import (
     EpisodeFilter,
     histogram,
@@ -174,3 +177,28 @@ def test_the_static_file_holds_every_episode_and_only_its_own_script(seeded: See
     assert page.lower().count("<script") == 1
     assert re.search(r"script-src &#39;sha256-[A-Za-z0-9+/=]+&#39;", page)
     assert str(escape(SPEECH)) in page and "<b>halfway" not in page
+
+
+def test_a_judge_that_failed_is_shown_with_its_error_and_answers() -> None:
+    spec = sa.EpisodeSpec(
+        episode_id="unrated",
+        scenario="A quick hello.",
+        agent_names=["Ana Diaz", "Ben Ong"],
+        agent_backgrounds=["a", "b"],
+        agent_goals=["greet", "greet back"],
+        max_turns=2,
+    )
+    agents = [
+        ScriptedAgent(name, [sa.AgentAction(action_type="speak", argument="Hi")] * 2)
+        for name in spec.agent_names
+    ]
+    with LocalLLMServer() as server:
+        server.rule = lambda request: "no rating <here>"
+        judge = sa.LLMJudge("openai/judge", config=sa.LLMConfig(api_base=server.url))
+        record = sa.run(spec, agents, judge=judge)
+    assert record.failed_or_unrated
+    page = render_episode(record)
+    assert "0 of 1 samples valid" in page
+    (failure,) = record.verdicts[0].evaluation.failures
+    assert f"sample 1 failed: {failure.error_type}: {escape(failure.error)}" in page
+    assert page.count("<pre>no rating &lt;here&gt;</pre>") >= len(failure.raw_outputs) > 0
