@@ -168,3 +168,18 @@ def test_no_shared_episodes_or_a_malformed_file_is_one_error_line(
     assert result.exit_code == 1
     assert result.stderr.startswith(f"error: {tmp_path / 'missing.csv'}: cannot read it")
     assert "Traceback" not in result.output
+
+
+def test_a_script_rated_by_two_judges_keeps_both_verdicts(
+    redis_url: str, llm_server: LocalLLMServer
+) -> None:
+    llm_server.rule = stand_in_judge
+    script = TRANSCRIPTS / "he_01HMNB9CHFWDPMMTSK611QVAFC.txt"
+    result = invoke("evaluate", "--script", script, "--store", *judges(llm_server))
+    assert result.exit_code == 0, result.output
+    # Finnegan O'Malley: goal 1 and 0.
+    assert "0.50 ± 0.50 (2)" in result.stdout
+    shown = invoke("show", "he_01HMNB9CHFWDPMMTSK611QVAFC")
+    assert shown.exit_code == 0, shown.output
+    assert "judge: openai/judge-a" in shown.stdout
+    assert "judge: openai/judge-b" in shown.stdout
