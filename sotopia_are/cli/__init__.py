@@ -17,6 +17,7 @@ from sotopia_are.cli.run import run
 from sotopia_are.cli.scenario import scenario_app
 from sotopia_are.cli.show import show
 from sotopia_are.cli.store import export, import_, list_
+from sotopia_are.cli.training import training_data
 from sotopia_are.cli.view import view
 
 __all__ = ["app", "main"]
@@ -42,6 +43,7 @@ app.command("show")(show)
 app.command("list")(list_)
 app.command("export")(export)
 app.command("import")(import_)
+app.command("training-data")(training_data)
 app.command("view")(view)
 app.add_typer(scenario_app, name="scenario")
 

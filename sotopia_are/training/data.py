@@ -18,8 +18,9 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -33,15 +34,24 @@ __all__ = [
     "DEFAULT_PREFERENCE_DIMENSION",
     "TrainingExample",
     "TrainingFilters",
+    "TrainingKind",
     "TrainingManifest",
     "export_preferences",
     "export_sft",
+    "export_training_data",
     "manifest_path",
     "training_examples",
 ]
 
 DEFAULT_PREFERENCE_DIMENSION = "goal"
 """The score that ranks a preference pair unless told otherwise (SOTOPIA-π's)."""
+
+
+class TrainingKind(StrEnum):
+    """What a training file holds: SFT examples or DPO preference pairs."""
+
+    sft = "sft"
+    preference = "preference"
 
 
 class TrainingFilters(BaseModel):
@@ -64,7 +74,7 @@ class TrainingManifest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["sft", "preference"]
+    kind: TrainingKind
     data_file: str
     store: str
     source_tag: str | None
@@ -176,7 +186,14 @@ def export_sft(
             }
         )
     return _write(
-        store, out, rows, kind="sft", filters=filters, counts=counts, judges=judges, extra={}
+        store,
+        out,
+        rows,
+        kind=TrainingKind.sft,
+        filters=filters,
+        counts=counts,
+        judges=judges,
+        extra={},
     )
 
 
@@ -238,11 +255,43 @@ def export_preferences(
         store,
         out,
         rows,
-        kind="preference",
+        kind=TrainingKind.preference,
         filters=filters,
         counts=counts,
         judges=judges,
         extra={"dimension": dimension, "min_gap": min_gap},
+    )
+
+
+def export_training_data(
+    store: EpisodeStore,
+    out: str | Path,
+    kind: TrainingKind,
+    *,
+    tag: str | None = None,
+    model: str | None = None,
+    agent: str | None = None,
+    judge: str | None = None,
+    min_scores: Mapping[str, float] | None = None,
+    dimension: str = DEFAULT_PREFERENCE_DIMENSION,
+    min_gap: float = 0.0,
+) -> TrainingManifest:
+    """:func:`export_sft` or :func:`export_preferences` (``dimension`` and ``min_gap`` are
+    theirs), as ``kind`` says."""
+    if kind is TrainingKind.sft:
+        return export_sft(
+            store, out, tag=tag, model=model, agent=agent, judge=judge, min_scores=min_scores
+        )
+    return export_preferences(
+        store,
+        out,
+        tag=tag,
+        model=model,
+        agent=agent,
+        judge=judge,
+        min_scores=min_scores,
+        dimension=dimension,
+        min_gap=min_gap,
     )
 
 
@@ -283,7 +332,8 @@ def _metadata(example: TrainingExample) -> dict[str, JsonValue]:
         "agent": example.agent,
         "model": example.model,
         "call_index": example.call_index,
-        "scores": dict(example.scores),
+        # None, not {}, when unrated: a column of empty structs does not load in Arrow.
+        "scores": dict(example.scores) or None,
     }
 
 
@@ -292,7 +342,7 @@ def _write(
     out: str | Path,
     rows: list[dict[str, Any]],
     *,
-    kind: Literal["sft", "preference"],
+    kind: TrainingKind,
     filters: TrainingFilters,
     counts: Counter[str],
     judges: set[str],

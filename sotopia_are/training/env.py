@@ -253,8 +253,12 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             elif not self._episode_loop.is_closed():
                 raise RuntimeError("close the env on its event loop: await env.aclose()")
         if self._loop is not None:
-            self._loop.close()
-            self._loop = None
+            loop, self._loop = self._loop, None
+            # As asyncio.run ends: what the model clients left running (litellm's logging
+            # worker) is cancelled and awaited before the loop closes.
+            loop.run_until_complete(_cancel_the_rest())
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
 
     def render(self) -> str | None:
         """The omniscient transcript so far (``render_mode="ansi"``), else None."""
@@ -482,6 +486,14 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         if agent not in self.possible_agents:
             raise KeyError(f"{agent!r} is not one of the env's agents {self.possible_agents}")
         return agent
+
+
+async def _cancel_the_rest() -> None:
+    """Cancel every other task of the running loop and wait for them to end."""
+    others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
 
 
 def _sampling(cast: Mapping[str, SocialAgent]) -> dict[str, Sampling]:
