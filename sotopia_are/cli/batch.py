@@ -7,7 +7,9 @@ exits 130 with what the store holds, pointing at ``--resume``.
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -155,6 +157,16 @@ def batch(
     rubric: RubricOption = "sotopia_eval",
     samples: SamplesOption = 1,
     max_turns: MaxTurnsOption = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            help="Run the workers on the Ray cluster at this address (ray://HEAD:10001, or "
+            "HEAD:PORT from a node of it); needs pip install 'sotopia-are[ray]' and a Redis "
+            "server every node reaches (--redis-url).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run many LLM episodes (SPECS x --repeat), stored under --tag, with progress and a
     usage and cost summary; --resume skips what a previous run completed. Exits 1 if the
@@ -170,7 +182,7 @@ def batch(
     tag = tag or specs_path.stem
     with where.open() as store, cli_errors(), _Report(tag) as report:
         try:
-            result = run_batch(
+            result = _batch_on(cluster)(
                 specs,
                 chosen,
                 tag=tag,
@@ -205,6 +217,15 @@ def batch(
             err=True,
         )
         raise typer.Exit(code=1)
+
+
+def _batch_on(cluster: str | None) -> Callable[..., BatchResult]:
+    """The library's batch: local, or on the Ray cluster at ``cluster`` (imported only then)."""
+    if cluster is None:
+        return run_batch
+    from sotopia_are.cluster import ray_batch
+
+    return functools.partial(ray_batch, address=cluster)
 
 
 def _summary(result: BatchResult) -> None:

@@ -1,0 +1,116 @@
+"""`ray_batch`: :func:`~sotopia_are.studies.batch` with its workers on a Ray cluster.
+
+The batch is planned, resumed and reported on by the driver (this process) exactly as a
+local one — same episode ids, same plan, same callbacks — and only the worker jobs run on
+the cluster (:class:`~sotopia_are.cluster.executor.RayExecutor`, one actor per job, one CPU
+each). Every node writes to the one store, so it must be a Redis server they all reach:
+the embedded default (a unix socket on this machine) is refused.
+
+Ray is imported here only when a batch is run, so ``sotopia_are.cluster`` itself is cheap
+and a missing Ray is one clear error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
+
+from sotopia_are.social import EpisodeSpec
+from sotopia_are.storage import REDIS_URL_ENV, EpisodeStore, connect
+from sotopia_are.studies import BatchError, BatchResult, batch
+from sotopia_are.studies.batch import ModelChoice
+
+__all__ = ["ClusterError", "cluster_store_url", "ray_batch"]
+
+INSTALL_HINT = "pip install 'sotopia-are[ray]'"
+
+# Passed to the cluster's workers: what litellm and our own settings read at import.
+_FORWARDED_ENV = ("SOTOPIA_ARE_", "LITELLM_")
+
+
+class ClusterError(BatchError):
+    """A batch that cannot run on the cluster; the message says what to do."""
+
+
+def cluster_store_url(store: EpisodeStore) -> str:
+    """The URL every node reaches ``store`` at; :class:`ClusterError` naming the fix for the
+    embedded server (or any unix socket), which only this machine reaches."""
+    url = store.url
+    if store.embedded is None and url is not None and not url.startswith("unix:"):
+        return url
+    raise ClusterError(
+        f"a batch on a cluster needs a Redis server every node reaches, not {store.location}. "
+        f"Fix: start redis-server where the nodes reach it (bind an address they see) and "
+        f"set {REDIS_URL_ENV}=redis://HOST:6379/0 (or pass --redis-url)"
+    )
+
+
+def ray_batch(
+    specs: Sequence[EpisodeSpec],
+    models: str | ModelChoice,
+    *,
+    address: str,
+    store: EpisodeStore | None = None,
+    workers: int | None = None,
+    **options: Any,
+) -> BatchResult:
+    """:func:`~sotopia_are.studies.batch` (``options`` are its keywords) with the workers on
+    the Ray cluster at ``address`` (``ray://HOST:PORT`` through its client server, or the
+    head's ``HOST:PORT`` from a node of the cluster), ``workers`` actors (default: the
+    cluster's CPUs). ``store`` (default: :func:`~sotopia_are.storage.connect`) must be a
+    Redis server every node reaches. :class:`ClusterError` for the embedded store, without
+    Ray installed, or for an unreachable cluster."""
+    owned = store is None
+    used = store if store is not None else connect()
+    try:
+        cluster_store_url(used)
+        ray = _import_ray()
+        connected_here = _connect(ray, address)
+        try:
+            from .executor import RayExecutor
+
+            count = workers or max(int(ray.cluster_resources().get("CPU", 1)), 1)
+            return batch(
+                specs, models, store=used, workers=count, executor=RayExecutor(), **options
+            )
+        finally:
+            if connected_here:
+                ray.shutdown()
+    finally:
+        if owned:
+            used.close()
+
+
+def _import_ray() -> ModuleType:
+    try:
+        return importlib.import_module("ray")
+    except ImportError as error:
+        raise ClusterError(
+            f"running a batch on a Ray cluster needs Ray, which is not installed ({error}). "
+            f"Fix: {INSTALL_HINT}"
+        ) from None
+
+
+def _connect(ray: ModuleType, address: str) -> bool:
+    """Connect to the cluster at ``address`` unless this process already is; whether it
+    connected here (and so disconnects when the batch ends)."""
+    if ray.is_initialized():
+        return False
+    forwarded = {k: v for k, v in os.environ.items() if k.startswith(_FORWARDED_ENV)}
+    try:
+        ray.init(
+            address=address,
+            runtime_env={"env_vars": forwarded},
+            logging_level="WARNING",
+            log_to_driver=False,
+        )
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        raise ClusterError(
+            f"cannot reach the Ray cluster at {address}: {error}. Fix: start it "
+            "(ray start --head on one machine, ray start --address=HEAD:PORT on the others) "
+            "or correct the address (ray://HEAD:10001 through the client server)"
+        ) from None
+    return True
