@@ -4,6 +4,7 @@ read and write (see :class:`EpisodeRecord`)."""
 from .episode_record import (
     RECORD_VERSION,
     STATUS_KEY,
+    VERDICTS_KEY,
     EpisodeRecord,
     RecordVersionError,
     agent_calls,
@@ -19,6 +20,7 @@ from .verdict import Verdict
 __all__ = [
     "RECORD_VERSION",
     "STATUS_KEY",
+    "VERDICTS_KEY",
     "EpisodeRecord",
     "EpisodeSummary",
     "RecordVersionError",

@@ -39,6 +39,7 @@ from .verdict import Verdict
 __all__ = [
     "RECORD_VERSION",
     "STATUS_KEY",
+    "VERDICTS_KEY",
     "EpisodeRecord",
     "RecordVersionError",
     "agent_calls",
@@ -57,6 +58,10 @@ version 2 reads as not recorded."""
 
 STATUS_KEY = "episode_status"
 """The key of an ARE export's ``metadata.runner_config`` holding the episode's status."""
+
+VERDICTS_KEY = "episode_verdicts"
+"""The key of an ARE export's ``metadata.runner_config`` holding the episode's verdicts
+(each judge's scores, reasoning, failures, warnings and calls), when it has any."""
 
 
 class RecordVersionError(ValueError):
@@ -134,9 +139,12 @@ class EpisodeRecord(BaseModel):
 
     def trace(self, *, annotation_date: float = 0.0) -> ExportedTrace:
         """The episode as ARE's ``ExportedTrace``: its scenario rebuilt from the spec, the
-        completed events, the spec and the status under ``metadata.runner_config``."""
+        completed events, the spec, the status and the verdicts (if any) under
+        ``metadata.runner_config``."""
         trace = episode_trace(self.spec, annotation_date=annotation_date)
         config = {**(trace.metadata.runner_config or {}), STATUS_KEY: self.status.value}
+        if self.verdicts:
+            config[VERDICTS_KEY] = [verdict.model_dump(mode="json") for verdict in self.verdicts]
         metadata = trace.metadata.model_copy(update={"runner_config": config})
         return trace.model_copy(
             update={"completed_events": list(self.events), "metadata": metadata}
@@ -237,8 +245,8 @@ def record_from_are_json(
     text: str | bytes, *, tag: str = "imported", reason: str = ""
 ) -> EpisodeRecord:
     """The record of an episode's ARE scenario JSON (as :meth:`EpisodeRecord.trace`
-    writes it, or a live run's ``export_episode``): its spec, events and status (a file
-    that does not say is complete); no models, calls or verdicts.
+    writes it, or a live run's ``export_episode``): its spec, events, status (a file
+    that does not say is complete) and verdicts; no models or agents' calls.
     :class:`~sotopia_are.simulation.data_handler.errors.ScenarioFormatError` for a file
     that is not such an export."""
     episode = import_episode(text)
@@ -254,6 +262,7 @@ def record_from_are_json(
         reason=reason,
         turns_played=len({event.event_time for event in episode.events}),
         events=tuple(convert_completed_event(event) for event in episode.events),
+        verdicts=tuple(Verdict.model_validate(v) for v in config.get(VERDICTS_KEY) or ()),
     )
 
 

@@ -3,8 +3,9 @@
 The result is what ``sotopia_are.social.export_episode`` writes for the live run (same
 bytes with the same ``annotation_date``), plus the stored status under
 ``metadata.runner_config`` (:data:`~sotopia_are.record.STATUS_KEY`), so an unfinished
-episode does not come back as a complete one. Any stored episode exports, even an
-incomplete one, and imports back (``sotopia_are.record.record_from_are_json``).
+episode does not come back as a complete one, and its verdicts
+(:data:`~sotopia_are.record.VERDICTS_KEY`) if it was rated. Any stored episode exports,
+even an incomplete one, and imports back (``sotopia_are.record.record_from_are_json``).
 """
 
 from __future__ import annotations

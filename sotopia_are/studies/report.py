@@ -279,13 +279,18 @@ class BenchmarkReport:
 def benchmark_rows(
     store: EpisodeStore, tag: str, *, judge_model: str | None = None
 ) -> list[BenchmarkRow]:
-    """One row per stored episode of benchmark ``tag`` (oldest first), scored by its latest
-    verdict (of ``judge_model``, if given). :class:`~sotopia_are.storage.RecordNotFoundError`
-    if no episode has ``tag``; ``ValueError`` naming an episode that is not a benchmark's."""
+    """One row per stored episode of benchmark ``tag``, scored by its latest verdict (of
+    ``judge_model``, if given), in an order of their own (model, partner, task, agent,
+    seed), so the report does not depend on when or where the episodes were stored.
+    :class:`~sotopia_are.storage.RecordNotFoundError` if no episode has ``tag``;
+    ``ValueError`` naming an episode that is not a benchmark's."""
     ids = store.episode_ids(tag=tag)
     if not ids:
         raise RecordNotFoundError(f"no episodes tagged {tag!r} in {store.location}")
-    return [row_of(store.load(pk), judge_model=judge_model) for pk in ids]
+    rows = [row_of(store.load(pk), judge_model=judge_model) for pk in ids]
+    return sorted(
+        rows, key=lambda r: (r.model, r.partner, r.task_id, r.agent, r.seed, r.episode_id)
+    )
 
 
 def benchmark_report(

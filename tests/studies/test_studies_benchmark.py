@@ -17,15 +17,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sotopia_are.llm import LLMConfig
-from sotopia_are.record import EpisodeRecord
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.record import EpisodeRecord, record_from_are_json
+from sotopia_are.storage import EpisodeStore, connect, import_episodes
 from sotopia_are.studies import (
     BenchmarkResult,
+    ExportFormat,
     ImportKind,
     TaskSet,
     benchmark,
     benchmark_report,
     bootstrap_ci,
+    export_text,
     import_file,
     load_results,
     read_task_set,
@@ -222,3 +224,32 @@ def test_the_bootstrap_interval_holds_the_mean_and_narrows_with_more_episodes(
         assert more_high - more_low < high - low
     else:
         assert more_low == more_high == low == high
+
+
+def test_the_judges_words_travel_with_the_episode_in_both_exports(
+    llm_server: LocalLLMServer, store: EpisodeStore, storage_data_dir: str
+) -> None:
+    llm_server.rule = play_rule
+    run(store, llm_server)
+    llm_server.rule = never_rates
+    benchmark(
+        tasks(), MODELS[:1], PARTNER, tag="unrated", judge_model=JUDGE, store=store,
+        max_turns=2, config=LLMConfig(api_base=llm_server.url), workers=1,
+    )  # fmt: skip
+    report = benchmark_report(store, "bench")
+    ids = store.episode_ids()
+    jsonl = export_text(store, ids, ExportFormat.jsonl)
+    traces = {pk: export_text(store, [pk], ExportFormat.are) for pk in ids}
+    kept = {pk: store.load(pk).verdicts for pk in ids}
+    store.client.flushdb()
+    # JSONL: the whole record, so the report is rebuilt from it alone.
+    import_episodes(store, jsonl.splitlines())
+    assert benchmark_report(store, "bench") == report
+    for pk, text in traces.items():
+        verdicts = record_from_are_json(text).verdicts
+        assert verdicts == kept[pk] and verdicts
+        evaluation = verdicts[-1].evaluation
+        if verdicts[-1].rated:
+            assert all(d.reasonings for r in evaluation.ratings for d in r.dimensions.values())
+        else:
+            assert evaluation.failures and evaluation.failures[0].raw_outputs
