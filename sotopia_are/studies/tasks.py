@@ -26,6 +26,7 @@ from sotopia_are.storage import (
     AgentProfile,
     EnvironmentProfile,
     EpisodeStore,
+    RecordNotFoundError,
     RelationshipProfile,
     RelationshipType,
 )
@@ -57,8 +58,14 @@ class Task:
         """The episode spec of this task from ``store``'s profiles, with the task's id.
         :class:`~sotopia_are.storage.RecordNotFoundError` for a profile it lacks;
         ``ValueError`` if the environment has not one goal per agent."""
-        environment = store.get(EnvironmentProfile, self.env_id)
-        agents = [store.get(AgentProfile, pk) for pk in self.agent_ids]
+        try:
+            environment = store.get(EnvironmentProfile, self.env_id)
+            agents = [store.get(AgentProfile, pk) for pk in self.agent_ids]
+        except RecordNotFoundError as error:
+            raise RecordNotFoundError(
+                f"task {self.task_id}: {error}; import its profiles first "
+                "(sotopia-are import FILE --kind agents|environments)"
+            ) from None
         return spec_from_profiles(environment, agents, episode_id=self.task_id, max_turns=max_turns)
 
 

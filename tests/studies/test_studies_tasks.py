@@ -84,7 +84,7 @@ def test_a_task_set_file_round_trips_and_bad_lines_are_named(tmp_path: Path) -> 
 
 def test_a_task_whose_profile_is_missing_says_which(store: EpisodeStore) -> None:
     missing = TaskSet("t", (Task("t1", "no-such-env", ("a", "b")),))
-    with pytest.raises(RecordNotFoundError, match="no-such-env"):
+    with pytest.raises(RecordNotFoundError, match=r"task t1: .*no-such-env.* import its profiles"):
         missing.specs(store)
 
 
