@@ -6,6 +6,7 @@ only a run that got to its end prints. Most of their time is importing litellm (
 benchmark does so in each of its three child processes), so they run side by side.
 """
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -27,8 +28,12 @@ EXAMPLE_LINES = {
     "scripted_replay.py": "ARE export:",
     "store_and_show.py": "ARE JSON from the store:",
     "three_agents_private.py": "the evaluator's transcript (omniscient)",
+    "training_data.py": "env episode 3: 4 turns",
 }
 """Each example and a line of its output near the end."""
+
+NEEDS_RL = {"training_data.py"}
+"""Examples that need the rl extra (the dev extra installs it)."""
 
 BENCHMARK = ("benchmarks/episodes.py", "--episodes", "2", "--turns", "2", "--latency", "0")
 
@@ -95,6 +100,8 @@ def test_every_example_is_smoke_tested() -> None:
 
 @pytest.mark.parametrize("name", sorted(EXAMPLE_LINES))
 def test_example_runs_to_its_end(runs: dict[str, Run], name: str) -> None:
+    if name in NEEDS_RL and importlib.util.find_spec("pettingzoo") is None:
+        pytest.skip("the rl extra is not installed: pip install -e '.[rl]'")
     run = runs[name]
     assert run.returncode == 0, run.stderr
     assert EXAMPLE_LINES[name] in run.stdout, run.stdout

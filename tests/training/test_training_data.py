@@ -46,7 +46,8 @@ async def played(
 
 
 def load(path: Path) -> datasets.Dataset:
-    return datasets.load_dataset("json", data_files=str(path), split="train")
+    cache = path.parent / "datasets-cache"  # not the user's ~/.cache
+    return datasets.load_dataset("json", data_files=str(path), split="train", cache_dir=str(cache))
 
 
 async def test_sft_examples_are_the_messages_sent_and_the_action_taken(
