@@ -88,8 +88,9 @@ class BenchmarkRow:
     ``agent``, ``partner`` as the others), how it went, the agent's scores (dimension →
     score, ``overall_score`` included; empty when not rated), the partners' mean
     overall score, the outcome for the model under test, the judge's failed samples,
-    warnings and answers accepted after normalising or asking again, and the episode's
-    usage (agents and judge)."""
+    warnings and answers accepted after normalising or asking again, the same of the
+    model under test's own calls with their tokens and cost, and the episode's tokens
+    and cost (agents and judge)."""
 
     episode_id: str
     task_id: str
@@ -107,8 +108,10 @@ class BenchmarkRow:
     judge_warnings: int
     judge_normalized: int
     judge_repaired: int
-    agent_normalized: int
-    agent_repaired: int
+    model_normalized: int
+    model_repaired: int
+    model_tokens: int
+    model_cost_usd: float | None
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
@@ -135,7 +138,8 @@ class ModelResult:
     """A model under test against one partner: episodes, rated ones, failed (not
     complete) and unrated (complete, no valid verdict) ones, wins/ties/losses, each
     dimension's :class:`DimensionStat`, the judge's failures, warnings and repairs, the
-    agents' repairs, and the usage of every call."""
+    model under test's own repairs, tokens and cost, and the tokens and cost of every
+    call (both sides and the judge)."""
 
     model: str
     partner: str
@@ -151,8 +155,10 @@ class ModelResult:
     judge_warnings: int
     judge_normalized: int
     judge_repaired: int
-    agent_normalized: int
-    agent_repaired: int
+    model_normalized: int
+    model_repaired: int
+    model_tokens: int
+    model_cost_usd: float | None
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
@@ -200,8 +206,8 @@ class BenchmarkReport:
     def counts_table(self) -> tuple[list[str], list[list[str]]]:
         """A table of the counts, laid out as :meth:`dimension_table`: episodes rated of
         played, wins/ties/losses against the partner, the judge's failed samples, warnings
-        and answers fixed (normalised or asked again), the agents' fixed answers, tokens
-        and cost."""
+        and answers fixed (normalised or asked again), the model under test's fixed
+        answers, tokens and cost, and the tokens and cost of all calls."""
         header = ["", *(f"{r.model} vs {r.partner}" for r in self.results)]
         counts: dict[str, Callable[[ModelResult], str]] = {
             "rated / episodes": lambda r: f"{r.rated}/{r.episodes}",
@@ -209,9 +215,11 @@ class BenchmarkReport:
             "judge failed samples": lambda r: str(r.judge_failures),
             "judge warnings": lambda r: str(r.judge_warnings),
             "judge answers fixed": lambda r: str(r.judge_normalized + r.judge_repaired),
-            "agent answers fixed": lambda r: str(r.agent_normalized + r.agent_repaired),
-            "tokens": lambda r: str(r.prompt_tokens + r.completion_tokens),
-            "cost": lambda r: "unknown" if r.cost_usd is None else f"${r.cost_usd:.4f}",
+            "model answers fixed": lambda r: str(r.model_normalized + r.model_repaired),
+            "model tokens": lambda r: str(r.model_tokens),
+            "model cost": lambda r: _cost_text(r.model_cost_usd),
+            "all tokens": lambda r: str(r.prompt_tokens + r.completion_tokens),
+            "all cost": lambda r: _cost_text(r.cost_usd),
         }
         rows = [[name, *(cell(r) for r in self.results)] for name, cell in counts.items()]
         return header, rows
@@ -237,8 +245,8 @@ class BenchmarkReport:
         counts = [
             "episodes", "rated", "failed", "unrated", "wins", "ties", "losses",
             "judge_failures", "judge_warnings", "judge_normalized", "judge_repaired",
-            "agent_normalized", "agent_repaired", "prompt_tokens", "completion_tokens",
-            "cost_usd",
+            "model_normalized", "model_repaired", "model_tokens", "model_cost_usd",
+            "prompt_tokens", "completion_tokens", "cost_usd",
         ]  # fmt: skip
         writer.writerow(["model", "partner", "dimension", "mean", "low", "high", "n", *counts])
         for result in self.results:
@@ -321,7 +329,8 @@ def row_of(record: EpisodeRecord, *, judge_model: str | None = None) -> Benchmar
     theirs = [scores[name][OVERALL] for name in others if name in scores]
     partner_overall = statistics.fmean(theirs) if theirs else None
     judged = Usage.of(call for v in record.verdicts for call in v.evaluation.calls)
-    played = Usage.of(record.calls)
+    # The model under test's own calls: its agent's (scoped "<episode id>/<agent>").
+    played = Usage.of(c for c in record.calls if c.scope == f"{record.episode_id}/{agent}")
     usage = record.usage
     return BenchmarkRow(
         episode_id=record.episode_id,
@@ -340,8 +349,10 @@ def row_of(record: EpisodeRecord, *, judge_model: str | None = None) -> Benchmar
         judge_warnings=sum(len(v.evaluation.warnings) for v in record.verdicts),
         judge_normalized=judged.normalized_calls,
         judge_repaired=judged.repaired_calls,
-        agent_normalized=played.normalized_calls,
-        agent_repaired=played.repaired_calls,
+        model_normalized=played.normalized_calls,
+        model_repaired=played.repaired_calls,
+        model_tokens=played.total_tokens,
+        model_cost_usd=played.cost_usd,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
         cost_usd=usage.cost_usd,
@@ -390,7 +401,6 @@ def _result(
             values, seed=f"{seed}|{model}|{partner}|{name}", resamples=resamples
         )
         dimensions[name] = DimensionStat(statistics.fmean(values), low, high, len(values))
-    priced = [row.cost_usd for row in rows if row.cost_usd is not None]
     outcomes = [row.outcome for row in rows]
     return ModelResult(
         model=model,
@@ -407,11 +417,13 @@ def _result(
         judge_warnings=sum(row.judge_warnings for row in rows),
         judge_normalized=sum(row.judge_normalized for row in rows),
         judge_repaired=sum(row.judge_repaired for row in rows),
-        agent_normalized=sum(row.agent_normalized for row in rows),
-        agent_repaired=sum(row.agent_repaired for row in rows),
+        model_normalized=sum(row.model_normalized for row in rows),
+        model_repaired=sum(row.model_repaired for row in rows),
+        model_tokens=sum(row.model_tokens for row in rows),
+        model_cost_usd=_known_sum(row.model_cost_usd for row in rows),
         prompt_tokens=sum(row.prompt_tokens for row in rows),
         completion_tokens=sum(row.completion_tokens for row in rows),
-        cost_usd=math.fsum(priced) if priced else None,
+        cost_usd=_known_sum(row.cost_usd for row in rows),
     )
 
 
@@ -449,6 +461,16 @@ def _stat_text(stat: DimensionStat | None) -> str:
     if stat is None:
         return "-"
     return f"{stat.mean:.2f} [{stat.low:.2f}, {stat.high:.2f}]"
+
+
+def _known_sum(costs: Iterable[float | None]) -> float | None:
+    """The sum of the known costs; None when none is known."""
+    known = [cost for cost in costs if cost is not None]
+    return math.fsum(known) if known else None
+
+
+def _cost_text(cost: float | None) -> str:
+    return "unknown" if cost is None else f"${cost:.4f}"
 
 
 def _csv_value(value: object) -> object:

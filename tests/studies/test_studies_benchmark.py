@@ -128,6 +128,11 @@ def test_the_report_is_what_the_stored_records_say(
         assert result.wins + result.losses > 0  # the stand-in's judge tells agents apart
         assert result.prompt_tokens == sum(r.usage.prompt_tokens for r in mine) > 0
         assert result.completion_tokens == sum(r.usage.completion_tokens for r in mine)
+        own = [
+            c for r in mine for c in r.calls if c.scope == f"{r.episode_id}/{agent_under_test(r)}"
+        ]
+        assert result.model_tokens == sum(c.prompt_tokens + c.completion_tokens for c in own) > 0
+        assert len(own) == sum(1 for r in mine for c in r.calls if c.model == result.model)
         assert result.judge_failures == result.judge_repaired == result.failed == 0
     assert report.matrix() == {
         r.model: {PARTNER: r.dimensions["overall_score"].mean} for r in report.results
