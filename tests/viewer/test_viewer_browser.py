@@ -22,10 +22,11 @@ from sotopia_are.viewer import ViewerServer, static_page
 CHROMIUM = os.environ.get("SOTOPIA_ARE_CHROMIUM") or shutil.which("chromium")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(seeded: Seeded) -> Iterator[Browser]:
-    """Chromium, launched after the store is seeded: Playwright's driver keeps an event
-    loop running on this thread, where the seeding's asyncio.run could not start one."""
+    """Chromium, launched after the store is seeded and stopped with this module:
+    while Playwright's driver runs, its event loop is the running one on this thread,
+    where asyncio.run (seeding, other modules' episodes) could not start another."""
     if CHROMIUM is None:
         message = "no chromium to test the viewer in: apt-get install chromium"
         if os.environ.get("CI"):
