@@ -3,6 +3,8 @@ beside an LLM agent, rated and stored like any other; actions in every form the 
 refused actions that play nothing, abandoned episodes left incomplete, asyncio use."""
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -191,3 +193,66 @@ def test_weights_must_name_what_the_judge_scores(llm_server: LocalLLMServer) -> 
         ParallelSocialEnv(bakery(), judge=judge, reward_weights={"charm": 1.0})
     with pytest.raises(ValueError, match="not participants"):
         ParallelSocialEnv(bakery(), others={"Nobody": lambda spec: None})  # type: ignore[arg-type,return-value]
+
+
+class Broken:
+    """An agent whose model is down: it raises when asked to act."""
+
+    name = "Teo Alvarez"
+
+    async def act(self, turn: AgentTurn) -> AgentAction:
+        raise ConnectionError("the model server is down")
+
+    def call_records(self) -> list[Any]:
+        return []
+
+
+def test_an_other_agent_that_fails_ends_the_episode_as_failed_unrated(
+    llm_server: LocalLLMServer, store: EpisodeStore
+) -> None:
+    llm_server.rule = schema_rule
+    judge = sa.LLMJudge("openai/judge", config=sa.LLMConfig(api_base=llm_server.url))
+    env = ParallelSocialEnv(
+        bakery(), others={"Teo Alvarez": lambda spec: Broken()}, judge=judge, store=store
+    )
+    env.reset(options={"episode_id": "broken"})
+    _, rewards, terminations, truncations, infos = env.step({"Mara Quinn": speak("Hello?")})
+    assert terminations == {"Mara Quinn": True} and truncations == {"Mara Quinn": False}
+    assert rewards == {"Mara Quinn": 0.0} and infos["Mara Quinn"]["rated"] is False
+    assert infos["Mara Quinn"]["status"] == "failed"
+    assert "ConnectionError" in infos["Mara Quinn"]["reason"]
+    stored = store.load("broken")
+    assert stored.status is sa.EpisodeStatus.FAILED and stored.failed_agent == "Teo Alvarez"
+    assert not stored.verdicts and not llm_server.requests  # a failed episode is not rated
+    env.close()
+
+
+def test_the_seed_fixes_a_random_turn_order(llm_server: LocalLLMServer) -> None:
+    def play(seed: int) -> list[str]:
+        env = ParallelSocialEnv(bakery(turns=8, turn_policy="random"))
+        _, infos = env.reset(seed=seed)
+        while env.agents:
+            actor = next(name for name in env.agents if infos[name]["turn"] is not None)
+            _, _, _, _, infos = env.step({actor: speak(f"{actor} here")})
+        env.close()
+        assert env.record is not None and env.record.spec.seed == seed
+        return [name for name, _ in env.record.actions()]
+
+    orders = {seed: play(seed) for seed in (1, 2, 3)}
+    assert play(1) == orders[1]
+    assert len({tuple(order) for order in orders.values()}) > 1
+
+
+def test_the_training_data_needs_no_rl_extra() -> None:
+    code = (
+        "import sys; sys.modules['pettingzoo'] = None; sys.modules['gymnasium'] = None\n"
+        "import sotopia_are.training as training\n"
+        "from sotopia_are.cli import app\n"
+        "assert callable(training.export_sft)\n"
+        "try:\n"
+        "    training.ParallelSocialEnv\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "needs the 'rl' extra: pip install 'sotopia-are[rl]'" in done.stdout
