@@ -40,13 +40,13 @@ from .options import (
     with_store,
 )
 
-__all__ = ["batch"]
+__all__ = ["BatchReporter", "batch"]
 
 LOG_EVERY_S = 10.0
 """Not on a terminal, a progress line at least this often (and every tenth of the batch)."""
 
 
-class _Report:
+class BatchReporter:
     """Progress as it reads where the output goes: a live bar on a terminal, else one
     plain line every tenth of the batch or :data:`LOG_EVERY_S` (a job log, ``nohup``)."""
 
@@ -57,7 +57,7 @@ class _Report:
         self.logged_at = time.monotonic()
         self.logged_finished = 0
 
-    def __enter__(self) -> _Report:
+    def __enter__(self) -> BatchReporter:
         if console.is_terminal:
             self.bar = Progress(
                 TextColumn("episodes"),
@@ -180,7 +180,7 @@ def batch(
     chosen = models.agent_models(everyone)
     judge_model = models.judge_name() if evaluate else None
     tag = tag or specs_path.stem
-    with where.open() as store, cli_errors(), _Report(tag) as report:
+    with where.open() as store, cli_errors(), BatchReporter(tag) as report:
         try:
             result = _batch_on(cluster)(
                 specs,

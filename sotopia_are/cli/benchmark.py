@@ -24,7 +24,7 @@ from sotopia_are.studies import (
 )
 from sotopia_are.studies import benchmark as run_benchmark
 
-from .batch import _Report as Progress
+from .batch import BatchReporter
 from .common import INTERRUPTED_EXIT, cli_errors, console, fail, printable
 from .options import (
     MaxTurnsOption,
@@ -148,7 +148,7 @@ def benchmark(
         fail("name the models under test (--model MODEL) and the partner (--partner MODEL)")
     if not models.judge_model:
         fail("no model for the judge: pass --judge-model MODEL")
-    with where.open() as store, cli_errors(), Progress(tag) as progress:
+    with where.open() as store, cli_errors(), BatchReporter(tag) as progress:
         tasks = select_tasks(
             store, path=tasks_file, count=sample, seed=sample_seed, related=related
         )
