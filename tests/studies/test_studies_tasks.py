@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sotopia_are.storage import (
     AgentProfile,
@@ -145,6 +147,22 @@ def test_related_sampling_pairs_characters_as_the_scenario_asks(store: EpisodeSt
     assert {(t.env_id, t.agent_ids) for t in few.tasks} <= possible
     with pytest.raises(ValueError, match=f"allow {len(possible)} tasks with characters related"):
         sample_tasks(store, len(possible) + 1, related=True)
+
+
+# The store is only read: one per test function is enough.
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(seed=st.integers(0, 2**32), count=st.integers(1, 76), related=st.booleans())
+def test_any_seed_draws_distinct_tasks_and_the_same_ones_again(
+    store: EpisodeStore, seed: int, count: int, related: bool
+) -> None:
+    drawn = sample_tasks(store, count, seed=seed, related=related)
+    assert drawn == sample_tasks(store, count, seed=seed, related=related)
+    pairs = {(t.env_id, t.agent_ids) for t in drawn.tasks}
+    assert len(pairs) == len({t.task_id for t in drawn.tasks}) == count
+    if related:
+        assert pairs <= expected_related()
 
 
 def test_three_agent_tasks_need_every_two_characters_related(store: EpisodeStore) -> None:
