@@ -11,6 +11,7 @@ from .agreement import (
     HumanRatings,
     LabelledEpisode,
     agreement,
+    labelled_scripts,
     read_human_ratings,
     stored_agreement,
 )
@@ -113,6 +114,7 @@ __all__ = [
     "export_text",
     "import_file",
     "judge_verdicts",
+    "labelled_scripts",
     "load_results",
     "load_scenario",
     "mark_stopped",

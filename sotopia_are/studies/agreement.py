@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sotopia_are.messages import ScriptBackground
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.storage import EpisodeStore, RecordNotFoundError
 
@@ -38,6 +39,7 @@ __all__ = [
     "HumanRatings",
     "LabelledEpisode",
     "agreement",
+    "labelled_scripts",
     "read_human_ratings",
     "stored_agreement",
 ]
@@ -257,6 +259,65 @@ def _episode(
     return LabelledEpisode(
         episode_id, tuple(dict.fromkeys(aliases)), agents, scores, len(rows), source
     )
+
+
+def labelled_scripts(path: Path) -> dict[str, tuple[str, ScriptBackground]]:
+    """The conversations SOTOPIA-π's human-evaluation CSV holds (its ``data`` column), to
+    be rated like any script: per episode pk, the script (``Turn #N`` then the rendered
+    action) and its context (scenario, each agent's background and goal).
+    :class:`AgreementError` naming the line for a row without them."""
+    try:
+        reader = csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline=""))
+        scripts: dict[str, tuple[str, ScriptBackground]] = {}
+        for row in reader:
+            pk = str(row.get("pk") or "").strip()
+            if pk and pk not in scripts:
+                scripts[pk] = _script_of(row.get("data") or "", f"{path}: line {reader.line_num}")
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise AgreementError(f"{path}: cannot read it: {error}") from None
+    return scripts
+
+
+def _script_of(data: str, where: str) -> tuple[str, ScriptBackground]:
+    try:
+        episode = json.loads(data)
+        names = [str(name) for name in episode["names"]]
+        info = episode["personal_info"]
+        background = ScriptBackground(
+            scenario=str(episode["scenario"]),
+            agent_names=names,
+            agent_backgrounds=[_background(info[name]) for name in names],
+            agent_goals=[str(episode["social_goal"][name]) for name in names],
+        )
+        turns = [
+            f"Turn #{number}\n{_action(str(turn['speaker']), str(turn['dialogue']))}"
+            for number, turn in enumerate(episode["parsed_conversation"], 1)
+        ]
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        raise AgreementError(
+            f"{where}: no conversation with its context in data: {error}"
+        ) from None
+    return "\n".join(turns) + "\n", background
+
+
+def _background(person: Mapping[str, Any]) -> str:
+    """Sotopia's rendering of a character (``ScriptBackground`` of a profile)."""
+    name = person["name"]
+    return (
+        f"{name} is a {person['age']}-year-old {person['profession']}. "
+        f"{person['pronouns']} pronouns. {person['interests']} Personality and values "
+        f"description: {person['personality']} {name.split()[0]}'s secrets: {person['secrets']}"
+    )
+
+
+def _action(speaker: str, dialogue: str) -> str:
+    """A turn as a script line: other actions come rendered (``Name [action] …``, ``Name
+    left the conversation.``), speech quoted (``"…"``) or, once in a while, bare."""
+    text = dialogue.strip()
+    if text.startswith(speaker):
+        return text.removesuffix(".") if text.endswith("left the conversation.") else text
+    quoted = text if text.startswith('"') else f'"{text}"'
+    return f"{speaker} said: {quoted}"
 
 
 # -- the comparison ------------------------------------------------------------------------
