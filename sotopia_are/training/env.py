@@ -322,11 +322,11 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         episode = self._live_episode()
         chosen = self._read_actions(episode, actions)
         rewards = dict.fromkeys(self.agents, 0.0)
+        if self.turn_reward is not None:  # before playing anything: the hook may raise
+            for name, action in chosen.items():
+                rewards[name] += float(self.turn_reward(name, episode.requests[name].turn, action))
         for name, action in chosen.items():
-            request = episode.requests.pop(name)
-            if self.turn_reward is not None:
-                rewards[name] += float(self.turn_reward(name, request.turn, action))
-            request.answer.set_result(action)
+            episode.requests.pop(name).answer.set_result(action)
         await episode.until_asked_or_over()
         live = list(self.agents)
         observations = self._observations()
