@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
+from sotopia_are.llm import LLMConfig
 from sotopia_are.social import EpisodeSpec
 from sotopia_are.storage import REDIS_URL_ENV, EpisodeStore, connect
 from sotopia_are.studies import BatchError, BatchResult, batch
@@ -60,9 +61,11 @@ def ray_batch(
     """:func:`~sotopia_are.studies.batch` (``options`` are its keywords) with the workers on
     the Ray cluster at ``address`` (``ray://HOST:PORT`` through its client server, or the
     head's ``HOST:PORT`` from a node of the cluster), ``workers`` actors (default: the
-    cluster's CPUs). ``store`` (default: :func:`~sotopia_are.storage.connect`) must be a
-    Redis server every node reaches. :class:`ClusterError` for the embedded store, without
-    Ray installed, or for an unreachable cluster."""
+    live nodes' CPUs; an actor no node can place waits for one to join). ``store``
+    (default: :func:`~sotopia_are.storage.connect`) must be a Redis server every node
+    reaches. ``config.max_concurrency``, if set, bounds each endpoint's requests in flight
+    across the whole cluster. :class:`ClusterError` for the embedded store, without Ray
+    installed, or for an unreachable cluster."""
     owned = store is None
     used = store if store is not None else connect()
     try:
@@ -72,10 +75,11 @@ def ray_batch(
         try:
             from .executor import RayExecutor
 
-            count = workers or max(int(ray.cluster_resources().get("CPU", 1)), 1)
-            return batch(
-                specs, models, store=used, workers=count, executor=RayExecutor(), **options
-            )
+            count = workers or _live_cpus(ray)
+            # The user's bound, not the per-worker one the batch may put in its jobs.
+            config: LLMConfig | None = options.get("config")
+            executor = RayExecutor(config.max_concurrency if config is not None else None)
+            return batch(specs, models, store=used, workers=count, executor=executor, **options)
         finally:
             if connected_here:
                 ray.shutdown()
@@ -92,6 +96,12 @@ def _import_ray() -> ModuleType:
             f"running a batch on a Ray cluster needs Ray, which is not installed ({error}). "
             f"Fix: {INSTALL_HINT}"
         ) from None
+
+
+def _live_cpus(ray: ModuleType) -> int:
+    """The CPUs of the cluster's live nodes (a lost node's would get actors never placed)."""
+    cpus = sum(node["Resources"].get("CPU", 0) for node in ray.nodes() if node["Alive"])
+    return max(int(cpus), 1)
 
 
 def _connect(ray: ModuleType, address: str) -> bool:

@@ -3,10 +3,10 @@
 Imported only by :func:`~sotopia_are.cluster.ray_batch` (it imports Ray). Each job runs in
 an actor (one CPU of some node) exactly as a local worker process runs it — its own thread,
 event loop, LLM session and store connection — with every request also holding a slot of
-the endpoint's limit in Redis (:class:`~sotopia_are.cluster.limiter.RedisLimiter`), so a set
-``LLMConfig.max_concurrency`` bounds each endpoint across the cluster. Actors are never
-restarted: a job lost with its node leaves its episodes to a resume, which Ray's own retry
-could not know to skip.
+the endpoint's limit in Redis (:class:`~sotopia_are.cluster.limiter.RedisLimiter`): the
+batch's ``LLMConfig.max_concurrency``, when set, bounds each endpoint across the cluster.
+Actors are never restarted: a job lost with its node leaves its episodes to a resume,
+which Ray's own retry could not know to skip.
 """
 
 from __future__ import annotations
@@ -44,9 +44,10 @@ _Poll = tuple[list[_Report], bool]
 class _Worker:
     """Runs one job in a thread of its own from the start; :meth:`poll` hands its reports over."""
 
-    def __init__(self, job: _WorkerJob) -> None:
+    def __init__(self, job: _WorkerJob, limit: int | None) -> None:
         self._reports: queue.Queue[_Report] = queue.Queue()
-        self._thread = threading.Thread(target=_play, args=(job, self._reports.put), daemon=True)
+        run = (job, limit, self._reports.put)
+        self._thread = threading.Thread(target=_play, args=run, daemon=True)
         self._thread.start()
 
     def poll(self, wait_s: float) -> _Poll:
@@ -60,13 +61,13 @@ class _Worker:
         return reports, not self._thread.is_alive() and self._reports.empty()
 
 
-def _play(job: _WorkerJob, report: Callable[[_Report], None]) -> None:
-    """Run ``job`` with the endpoint limit shared through the store (if one is set).
+def _play(job: _WorkerJob, limit: int | None, report: Callable[[_Report], None]) -> None:
+    """Run ``job`` with each endpoint's ``limit`` shared through the store (None: none).
 
     A function of the module, not of :class:`_Worker`: Ray ships the actor class by value,
     and this reaches the process-wide registry, which cannot be pickled.
     """
-    limit, url = job.config.max_concurrency, job.store_url
+    url = job.store_url
     limiter = None if limit is None or url is None else RedisLimiter(url, limit)
     CONCURRENCY.shared = limiter  # an actor's process runs this one job
     try:
@@ -79,7 +80,11 @@ def _play(job: _WorkerJob, report: Callable[[_Report], None]) -> None:
 
 class RayExecutor:
     """Runs worker jobs as actors on the Ray cluster this process is connected to (an
-    :class:`~sotopia_are.studies.batch.Executor`)."""
+    :class:`~sotopia_are.studies.batch.Executor`), each endpoint bounded to ``limit``
+    requests in flight in all of them (None: each process keeps its own bound only)."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
 
     def __call__(
         self,
@@ -89,7 +94,7 @@ class RayExecutor:
         *,
         judged: bool,
     ) -> None:
-        actors = [_Worker.remote(job) for job in jobs]  # type: ignore[attr-defined]
+        actors = [_Worker.remote(job, self.limit) for job in jobs]  # type: ignore[attr-defined]
         waiting = {
             item.spec.episode_id: index for index, job in enumerate(jobs) for item in job.episodes
         }

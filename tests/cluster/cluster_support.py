@@ -100,12 +100,14 @@ class RayCluster:
         return self._start(f"--address={self.address}")
 
     def wait_for_cpus(self, cpus: int, timeout_s: float = 90.0) -> None:
-        """Until the cluster counts ``cpus`` CPUs (every node joined)."""
+        """Until the cluster's live nodes have ``cpus`` CPUs (every node joined, or a
+        killed one is known to be gone)."""
         probe = (
             "import sys, time, ray\n"
             f"ray.init(address={self.address!r}, logging_level='ERROR')\n"
             f"deadline = time.monotonic() + {timeout_s}\n"
-            f"while ray.cluster_resources().get('CPU', 0) < {cpus}:\n"
+            "live = lambda: sum(n['Resources'].get('CPU', 0) for n in ray.nodes() if n['Alive'])\n"
+            f"while live() != {cpus}:\n"
             "    if time.monotonic() > deadline: sys.exit(1)\n"
             "    time.sleep(0.2)\n"
         )

@@ -119,7 +119,7 @@ def test_a_node_killed_mid_batch_loses_nothing_complete_and_resume_finishes(
 ) -> None:  # fmt: skip
     llm_server.rule, llm_server.latency = schema_rule, 0.1
     specs = tmp_path / "specs.jsonl"
-    specs.write_text("\n".join(spec(f"k{n}", 8).model_dump_json() for n in range(10)) + "\n")
+    specs.write_text("\n".join(spec(f"k{n}", 8).model_dump_json() for n in range(16)) + "\n")
     driver = cli_batch(cluster, redis_url, llm_server, specs)
     try:
         wait_for_complete(store, 2)
@@ -133,10 +133,11 @@ def test_a_node_killed_mid_batch_loses_nothing_complete_and_resume_finishes(
     statuses = {store.load(i).status for i in store.episode_ids(tag="k")}
     assert sa.EpisodeStatus.RUNNING not in statuses and sa.EpisodeStatus.INCOMPLETE in statuses
 
+    cluster.wait_for_cpus(1)  # the head alone, as the resume finds it
     resumed = cli_batch(cluster, redis_url, llm_server, specs, "--resume")
     output, _ = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, output
-    assert len(store.completed_episode_ids("k")) == 10
+    assert len(store.completed_episode_ids("k")) == 16
     # What was complete when the node died was skipped, not played again.
     assert all(store.load(i) == record for i, record in complete.items())
 
