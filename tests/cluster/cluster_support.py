@@ -5,6 +5,7 @@ without touching any other Ray on the machine."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -116,10 +117,16 @@ class RayCluster:
             raise RuntimeError(f"the Ray cluster did not reach {cpus} CPUs; see {self.logs}")
 
     def kill(self, node: subprocess.Popen[bytes]) -> None:
-        """SIGKILL a node's whole process group: its raylet goes, its workers follow."""
-        if node.poll() is None:
-            os.killpg(node.pid, signal.SIGKILL)
-            node.wait()
+        """SIGKILL everything of a node at once, as when its machine dies: its process
+        group and every descendant (Ray's workers start sessions of their own)."""
+        if node.poll() is not None:
+            return
+        doomed = _descendants(node.pid)
+        os.killpg(node.pid, signal.SIGKILL)
+        for pid in doomed:
+            with contextlib.suppress(ProcessLookupError):  # it died with its raylet
+                os.kill(pid, signal.SIGKILL)
+        node.wait()
 
     def stop(self) -> None:
         """Kill every node, the head last (a graceful ``ray stop`` takes half a minute);
@@ -136,6 +143,24 @@ class RayCluster:
         )  # fmt: skip
         self.nodes.append(node)
         return node
+
+
+def _descendants(root: int) -> list[int]:
+    """Every live process under ``root`` (from ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            # The command may hold spaces and parentheses: the fields follow the last ")".
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [root]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
 
 
 def spec(name: str, max_turns: int = 4) -> sa.EpisodeSpec:
