@@ -3,7 +3,8 @@ and what each episode costs the shared Redis and the driver.
 
 The same batch (E two-agent episodes x T turns, rated by the judge) runs on a head with
 one CPU, then again (new tag) after a second one-CPU node joins: one worker actor per node,
-as ``sotopia-are batch --cluster`` runs it. The store is Debian's ``redis-server``; the
+as ``sotopia-are batch --cluster`` runs it; last, as a local batch of two worker processes
+(no Ray) for comparison. The store is Debian's ``redis-server``; the
 model is the stand-in server (``python -m sotopia_are.testing --simple``, a separate process)
 answering after ``--latency`` seconds. ``LLMConfig.max_concurrency`` is set, so every
 request also takes and gives back a slot of the Redis limiter.
@@ -15,6 +16,43 @@ is printed next to the numbers: other work on the same cores skews them.
 
 Run: ``python benchmarks/cluster.py [--episodes 48] [--turns 6] [--latency 0.05]
 [--concurrency 32]`` (needs ``pip install 'sotopia-are[ray]'`` and ``redis-server``).
+
+Measured here (2026-11-25; two cores shared with other work; ray 2.60, redis-server 7.0),
+``--episodes 96 --turns 6``, 0.05 s latency, concurrency 32:
+
+==========================  ==========  =====================  ==================  =============
+run                         episodes/s  driver CPU ms/episode  Redis cmds/episode  load (1 min)
+==========================  ==========  =====================  ==================  =============
+1 node                      17.96       1.7                    132                 3.37
+2 nodes                     17.47       1.6                    132                 3.46
+2 nodes, no limiter         16.39       1.8                    83                  3.75
+local, 2 processes, no Ray  18.26       0.5                    83                  3.77
+==========================  ==========  =====================  ==================  =============
+
+(An earlier run at load 8: 18.4 on 1 node, 14.6 on 2.) A second node adds no speed on
+this machine: both "nodes" share its two cores with the stand-in server, Redis, the driver
+and other work, and the batch is CPU-bound at about 125 model calls/s whichever process
+makes them. What it shows is the cluster path's cost: the same episodes/s as the local
+pool, 1.2 ms more driver CPU per episode (Ray's calls and object transfers).
+
+Redis per episode of T turns (from the 2- and 6-turn runs): 47 + 6·T commands from the
+store (20 + 5·T of them writes: two stream entries, a hash field and a counter per turn;
+the rest index sets, the record and 3 MULTI/EXEC transactions), plus 2 round trips per
+model call for the limiter (take, release; a renewal every 5 s of a held slot), each
+take a Lua script of 5 commands inside Redis.
+
+A 10-node cluster, estimated from these numbers: episodes of 20 turns + a judge call
+cost ~170 store commands and ~42 limiter round trips. One Redis core serves some 50k
+simple commands/s, so Redis bounds a study at ~200 such episodes/s, ~4000 model calls/s;
+10 nodes on real models (say 64 requests in flight per node, ~1 s a call: 640 calls/s,
+~30 episodes/s) use ~15% of it. The driver (1.7 ms CPU per episode, one poll per actor a
+second) would keep up with ~500 episodes/s. What limits 10 nodes first is elsewhere:
+(1) the static split — each actor gets its share of the pending episodes at the start,
+so a slow node sets the batch's end and a lost node's share waits for ``--resume``;
+(2) the limiter's polling when an endpoint's limit is far below the episodes at once:
+each waiting request tries up to 4 times a second, so 2,500 waiters on a saturated
+endpoint make ~10k Lua calls/s, the first Redis hot spot; (3) a resume's plan reads every
+episode of the tag in the driver (O(N) hashes, seconds for 10^5 episodes).
 """
 
 from __future__ import annotations
@@ -59,8 +97,15 @@ def uptime() -> str:
 
 
 def run(
-    address: str, url: str, api_base: str, args: argparse.Namespace, tag: str, *, limited: bool
+    address: str | None,
+    url: str,
+    api_base: str,
+    args: argparse.Namespace,
+    tag: str,
+    *,
+    limited: bool,
 ) -> dict[str, float]:
+    """One batch: on the cluster at ``address``, or (None) local, in two processes."""
     specs = [spec(f"{tag}-{n}", args.turns) for n in range(args.episodes)]
     # Unset, each process keeps its own default bound and no limiter is used.
     limit = {"max_concurrency": args.concurrency} if limited else {}
@@ -69,10 +114,12 @@ def run(
     before = command_counts(client)
     cpu, wall = time.process_time(), time.perf_counter()
     with sa.connect(url) as store:
-        result = ray_batch(
-            specs, MODEL, address=address, tag=tag, store=store, judge_model=MODEL,
-            config=config, concurrency=args.concurrency,
-        )  # fmt: skip
+        options = dict(tag=tag, store=store, judge_model=MODEL, config=config)
+        result = (
+            sa.batch(specs, MODEL, **options, concurrency=args.concurrency, workers=2)
+            if address is None
+            else ray_batch(specs, MODEL, address=address, **options, concurrency=args.concurrency)
+        )
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     after = command_counts(client)
     delta = {name: after[name] - before.get(name, 0) for name in after}
@@ -132,6 +179,8 @@ def main() -> None:
         cluster.wait_for_cpus(2)
         rows.append(("2 nodes", go("two", limited=True), uptime()))
         rows.append(("2 nodes, no limiter", go("free", limited=False), uptime()))
+        local = run(None, server.url, api_base, args, "local", limited=False)
+        rows.append(("local, 2 processes, no Ray", local, uptime()))
     finally:
         ray.shutdown()
         cluster.stop()
@@ -152,7 +201,7 @@ def main() -> None:
             f"| {row['redis_writes_per_episode']:.0f} "
             f"| {load.split('load average:')[-1].strip()} |"
         )
-    for name, row, _ in rows[1:]:
+    for name, row, _ in rows[1:3]:
         print(f"Redis commands per episode, {name}:")
         detail = row["detail"]
         assert isinstance(detail, dict)
