@@ -41,18 +41,24 @@ the rest index sets, the record and 3 MULTI/EXEC transactions), plus 2 round tri
 model call for the limiter (take, release; a renewal every 5 s of a held slot), each
 take a Lua script of 5 commands inside Redis.
 
-A 10-node cluster, estimated from these numbers: episodes of 20 turns + a judge call
-cost ~170 store commands and ~42 limiter round trips. One Redis core serves some 50k
-simple commands/s, so Redis bounds a study at ~200 such episodes/s, ~4000 model calls/s;
-10 nodes on real models (say 64 requests in flight per node, ~1 s a call: 640 calls/s,
-~30 episodes/s) use ~15% of it. The driver (1.7 ms CPU per episode, one poll per actor a
-second) would keep up with ~500 episodes/s. What limits 10 nodes first is elsewhere:
-(1) the static split — each actor gets its share of the pending episodes at the start,
-so a slow node sets the batch's end and a lost node's share waits for ``--resume``;
-(2) the limiter's polling when an endpoint's limit is far below the episodes at once:
-each waiting request tries up to 4 times a second, so 2,500 waiters on a saturated
-endpoint make ~10k Lua calls/s, the first Redis hot spot; (3) a resume's plan reads every
-episode of the tag in the driver (O(N) hashes, seconds for 10^5 episodes).
+The same redis-server here (``redis-benchmark``, 20 clients, at load 3.3) serves ~150k
+SET/HSET/SADD/ZADD a second and ~88k limiter-like Lua takes (TIME, ZREMRANGEBYSCORE,
+ZCARD, ZADD, ZREM) a second, on one core.
+
+A 10-node cluster, estimated from these numbers: an episode of 20 turns + a judge call
+costs ~170 store commands and ~42 limiter round trips, ~210 in all. Counting ~100k mixed
+commands/s (transactions and whole-hash reads are dearer than SET), one Redis bounds a
+study at ~475 such episodes/s, ~10k model calls/s. 10 nodes on real models (say 64
+requests in flight per node, ~1 s a call: 640 calls/s, ~30 episodes/s) use ~6.5k
+commands/s, ~5% of it. The driver (1.7 ms CPU per episode, one poll per actor a second)
+keeps up with ~500 episodes/s. What limits 10 nodes first is elsewhere: (1) the static
+split: each actor gets its share of the pending episodes at the start, so the slowest
+node sets the batch's end and a lost node's share waits for ``--resume``; (2) the
+limiter's polling when an endpoint's limit is far below the episodes at once: each
+waiting request tries up to 4 times a second, so 2,500 waiters on a saturated endpoint
+make ~10k Lua calls/s (~11% of what Redis takes here), the first hot spot in Redis;
+(3) a resume's plan reads every episode of the tag in the driver (O(N) hashes: seconds
+for 10^5 episodes).
 """
 
 from __future__ import annotations
