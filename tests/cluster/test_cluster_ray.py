@@ -28,7 +28,7 @@ from sotopia_are.testing import LocalLLMServer, schema_rule
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("SOTOPIA_ARE_RAY_TESTS") != "1",
-    reason="starts a Ray cluster (~2 min): set SOTOPIA_ARE_RAY_TESTS=1",
+    reason="starts a Ray cluster (~70 s): set SOTOPIA_ARE_RAY_TESTS=1",
 )
 
 MODEL = "openai/test-model"
