@@ -1,7 +1,7 @@
 """A batch on a real local Ray cluster — a head and a second node, separate ``ray start``
 processes — with Debian's ``redis-server`` as the store and the stand-in LLM server:
-the same episodes, ids and records as a local batch, the endpoint limit held across the
-nodes, the driver's callbacks; a node or the driver killed mid-batch loses nothing complete
+the same episodes, ids and records as a local batch (through ``ray://``, the head's client
+server), the endpoint limit held across the nodes, the driver's callbacks; a node or the driver killed mid-batch loses nothing complete
 and a resume finishes the rest.
 
 Opt-in (about 70 s on two shared cores, 15 s of it starting the cluster):
@@ -73,8 +73,8 @@ def test_a_cluster_batch_stores_what_a_local_batch_stores(
     plans: list[sa.BatchPlan] = []
     outcomes: list[sa.EpisodeOutcome] = []
     progress: list[sa.BatchProgress] = []
-    result = ray_batch(
-        specs, MODEL, address=cluster.address, tag="same", store=store, judge_model=MODEL,
+    result = ray_batch(  # through the head's client server, as from another machine
+        specs, MODEL, address=cluster.client_address, tag="same", store=store, judge_model=MODEL,
         config=config, concurrency=8, on_plan=plans.append, on_outcome=outcomes.append,
         on_progress=progress.append,
     )  # fmt: skip
