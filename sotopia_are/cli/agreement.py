@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from sotopia_are.studies import AgreementReport, stored_agreement
 
-from .common import cli_errors, console, printable
+from .common import cli_errors, printable
 from .options import StoreOptions, with_store
 
 __all__ = ["agreement"]
@@ -42,20 +41,16 @@ def _print_table(report: AgreementReport) -> None:
         f"\njudge {printable(report.judge)}: {len(report.episodes)} episodes compared"
         + (f", {len(report.unrated)} labelled but not rated by it" if report.unrated else "")
     )
-    percent = f"{report.confidence:.0%}"
-    table = Table()
-    for column in ("dimension", "n", "pearson r", f"{percent} CI", "spearman rho", f"{percent} CI"):
-        table.add_column(column, justify="left" if column == "dimension" else "right")
+    # Plain fixed-width lines: a table that wraps at 80 columns splits its intervals.
+    width = max([len("dimension"), *(len(d.dimension) for d in report.dimensions)])
+    ci = f"{report.confidence:.0%} CI"
+    typer.echo(f"{'dimension':<{width}}   n  pearson r  {ci:<16}  spearman rho  {ci}")
     for d in report.dimensions:
-        table.add_row(
-            d.dimension,
-            str(d.n),
-            _number(d.pearson),
-            _interval(d.pearson_ci),
-            _number(d.spearman),
-            _interval(d.spearman_ci),
+        line = (
+            f"{d.dimension:<{width}} {d.n:>3}  {_number(d.pearson):>9}  "
+            f"{_interval(d.pearson_ci):<16}  {_number(d.spearman):>12}  {_interval(d.spearman_ci)}"
         )
-    console.print(table)
+        typer.echo(line.rstrip())
 
 
 _CSV_COLUMNS = (

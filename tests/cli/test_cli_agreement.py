@@ -11,7 +11,10 @@ from typing import Any
 
 from cli_support import EXAMPLES, MODEL, invoke
 
-from sotopia_are.evaluation import SOTOPIA_EVAL
+from sotopia_are.evaluation import SOTOPIA_EVAL, LLMJudge
+from sotopia_are.llm import LLMConfig, LLMSession
+from sotopia_are.storage import connect
+from sotopia_are.studies import rate_script, script_context, stored_agreement
 from sotopia_are.testing import LocalLLMServer
 
 DATA = Path(__file__).parents[1] / "data"
@@ -102,6 +105,9 @@ def test_agreement_of_a_panel_with_the_humans(redis_url: str, llm_server: LocalL
         # Every agent got the same believability from the judge: undefined, said so.
         assert by_dimension["believability"]["pearson"] is None
         assert by_dimension["believability"]["pearson_ci"] is None
+    # One judge only, by its model.
+    only = invoke("agreement", *LABELS, "--judge-model", "openai/judge-b", "--format", "json")
+    assert [r["judge"] for r in json.loads(only.stdout)] == [reports[1]["judge"]]
     # The same numbers as a table and as CSV.
     table = invoke("agreement", *LABELS, "--tag", "script", "--seed", "5")
     assert table.exit_code == 0, table.output
@@ -183,3 +189,31 @@ def test_a_script_rated_by_two_judges_keeps_both_verdicts(
     assert shown.exit_code == 0, shown.output
     assert "judge: openai/judge-a" in shown.stdout
     assert "judge: openai/judge-b" in shown.stdout
+
+
+def test_agreement_of_a_real_small_judge_from_its_recorded_answers(redis_url: str) -> None:
+    # Qwen2.5-Coder-1.5B rated five of the labelled transcripts once (tests/data/
+    # sotopia_human/README.md); its answers are replayed, the verdicts stored, and
+    # `agreement` reads them.
+    session = LLMSession.replaying(
+        DATA / "sotopia_human" / "judge-qwen15.jsonl",
+        LLMConfig(api_base="http://127.0.0.1:1/v1"),
+    )
+    judge = LLMJudge("openai/qwen15", SOTOPIA_EVAL, session=session)
+    with connect(redis_url) as store:
+        for label in LABELS:
+            if label.stem == "he_01HMN77RC0XRQS1A90B9DX75A8":
+                continue  # not in the recording: the judge looped on it
+            text = (TRANSCRIPTS / f"{label.stem}.txt").read_text(encoding="utf-8")
+            spec = script_context(text, episode_id=label.stem)
+            rate_script(text, judge, spec, episode_id=label.stem, store=store, tag="labelled")
+        expected = stored_agreement(store, LABELS, tag="labelled")
+    result = invoke("agreement", *LABELS, "--tag", "labelled", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [report.to_dict() for report in expected]
+    (report,) = json.loads(result.stdout)
+    assert report["judge"].startswith("openai/qwen15 | sotopia_eval | ")
+    assert [d["n"] for d in report["dimensions"]] == [10] * 7
+    table = invoke("agreement", *LABELS, "--tag", "labelled")
+    assert "judge openai/qwen15 | sotopia_eval" in table.stdout
+    assert "5 episodes compared, 1 labelled but not rated by it" in table.stdout
