@@ -1,8 +1,8 @@
 """A batch on a real local Ray cluster — a head and a second node, separate ``ray start``
 processes — with Debian's ``redis-server`` as the store and the stand-in LLM server:
 the same episodes, ids and records as a local batch (through ``ray://``, the head's client
-server), the endpoint limit held across the nodes, the driver's callbacks; a node or the driver killed mid-batch loses nothing complete
-and a resume finishes the rest.
+server), the endpoint limit held across the nodes, the driver's callbacks; a node or the
+driver killed mid-batch loses nothing complete and a resume finishes the rest.
 
 Opt-in (about 70 s on two shared cores, 15 s of it starting the cluster):
 ``SOTOPIA_ARE_RAY_TESTS=1 pytest tests/cluster/test_cluster_ray.py``.
