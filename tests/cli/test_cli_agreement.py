@@ -137,6 +137,7 @@ def test_one_episode_rated_by_two_judges_shows_their_mean_and_spread(
     )
     third = invoke(
         "evaluate", "he_01HNBEX1CAAMK0YQ7M1ZZ6BHS4", *judges(llm_server), "--replace",
+        "--samples", "2",
     )  # fmt: skip
     assert third.exit_code == 0, third.output
     assert "Panel of 2 judges: mean ± sd (judges)" in third.stdout
@@ -145,6 +146,11 @@ def test_one_episode_rated_by_two_judges_shows_their_mean_and_spread(
     assert "stored the verdict with he_01HNBEX1CAAMK0YQ7M1ZZ6BHS4 (2 verdicts in all)" in (
         third.stdout
     )
+    # K samples from each judge, kept in its own verdict.
+    with connect(redis_url) as store:
+        verdicts = store.load("he_01HNBEX1CAAMK0YQ7M1ZZ6BHS4").verdicts
+    goals = [v.evaluation.rating("Samuel Anderson").dimensions["goal"].scores for v in verdicts]
+    assert goals == [[7, 7], [2, 2]]
 
 
 def test_a_one_judge_command_refuses_two_judges(redis_url: str) -> None:
