@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import socket
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
@@ -27,6 +28,8 @@ from sotopia_are.studies.batch import ModelChoice
 __all__ = ["ClusterError", "cluster_store_url", "ray_batch"]
 
 INSTALL_HINT = "pip install 'sotopia-are[ray]'"
+
+_CONNECT_TIMEOUT_S = 5.0
 
 # Passed to the cluster's workers: what litellm and our own settings read at import.
 _FORWARDED_ENV = ("SOTOPIA_ARE_", "LITELLM_")
@@ -109,6 +112,7 @@ def _connect(ray: ModuleType, address: str) -> bool:
     connected here (and so disconnects when the batch ends)."""
     if ray.is_initialized():
         return False
+    _reachable(address)
     forwarded = {k: v for k, v in os.environ.items() if k.startswith(_FORWARDED_ENV)}
     try:
         ray.init(
@@ -118,9 +122,25 @@ def _connect(ray: ModuleType, address: str) -> bool:
             log_to_driver=False,
         )
     except (ConnectionError, RuntimeError, ValueError) as error:
-        raise ClusterError(
-            f"cannot reach the Ray cluster at {address}: {error}. Fix: start it "
-            "(ray start --head on one machine, ray start --address=HEAD:PORT on the others) "
-            "or correct the address (ray://HEAD:10001 through the client server)"
-        ) from None
+        raise _unreachable(address, error) from None
     return True
+
+
+def _reachable(address: str) -> None:
+    """Fail at once if nothing listens at ``address``'s host and port: Ray's own connect
+    waits a long time (for ever, at a head's address) before it gives up."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto", or a form Ray resolves itself
+    try:
+        socket.create_connection((host, int(port)), timeout=_CONNECT_TIMEOUT_S).close()
+    except OSError as error:
+        raise _unreachable(address, error) from None
+
+
+def _unreachable(address: str, error: Exception) -> ClusterError:
+    return ClusterError(
+        f"cannot reach the Ray cluster at {address}: {error}. Fix: start it "
+        "(ray start --head on one machine, ray start --address=HEAD:PORT on the others) "
+        "or correct the address (ray://HEAD:10001 through the client server)"
+    )

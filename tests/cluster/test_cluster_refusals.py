@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,3 +74,13 @@ def test_without_cluster_nothing_imports_ray() -> None:
     probe = "import sys, sotopia_are.cli, sotopia_are.cluster; print('ray' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_an_unreachable_cluster_is_a_quick_error_naming_the_fix(redis_url: str) -> None:
+    with connect(redis_url) as store:
+        for address in ("127.0.0.1:1", "ray://127.0.0.1:1"):
+            started = time.monotonic()
+            with pytest.raises(ClusterError, match=r"cannot reach the Ray cluster.*ray start"):
+                ray_batch([spec("b0")], "openai/m", address=address, tag="t", store=store)
+            assert time.monotonic() - started < 10
+        assert store.episode_ids(tag="t") == []
