@@ -114,16 +114,29 @@ def _connect(ray: ModuleType, address: str) -> bool:
         return False
     _reachable(address)
     forwarded = {k: v for k, v in os.environ.items() if k.startswith(_FORWARDED_ENV)}
+    failures = (ConnectionError, RuntimeError, ValueError)
     try:
-        ray.init(
-            address=address,
-            runtime_env={"env_vars": forwarded},
-            logging_level="WARNING",
-            log_to_driver=False,
-        )
-    except (ConnectionError, RuntimeError, ValueError) as error:
-        raise _unreachable(address, error) from None
+        _init(ray, address, forwarded)
+    except failures as error:
+        if not address.startswith("ray://"):
+            raise _unreachable(address, error) from None
+        # Ray's client server now and then fails to start a session's own server (about
+        # once in five connections here); a second try gets a new one.
+        ray.shutdown()
+        try:
+            _init(ray, address, forwarded)
+        except failures as again:
+            raise _unreachable(address, again) from None
     return True
+
+
+def _init(ray: ModuleType, address: str, env: dict[str, str]) -> None:
+    ray.init(
+        address=address,
+        runtime_env={"env_vars": env},
+        logging_level="WARNING",
+        log_to_driver=False,
+    )
 
 
 def _reachable(address: str) -> None:

@@ -100,7 +100,7 @@ def cli_batch(
     return subprocess.Popen(
         [sys.executable, "-m", "sotopia_are", "batch", str(specs), "--model", MODEL,
          "--api-base", llm.url, "--redis-url", redis_url, "--cluster", cluster.address,
-         "--tag", "k", "--no-evaluate", "-c", "4", *more],
+         "--tag", "k", "--no-evaluate", *more],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
 
@@ -119,8 +119,9 @@ def test_a_node_killed_mid_batch_loses_nothing_complete_and_resume_finishes(
 ) -> None:  # fmt: skip
     llm_server.rule, llm_server.latency = schema_rule, 0.1
     specs = tmp_path / "specs.jsonl"
-    specs.write_text("\n".join(spec(f"k{n}", 8).model_dump_json() for n in range(16)) + "\n")
-    driver = cli_batch(cluster, redis_url, llm_server, specs)
+    specs.write_text("\n".join(spec(f"k{n}", 4).model_dump_json() for n in range(24)) + "\n")
+    # One episode at a time on each node: chunks of CHUNK_WAVES episodes, six of them.
+    driver = cli_batch(cluster, redis_url, llm_server, specs, "-c", "2")
     try:
         wait_for_complete(store, 2)
         cluster.kill(cluster.nodes[1])
@@ -132,12 +133,16 @@ def test_a_node_killed_mid_batch_loses_nothing_complete_and_resume_finishes(
     assert "Ray worker was lost" in output
     statuses = {store.load(i).status for i in store.episode_ids(tag="k")}
     assert sa.EpisodeStatus.RUNNING not in statuses and sa.EpisodeStatus.INCOMPLETE in statuses
+    # The lost node took its chunk along; the head played the chunks left.
+    from sotopia_are.cluster.executor import CHUNK_WAVES  # it imports Ray
+
+    assert len(store.completed_episode_ids("k")) >= 24 - CHUNK_WAVES
 
     cluster.wait_for_cpus(1)  # the head alone, as the resume finds it
     resumed = cli_batch(cluster, redis_url, llm_server, specs, "--resume")
     output, _ = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, output
-    assert len(store.completed_episode_ids("k")) == 16
+    assert len(store.completed_episode_ids("k")) == 24
     # What was complete when the node died was skipped, not played again.
     assert all(store.load(i) == record for i, record in complete.items())
 
@@ -149,7 +154,7 @@ def test_a_driver_killed_mid_batch_loses_nothing_complete_and_resume_finishes(
     llm_server.rule, llm_server.latency = schema_rule, 0.1
     specs = tmp_path / "specs.jsonl"
     specs.write_text("\n".join(spec(f"d{n}", 8).model_dump_json() for n in range(6)) + "\n")
-    driver = cli_batch(cluster, redis_url, llm_server, specs)
+    driver = cli_batch(cluster, redis_url, llm_server, specs, "-c", "4")
     try:
         wait_for_complete(store, 1)
         driver.send_signal(signal.SIGKILL)  # Ray stops the dead driver's actors
