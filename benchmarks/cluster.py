@@ -18,22 +18,24 @@ Run: ``python benchmarks/cluster.py [--episodes 48] [--turns 6] [--latency 0.05]
 [--concurrency 32]`` (needs ``pip install 'sotopia-are[ray]'`` and ``redis-server``).
 
 Measured here (2026-11-25; two cores shared with other work; ray 2.60, redis-server 7.0),
-``--episodes 96 --turns 6``, 0.05 s latency, concurrency 32:
+``--episodes 256 --turns 6``, 0.05 s latency, concurrency 32:
 
 ==========================  ==========  =====================  ==================  =============
 run                         episodes/s  driver CPU ms/episode  Redis cmds/episode  load (1 min)
 ==========================  ==========  =====================  ==================  =============
-1 node                      17.96       1.7                    132                 3.37
-2 nodes                     17.47       1.6                    132                 3.46
-2 nodes, no limiter         16.39       1.8                    83                  3.75
-local, 2 processes, no Ray  18.26       0.5                    83                  3.77
+1 node                      31.2        1.3                    132                 2.25
+2 nodes                     35.7        1.3                    132                 2.27
+2 nodes, no limiter         44.3        1.3                    83                  2.17
+local, 2 processes, no Ray  58.3        0.3                    83                  2.07
 ==========================  ==========  =====================  ==================  =============
 
-(An earlier run at load 8: 18.4 on 1 node, 14.6 on 2.) A second node adds no speed on
-this machine: both "nodes" share its two cores with the stand-in server, Redis, the driver
-and other work, and the batch is CPU-bound at about 125 model calls/s whichever process
-makes them. What it shows is the cluster path's cost: the same episodes/s as the local
-pool, 1.2 ms more driver CPU per episode (Ray's calls and object transfers).
+With 96 episodes: 24.6 / 27.6 / 29.2 / 43.1 at load 2.8; at load 8 (other helpers busy):
+18.4 on 1 node, 14.6 on 2. Both "nodes" share this machine's two cores with the stand-in
+server, Redis, the driver and other work, so a second node adds little (+14%): the batch
+is CPU-bound. What the table shows is the cluster path's cost at a 50 ms model: Ray's own
+processes and actors (~25% below the local pool), 1 ms more driver CPU per episode, and
+the limiter's two Redis round trips per request (~20%; nothing next to a real model's
+second).
 
 Redis per episode of T turns (from the 2- and 6-turn runs): 47 + 6·T commands from the
 store (20 + 5·T of them writes: two stream entries, a hash field and a counter per turn;
@@ -51,9 +53,11 @@ commands/s (transactions and whole-hash reads are dearer than SET), one Redis bo
 study at ~475 such episodes/s, ~10k model calls/s. 10 nodes on real models (say 64
 requests in flight per node, ~1 s a call: 640 calls/s, ~30 episodes/s) use ~6.5k
 commands/s, ~5% of it. The driver (1.7 ms CPU per episode, one poll per actor a second)
-keeps up with ~500 episodes/s. What limits 10 nodes first is elsewhere: (1) the static
-split: each actor gets its share of the pending episodes at the start, so the slowest
-node sets the batch's end and a lost node's share waits for ``--resume``; (2) the
+keeps up with ~500 episodes/s. What limits 10 nodes first is elsewhere: (1) chunks:
+the actors take chunks of 4 waves of their concurrency as they free up, so each chunk's
+last wave leaves slots idle (up to ~1/8 of an actor's time with episodes of uneven
+length), actors are placed when the batch starts (a node that joins later is not used),
+and a lost node's chunk waits for ``--resume``; (2) the
 limiter's polling when an endpoint's limit is far below the episodes at once: each
 waiting request tries up to 4 times a second, so 2,500 waiters on a saturated endpoint
 make ~10k Lua calls/s (~11% of what Redis takes here), the first hot spot in Redis;
