@@ -141,8 +141,16 @@ def batch(
         ),
     ] = 3,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-c", min=1, help="Episodes at once, in all.")
-    ] = 16,
+        int | None,
+        typer.Option(
+            "--concurrency",
+            "-c",
+            min=1,
+            help="Episodes at once, in all (default: 128 per worker for a model at "
+            "--api-base, 16 per worker at a provider's endpoint).",
+            show_default=False,
+        ),
+    ] = None,
     workers: Annotated[
         int | None,
         typer.Option(

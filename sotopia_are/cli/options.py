@@ -26,11 +26,13 @@ from sotopia_are.llm import (
     JUDGE_SAMPLING_ENV,
     REQUEST_ATTEMPTS_ENV,
     TIMEOUT_ENV,
+    TRANSPORT_ENV,
     LLMConfig,
     LLMSession,
     OutputMode,
     RetryPolicy,
     Sampling,
+    TransportChoice,
 )
 from sotopia_are.storage import DATA_DIR_ENV, EpisodeStore, connect
 
@@ -88,6 +90,8 @@ _HELP = {
     "(json_schema where supported, falling back if the server refuses it).",
     "timeout": "Seconds one request may wait for its answer (raise it for a model on a CPU).",
     "attempts": "Requests per model call when the server fails fast (rate limits, 5xx).",
+    "transport": "How requests are sent: http (a lean client, to an OpenAI-compatible "
+    "--api-base), litellm, or auto (http for an openai/ model at --api-base, else litellm).",
 }
 
 
@@ -139,6 +143,10 @@ class ModelOptions:
             help=_HELP["attempts"],
         ),
     ] = RetryPolicy().max_attempts
+    transport: Annotated[
+        TransportChoice,
+        _option("--transport", envvar=TRANSPORT_ENV, show_default=True, help=_HELP["transport"]),
+    ] = "auto"
 
     def agent_sampling(self) -> Sampling:
         """The agents' sampling from ``--sampling``; :func:`fail` naming a bad item."""
@@ -148,12 +156,15 @@ class ModelOptions:
         """The judge's sampling: its default with ``--judge-sampling`` over it."""
         return DEFAULT_JUDGE_SAMPLING.merged(_parsed(self.judge_sampling, "--judge-sampling"))
 
-    def config(self, concurrency: int = 16) -> LLMConfig:
-        """How every call is made: the endpoint, JSON answers, timeouts and retries."""
+    def config(self, concurrency: int | None = None) -> LLMConfig:
+        """How every call is made: the endpoint, transport, JSON answers, timeouts and
+        retries; ``concurrency`` bounds requests per endpoint (None: the LLM layer's
+        default, see ``LLMConfig.concurrency_for``)."""
         return LLMConfig(
             api_base=self.api_base,
             api_key=self.api_key,
             max_concurrency=concurrency,
+            transport=self.transport,
             output_mode=self.output_mode,
             timeout_s=self.timeout,
             retry=RetryPolicy(max_attempts=self.request_attempts),

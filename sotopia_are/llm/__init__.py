@@ -1,8 +1,10 @@
-"""The LLM layer: the only place in sotopia_are that talks to litellm.
+"""The LLM layer: the only place in sotopia_are that talks to models (and to litellm).
 
 Call a model with :meth:`LLMSession.generate` (or :func:`generate`): a Jinja2 prompt
-template from ``prompts/`` is rendered into chat messages, sent through litellm with
-bounded per-endpoint concurrency and retries of transient failures, optionally parsed into
+template from ``prompts/`` is rendered into chat messages, sent (over a lean HTTP client
+to an OpenAI-compatible ``api_base``, through litellm to a named provider; see
+``LLMConfig.transport``) with bounded, adaptive per-endpoint concurrency and retries of
+transient failures, optionally parsed into
 a pydantic model (after the output type's own normalisation of form, re-asking with the
 validation error when it does not validate), and recorded as an :class:`LLMCall`.
 Importing this package does not import litellm.
@@ -10,15 +12,19 @@ Importing this package does not import litellm.
 
 from sotopia_are.llm.accounting import Attempt, LLMCall, Usage
 from sotopia_are.llm.cache import ResponseCache
-from sotopia_are.llm.concurrency import CONCURRENCY, ConcurrencyRegistry, InFlight
+from sotopia_are.llm.concurrency import CONCURRENCY, AdaptiveLimit, ConcurrencyRegistry, InFlight
 from sotopia_are.llm.config import (
     API_BASE_ENV,
     API_KEY_ENV,
+    DEFAULT_HOSTED_CONCURRENCY,
+    DEFAULT_LOCAL_CONCURRENCY,
     REQUEST_ATTEMPTS_ENV,
     TIMEOUT_ENV,
+    TRANSPORT_ENV,
     Endpoint,
     LLMConfig,
     RetryPolicy,
+    TransportChoice,
 )
 from sotopia_are.llm.errors import (
     GenerationError,
@@ -57,12 +63,16 @@ __all__ = [
     "API_BASE_ENV",
     "API_KEY_ENV",
     "CONCURRENCY",
+    "DEFAULT_HOSTED_CONCURRENCY",
     "DEFAULT_JUDGE_SAMPLING",
+    "DEFAULT_LOCAL_CONCURRENCY",
     "JUDGE_SAMPLING_ENV",
     "OUTPUT_MODES",
     "REQUEST_ATTEMPTS_ENV",
     "RESERVED_PARAMS",
     "TIMEOUT_ENV",
+    "TRANSPORT_ENV",
+    "AdaptiveLimit",
     "Attempt",
     "ConcurrencyRegistry",
     "Endpoint",
@@ -93,6 +103,7 @@ __all__ = [
     "Sampling",
     "TemplateError",
     "TransientLLMError",
+    "TransportChoice",
     "Usage",
     "extract_json",
     "generate",

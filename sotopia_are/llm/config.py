@@ -8,6 +8,19 @@ variables (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``OLLAMA_API_BASE``…) ap
 server at a base URL that wants no key (local vLLM, Ollama, llama.cpp) needs none here:
 the transport sends it a placeholder when no key is given from any source.
 
+``LLMConfig.transport`` says how requests go out: ``auto`` (the default) sends an
+``openai/`` (or ``hosted_vllm/``) model at a base URL over the lean HTTP client
+(:mod:`sotopia_are.llm.http_transport`, a fraction of litellm's CPU per call) and every
+named provider's own endpoint through litellm; ``litellm`` sends everything through
+litellm; ``http`` sends every model at a base URL over HTTP.
+
+Requests in flight are bounded per endpoint and process (``LLMConfig.max_concurrency``);
+left unset, the bound is :data:`DEFAULT_LOCAL_CONCURRENCY` (128) for a model at a base URL,
+which a server batching requests (vLLM, SGLang) needs to be busy, and
+:data:`DEFAULT_HOSTED_CONCURRENCY` (16) at a provider's own endpoint, whose rate limits a
+first request burst should not hit. Either way a 429 (or 503) halves the bound, which then
+grows back (see :class:`~sotopia_are.llm.concurrency.AdaptiveLimit`).
+
 A stuck server (one that accepts a request and never answers) is reported once
 ``retry.max_timeouts`` requests of a call have each waited ``timeout_s`` in vain (by
 default one request of 120 s), whatever ``retry.max_attempts`` allows for failures that
@@ -19,19 +32,25 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from sotopia_are.llm.http_transport import TransportChoice, choose_transport
 from sotopia_are.llm.structured import OutputMode
 
 __all__ = [
     "API_BASE_ENV",
     "API_KEY_ENV",
+    "DEFAULT_HOSTED_CONCURRENCY",
+    "DEFAULT_LOCAL_CONCURRENCY",
     "REQUEST_ATTEMPTS_ENV",
     "TIMEOUT_ENV",
+    "TRANSPORT_ENV",
     "Endpoint",
     "LLMConfig",
     "RetryPolicy",
+    "TransportChoice",
 ]
 
 API_BASE_ENV = "SOTOPIA_ARE_API_BASE"
@@ -40,6 +59,22 @@ TIMEOUT_ENV = "SOTOPIA_ARE_TIMEOUT"
 """The CLI's variable for ``LLMConfig.timeout_s`` (``--timeout``)."""
 REQUEST_ATTEMPTS_ENV = "SOTOPIA_ARE_REQUEST_ATTEMPTS"
 """The CLI's variable for ``RetryPolicy.max_attempts`` (``--request-attempts``)."""
+
+TRANSPORT_ENV = "SOTOPIA_ARE_TRANSPORT"
+"""The CLI's variable for ``LLMConfig.transport`` (``--transport``)."""
+
+DEFAULT_LOCAL_CONCURRENCY = 128
+"""Requests in flight per endpoint and process for a model at an ``api_base`` when
+``LLMConfig.max_concurrency`` is unset. A batch runs as many episodes per worker process,
+so on two cores 256 requests are in flight: vLLM's default batch (``max_num_seqs``), and
+three times what two cores keep busy against a 50 ms server (about 1,400 calls/s x 50
+ms). Measured on 1,000 episodes x 20 turns (benchmarks/throughput.py), 256 per worker was
+no faster and took 120 MB more at the peak."""
+
+DEFAULT_HOSTED_CONCURRENCY = 16
+"""Requests in flight per endpoint and process at a provider's own endpoint (no
+``api_base``) when ``LLMConfig.max_concurrency`` is unset: low enough that a batch's first
+burst does not meet a provider's rate limits head on (a 429 lowers it further)."""
 
 
 class RetryPolicy(BaseModel):
@@ -73,7 +108,11 @@ class LLMConfig(BaseModel):
     """How calls are made.
 
     ``max_concurrency`` bounds requests in flight per endpoint (model + api_base) across
-    the whole process. ``output_attempts`` is how many answers a structured call may get
+    the whole process; None (the default) means :data:`DEFAULT_LOCAL_CONCURRENCY` at an
+    ``api_base`` and :data:`DEFAULT_HOSTED_CONCURRENCY` at a provider's own endpoint (see
+    :meth:`concurrency_for`); a 429 lowers the bound for a while either way.
+    ``transport`` is how requests are sent (``auto``, ``http``, ``litellm``; see the
+    module). ``output_attempts`` is how many answers a structured call may get
     before :class:`~sotopia_are.llm.errors.GenerationError`. ``params`` are sent with every
     request (``temperature``, ``max_tokens``, ``seed``…). ``timeout_s`` bounds each request
     (raise it for a slow model, e.g. on a CPU; with ``retry.max_timeouts`` it also bounds
@@ -87,7 +126,8 @@ class LLMConfig(BaseModel):
     api_base: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     timeout_s: float = Field(default=120.0, gt=0)
-    max_concurrency: int = Field(default=16, ge=1)
+    max_concurrency: int | None = Field(default=None, ge=1)
+    transport: TransportChoice = "auto"
     retry: RetryPolicy = RetryPolicy()
     output_attempts: int = Field(default=3, ge=1)
     output_mode: OutputMode = "auto"
@@ -98,25 +138,45 @@ class LLMConfig(BaseModel):
         self, model: str, *, api_base: str | None = None, api_key: str | None = None
     ) -> Endpoint:
         """Where ``model`` is called: explicit arguments, then this config, then the
-        ``SOTOPIA_ARE_*`` environment variables, then litellm's provider defaults."""
+        ``SOTOPIA_ARE_*`` environment variables, then litellm's provider defaults; and how
+        (the transport ``auto`` chooses). A
+        :class:`~sotopia_are.llm.errors.PermanentLLMError` for transport ``http`` without an
+        ``api_base``."""
+        base = api_base or self.api_base or os.environ.get(API_BASE_ENV) or None
         return Endpoint(
             model=model,
-            api_base=api_base or self.api_base or os.environ.get(API_BASE_ENV) or None,
+            api_base=base,
             api_key=api_key or self.api_key or os.environ.get(API_KEY_ENV) or None,
+            transport="http"
+            if choose_transport(model, base, self.transport) == "http"
+            else "litellm",
         )
+
+    def concurrency_for(self, endpoint: Endpoint) -> int:
+        """The bound on ``endpoint``'s requests in flight in a process: ``max_concurrency``
+        if set, else the default for a model at an ``api_base`` or a provider's own
+        endpoint."""
+        if self.max_concurrency is not None:
+            return self.max_concurrency
+        if endpoint.api_base is not None:
+            return DEFAULT_LOCAL_CONCURRENCY
+        return DEFAULT_HOSTED_CONCURRENCY
 
 
 @dataclass(frozen=True)
 class Endpoint:
     """A model at a base URL; ``key`` identifies it for concurrency limits.
 
-    ``api_key`` None means none was given: litellm reads the provider's variable, or at an
+    ``api_key`` None means none was given: the provider's variable is read, or at an
     ``api_base`` without one a placeholder is sent (see :mod:`sotopia_are.llm.transport`).
+    ``transport``: how its requests are sent (:meth:`LLMConfig.endpoint` resolves
+    ``auto``).
     """
 
     model: str
     api_base: str | None
     api_key: str | None = field(default=None, repr=False)
+    transport: Literal["http", "litellm"] = "litellm"
 
     @property
     def key(self) -> str:

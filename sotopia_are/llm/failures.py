@@ -6,6 +6,9 @@ Permanent: missing or bad credentials (401/403), unknown model (404), bad reques
 (400/422) — they fail at once with a message naming the model and the variable or option
 that fixes it; a bad request is a :class:`RequestRejectedError` (that one request, not the
 configuration, is at fault).
+
+The HTTP transport's errors (:class:`~sotopia_are.llm.http_transport.HTTPTransportError`)
+are classified by their status without importing litellm; litellm's by its types.
 """
 
 from __future__ import annotations
@@ -18,9 +21,17 @@ from collections.abc import Mapping
 from sotopia_are.llm._litellm import load_litellm
 from sotopia_are.llm.config import API_BASE_ENV, API_KEY_ENV
 from sotopia_are.llm.errors import MalformedReplyError, PermanentLLMError, RequestRejectedError
+from sotopia_are.llm.http_transport import HTTPTransportError, InvalidURLError, key_variables
 from sotopia_are.llm.transport import missing_key_variables
 
-__all__ = ["describe", "is_transient", "permanent_error", "retry_after_seconds"]
+__all__ = [
+    "describe",
+    "is_provider_error",
+    "is_rate_limited",
+    "is_transient",
+    "permanent_error",
+    "retry_after_seconds",
+]
 
 _TRANSIENT_STATUS = frozenset({408, 409, 429})
 
@@ -45,6 +56,8 @@ def is_transient(exc: BaseException) -> bool:
     or rejected key)."""
     if isinstance(exc, MalformedReplyError):
         return True
+    if isinstance(exc, HTTPTransportError):
+        return exc.transient
     lt = load_litellm()
     if _is_missing_key(exc) or isinstance(exc, lt.AuthenticationError | lt.PermissionDeniedError):
         return False
@@ -55,8 +68,20 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def is_provider_error(exc: BaseException) -> bool:
-    """Whether ``exc`` is an error litellm raised for the provider (vs. a bug of ours)."""
+    """Whether ``exc`` is an error the transport raised for the provider (vs. a bug of
+    ours)."""
+    if isinstance(exc, HTTPTransportError):
+        return True
     return isinstance(exc, tuple(load_litellm().LITELLM_EXCEPTION_TYPES))
+
+
+_OVERLOADED = frozenset({429, 503})
+
+
+def is_rate_limited(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server is taking too many requests: a 429, or a 503
+    (Ollama's answer when its queue is full, and overloaded proxies')."""
+    return getattr(exc, "status_code", None) in _OVERLOADED
 
 
 def describe(exc: BaseException) -> str:
@@ -93,17 +118,27 @@ def retry_after_seconds(exc: BaseException) -> float | None:
 
 def permanent_error(exc: BaseException, model: str, api_base: str | None) -> PermanentLLMError:
     """A :class:`PermanentLLMError` for ``exc`` whose message says how to fix it."""
-    lt = load_litellm()
     where = f"at {api_base}" if api_base else "at the provider's default endpoint"
     detail = describe(exc)
     status = getattr(exc, "status_code", None)
-    if _is_missing_key(exc):
-        message = f"model {model!r} {where}: no API key was given; {_key_fix(model, api_base)}."
-    elif isinstance(exc, lt.AuthenticationError | lt.PermissionDeniedError) or status in (401, 403):
+    http = isinstance(exc, HTTPTransportError)
+    lt = None if http else load_litellm()
+    if isinstance(exc, InvalidURLError):
         message = (
-            f"model {model!r} {where}: the credentials were rejected; {_key_fix(model, api_base)}."
+            f"model {model!r}: api_base {api_base!r} is not an http(s) URL; give one such as "
+            f"http://localhost:8000/v1 (LLMConfig.api_base, {API_BASE_ENV} or --api-base)."
         )
-    elif isinstance(exc, lt.NotFoundError) or status == 404:
+    elif not http and _is_missing_key(exc):
+        message = f"model {model!r} {where}: no API key was given; {_key_fix(model, api_base)}."
+    elif status in (401, 403) or (
+        lt is not None and isinstance(exc, lt.AuthenticationError | lt.PermissionDeniedError)
+    ):
+        keys = key_variables(model) if http else None
+        message = (
+            f"model {model!r} {where}: the credentials were rejected; "
+            f"{_key_fix(model, api_base, keys)}."
+        )
+    elif status == 404 or (lt is not None and isinstance(exc, lt.NotFoundError)):
         message = (
             f"model {model!r} was not found {where}; check the model name (litellm form "
             f"'<provider>/<name>', e.g. 'openai/<name>' for an OpenAI-compatible server) "
@@ -129,12 +164,16 @@ def _is_missing_key(exc: BaseException) -> bool:
     return _MISSING_KEY.search(str(exc)) is not None
 
 
-def _key_fix(model: str, api_base: str | None) -> str:
-    keys = " or ".join(missing_key_variables(model, api_base))
+def _key_fix(model: str, api_base: str | None, unset: list[str] | None = None) -> str:
+    """How to give a key: the provider's unset variables (``unset``, else litellm's
+    answer) or ``api_key``."""
+    keys = " or ".join(missing_key_variables(model, api_base) if unset is None else unset)
     return f"set {keys} or pass api_key ({_KEY_FIX})" if keys else f"pass api_key ({_KEY_FIX})"
 
 
 def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
+    if isinstance(exc, HTTPTransportError):
+        return exc.headers or None
     # litellm copies the provider's response headers onto `litellm_response_headers`;
     # the response object is a fallback for exceptions raised outside its mapping.
     headers = getattr(exc, "litellm_response_headers", None)

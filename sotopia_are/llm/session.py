@@ -30,7 +30,13 @@ from sotopia_are.llm.errors import (
     ReplayMissError,
     TransientLLMError,
 )
-from sotopia_are.llm.failures import describe, is_provider_error, is_transient, permanent_error
+from sotopia_are.llm.failures import (
+    describe,
+    is_provider_error,
+    is_rate_limited,
+    is_transient,
+    permanent_error,
+)
 from sotopia_are.llm.replay import Recorder, Replayer
 from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
 from sotopia_are.llm.retry import retrying
@@ -76,6 +82,12 @@ class LLMSession:
     without the network. :meth:`scoped` makes a child session for one episode (or agent,
     or judge sample) that shares all of that, keeps its own records and also reports them
     to its parent.
+
+    ``retain_calls=False`` makes a session that counts the calls reported to it
+    (:attr:`call_count`, :meth:`usage`) without keeping them (:attr:`calls` is then
+    empty): a long-lived parent, such as a batch worker's, whose episodes' records live
+    with the episodes, so its memory stays flat however many episodes it finishes. Its
+    scoped children keep theirs as usual.
     """
 
     def __init__(
@@ -89,6 +101,7 @@ class LLMSession:
         scope: str | None = None,
         concurrency: ConcurrencyRegistry = CONCURRENCY,
         output_modes: OutputModeMemory = OUTPUT_MODES,
+        retain_calls: bool = True,
     ) -> None:
         self.config = config or LLMConfig()
         self.prompts = prompts or PromptLibrary()
@@ -98,7 +111,10 @@ class LLMSession:
         self.scope = scope
         self.concurrency = concurrency
         self.output_modes = output_modes
+        self.retain_calls = retain_calls
         self._calls: list[LLMCall] = []
+        self._count = 0
+        self._usage = Usage()  # the totals of the calls not retained
         self._parent: LLMSession | None = None
 
     @classmethod
@@ -150,17 +166,19 @@ class LLMSession:
 
     @property
     def calls(self) -> list[LLMCall]:
-        """Every call made through this session (and its scoped children), in order."""
+        """Every call made through this session (and its scoped children), in order
+        (none when it does not retain calls)."""
         return list(self._calls)
 
     @property
     def call_count(self) -> int:
-        """How many calls :attr:`calls` holds (without copying them)."""
-        return len(self._calls)
+        """How many calls were made through this session and its children (what
+        :attr:`calls` holds, when it retains them)."""
+        return self._count
 
     def usage(self) -> Usage:
-        """The totals of :attr:`calls`."""
-        return Usage.of(self._calls)
+        """The totals of every call made through this session and its children."""
+        return Usage.of(self._calls) if self.retain_calls else self._usage
 
     def close(self) -> None:
         """Close the recorder, if any (a scoped child leaves that to its parent)."""
@@ -437,18 +455,31 @@ class LLMSession:
         attempts: list[Attempt],
         added: list[Message],
     ) -> tuple[LLMResponse, float]:
-        """Send with retries; return the response and when its successful request began."""
-        semaphore = self.concurrency.semaphore(endpoint.key, self.config.max_concurrency)
+        """Send with retries; return the response and when its successful request began.
+
+        Each request holds a slot of the endpoint's limit in this process (and of the
+        shared limit, when one is set) while it is sent; backoff sleeps hold none. A 429
+        (or 503) lowers the limit, successes raise it back (see
+        :class:`~sotopia_are.llm.concurrency.AdaptiveLimit`)."""
+        limit = self.concurrency.limit(endpoint.key, self.config.concurrency_for(endpoint))
+        shared = self.concurrency.shared
         began = [0.0]
         first = len(attempts)
 
         async def once() -> LLMResponse:
-            async with semaphore:  # backoff sleeps happen outside: they hold no slot
-                began[0] = time.perf_counter()
+            epoch = await limit.acquire()
+            ok = throttled = False
+            try:
+                if shared is not None:
+                    await shared.acquire(endpoint.key)
                 try:
+                    began[0] = time.perf_counter()
                     with self.concurrency.sending():
-                        return await send(request, endpoint, self.config.timeout_s)
+                        response = await send(request, endpoint, self.config.timeout_s)
+                    ok = True
+                    return response
                 except Exception as exc:
+                    throttled = is_rate_limited(exc)
                     attempts.append(
                         Attempt(
                             number=len(attempts) + 1,
@@ -459,6 +490,11 @@ class LLMSession:
                         )
                     )
                     raise
+                finally:
+                    if shared is not None:
+                        await shared.release(endpoint.key)
+            finally:
+                limit.release(epoch, ok=ok, throttled=throttled)
 
         response = await retrying(
             self.config.retry,
@@ -484,7 +520,11 @@ class LLMSession:
         return None
 
     def _record(self, call: LLMCall) -> None:
-        self._calls.append(call)
+        self._count += 1
+        if self.retain_calls:
+            self._calls.append(call)
+        else:
+            self._usage = self._usage + Usage.of_call(call)
         if self._parent is not None:
             self._parent._record(call)
 

@@ -221,8 +221,8 @@ def parse_reply(text: str, output_type: type[M]) -> ParsedReply[M]:
     (:class:`NormalizesReplies`), and validate it as ``output_type``."""
     data = extract_json(text)
     notes: list[str] = []
-    if isinstance(output_type, NormalizesReplies):
-        data, notes = output_type.normalize_reply(data)
+    if _normalizes(output_type):
+        data, notes = output_type.normalize_reply(data)  # type: ignore[attr-defined]
     try:
         return ParsedReply(output_type.model_validate(data), tuple(notes))
     except ValidationError as exc:
@@ -230,6 +230,13 @@ def parse_reply(text: str, output_type: type[M]) -> ParsedReply[M]:
         raise OutputValidationError(
             f"the JSON does not match {output_type.__name__}: {problems}"
         ) from exc
+
+
+@functools.lru_cache(maxsize=512)
+def _normalizes(output_type: type[BaseModel]) -> bool:
+    """Whether ``output_type`` is :class:`NormalizesReplies` (asked once per type: a
+    runtime protocol check costs more than the rest of parsing a short reply)."""
+    return isinstance(output_type, NormalizesReplies)
 
 
 def _problem(error: Any) -> str:

@@ -1,4 +1,6 @@
-"""One request to a model through litellm, with litellm's own retries switched off.
+"""One request to a model: over the lean HTTP client to an OpenAI-compatible ``api_base``
+(:mod:`sotopia_are.llm.http_transport`, when the endpoint's transport is ``http``), else
+through litellm, with litellm's own retries switched off.
 
 Retries happen in :mod:`sotopia_are.llm.retry` instead, so that every request that
 reaches the provider is one recorded attempt and the accounting is exact.
@@ -18,23 +20,31 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sotopia_are.llm import http_transport
 from sotopia_are.llm._litellm import load_litellm
 from sotopia_are.llm.config import Endpoint
 from sotopia_are.llm.errors import MalformedReplyError
+from sotopia_are.llm.http_transport import PLACEHOLDER_KEY, json_problem, malformed
 from sotopia_are.llm.request import LLMRequest, LLMResponse
 
 __all__ = ["PLACEHOLDER_KEY", "missing_key_variables", "send"]
-
-PLACEHOLDER_KEY = "sk-no-key-needed"
-"""The key sent to an ``api_base`` when no key is given (see the module docstring)."""
 
 
 async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLMResponse:
     """Send ``request`` once to ``endpoint`` and return the answer with usage and cost.
 
-    Raises litellm's exceptions unchanged, except for a reply that is not a chat
-    completion: :class:`MalformedReplyError`.
+    Over HTTP (``endpoint.transport == "http"``) it raises the exceptions of
+    :mod:`~sotopia_are.llm.http_transport`; through litellm, litellm's exceptions
+    unchanged. A reply that is not a chat completion is a :class:`MalformedReplyError`
+    either way.
     """
+    if endpoint.transport == "http":
+        return await http_transport.send(request, endpoint, timeout_s)
+    return await _send_litellm(request, endpoint, timeout_s)
+
+
+async def _send_litellm(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLMResponse:
+    """:func:`send` through ``litellm.acompletion``."""
     litellm = load_litellm()
     kwargs: dict[str, Any] = dict(request.params)
     if endpoint.api_base is not None:
@@ -72,12 +82,7 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
 
 
 def _malformed(endpoint: Endpoint, problem: str) -> MalformedReplyError:
-    where = f"the server at {endpoint.api_base}" if endpoint.api_base else "the provider"
-    return MalformedReplyError(
-        f"{where} answered model {endpoint.model!r} with {problem}, not a chat completion; "
-        "check that api_base points at an OpenAI-compatible /chat/completions endpoint "
-        "and that no proxy in between rewrites or cuts its replies"
-    )
+    return malformed(endpoint, problem)
 
 
 def _unreadable_reply(exc: BaseException) -> str | None:
@@ -91,7 +96,7 @@ def _unreadable_reply(exc: BaseException) -> str | None:
         if type(seen).__name__ in ("HTTPStatusError", "APIStatusError"):
             return None  # the server sent an error status: not a malformed 200
         if isinstance(seen, json.JSONDecodeError):
-            return _json_problem(seen)
+            return json_problem(seen)
         text = str(seen)
         if "Invalid response object" in text:
             return "a reply whose first choice has no message"
@@ -99,17 +104,6 @@ def _unreadable_reply(exc: BaseException) -> str | None:
             return "a JSON body of another shape"
         seen = seen.__cause__ or seen.__context__
     return None
-
-
-def _json_problem(error: json.JSONDecodeError) -> str:
-    body = error.doc.strip()
-    if not body:
-        return "an empty body"
-    preview = body[:60] + ("…" if len(body) > 60 else "")
-    ends_inside = error.msg.startswith("Unterminated") or error.pos >= len(error.doc.rstrip())
-    if body[0] in "{[" and ends_inside:
-        return f"a truncated JSON body (it stops mid-document: {error.msg}; {preview!r})"
-    return f"a body that is not JSON ({error.msg}: {preview!r})"
 
 
 def missing_key_variables(model: str, api_base: str | None = None) -> list[str]:
