@@ -11,11 +11,12 @@ import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.studies import (
     BatchPlan,
     BatchProgress,
@@ -56,6 +57,27 @@ class BatchReporter:
         self.task: TaskID | None = None
         self.logged_at = time.monotonic()
         self.logged_finished = 0
+
+    def interrupted(self, store: EpisodeStore, what: str = "batch") -> NoReturn:
+        """After Ctrl-C: what the store holds of the batch, then exit 130."""
+        self.__exit__()
+        held = stored_batch(store, self.tag).describe()
+        typer.echo(f"interrupted; the store holds of {what} {self.tag}: {held}", err=True)
+        typer.echo("rerun with --resume", err=True)
+        raise typer.Exit(code=INTERRUPTED_EXIT)
+
+    @staticmethod
+    def exit_if_unfinished(result: BatchResult) -> None:
+        """Exit 1, saying how many episodes are unfinished and why, if any is."""
+        if not result.failed:
+            return
+        why = ", ".join(f"{count} {cause}" for count, cause in unfinished_causes(result))
+        typer.echo(
+            f"{result.unfinished} of {len(result.plan.planned)} episodes unfinished: {why}; "
+            "see the lines above, then rerun with --resume",
+            err=True,
+        )
+        raise typer.Exit(code=1)
 
     def __enter__(self) -> BatchReporter:
         if console.is_terminal:
@@ -211,20 +233,9 @@ def batch(
                 on_progress=report.progress,
             )
         except KeyboardInterrupt:
-            report.__exit__()
-            held = stored_batch(store, tag).describe()
-            typer.echo(f"interrupted; the store holds of batch {tag}: {held}", err=True)
-            typer.echo("rerun with --resume", err=True)
-            raise typer.Exit(code=INTERRUPTED_EXIT) from None
+            report.interrupted(store)
     _summary(result)
-    if result.failed:
-        why = ", ".join(f"{count} {cause}" for count, cause in unfinished_causes(result))
-        typer.echo(
-            f"{result.unfinished} of {len(result.plan.planned)} episodes unfinished: {why}; "
-            "see the lines above, then rerun with --resume",
-            err=True,
-        )
-        raise typer.Exit(code=1)
+    BatchReporter.exit_if_unfinished(result)
 
 
 def _batch_on(cluster: str | None) -> Callable[..., BatchResult]:

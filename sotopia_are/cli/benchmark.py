@@ -19,13 +19,11 @@ from sotopia_are.studies import (
     BenchmarkReport,
     benchmark_report,
     select_tasks,
-    stored_batch,
-    unfinished_causes,
 )
 from sotopia_are.studies import benchmark as run_benchmark
 
 from .batch import BatchReporter
-from .common import INTERRUPTED_EXIT, cli_errors, console, fail, printable
+from .common import cli_errors, console, fail, printable
 from .options import (
     MaxTurnsOption,
     ModelOptions,
@@ -175,20 +173,9 @@ def benchmark(
                 on_progress=progress.progress,
             )
         except KeyboardInterrupt:
-            progress.__exit__()
-            held = stored_batch(store, tag).describe()
-            typer.echo(f"interrupted; the store holds of benchmark {tag}: {held}", err=True)
-            typer.echo("rerun with --resume", err=True)
-            raise typer.Exit(code=INTERRUPTED_EXIT) from None
+            progress.interrupted(store, "benchmark")
     _render(result.report, output)
-    if result.batch.failed:
-        why = ", ".join(f"{count} {cause}" for count, cause in unfinished_causes(result.batch))
-        typer.echo(
-            f"{result.batch.unfinished} of {len(result.batch.plan.planned)} episodes "
-            f"unfinished: {why}; rerun with --resume",
-            err=True,
-        )
-        raise typer.Exit(code=1)
+    BatchReporter.exit_if_unfinished(result.batch)
 
 
 def _render(report: BenchmarkReport, output: Path | None) -> None:
