@@ -193,7 +193,8 @@ def batch(
             "--cluster",
             help="Run the workers on the Ray cluster at this address (ray://HEAD:10001, or "
             "HEAD:PORT from a node of it); needs pip install 'sotopia-are[ray]' and a Redis "
-            "server every node reaches (--redis-url).",
+            "server every node reaches (--redis-url); --concurrency then also bounds each "
+            "endpoint's requests across the cluster.",
             show_default=False,
         ),
     ] = None,
@@ -223,7 +224,8 @@ def batch(
                 samples=samples,
                 agent_sampling=models.agent_sampling(),
                 judge_sampling=models.judge_settings(),
-                config=models.config(),
+                # On a cluster --concurrency is also each endpoint's limit across all nodes.
+                config=models.config(concurrency if cluster else None),
                 resume=resume,
                 stale_after=stale_after,
                 max_attempts=max_attempts,
