@@ -41,7 +41,19 @@ from .options import (
     with_store,
 )
 
-__all__ = ["BatchReporter", "batch"]
+__all__ = ["BatchReporter", "ClusterOption", "batch", "batch_on"]
+
+ClusterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        help="Run the workers on the Ray cluster at this address (ray://HEAD:10001, or "
+        "HEAD:PORT from a node of it); needs pip install 'sotopia-are[ray]' and a Redis "
+        "server every node reaches (--redis-url); --concurrency then also bounds each "
+        "endpoint's requests across the cluster.",
+        show_default=False,
+    ),
+]
 
 LOG_EVERY_S = 10.0
 """Not on a terminal, a progress line at least this often (and every tenth of the batch)."""
@@ -187,17 +199,7 @@ def batch(
     rubric: RubricOption = "sotopia_eval",
     samples: SamplesOption = 1,
     max_turns: MaxTurnsOption = None,
-    cluster: Annotated[
-        str | None,
-        typer.Option(
-            "--cluster",
-            help="Run the workers on the Ray cluster at this address (ray://HEAD:10001, or "
-            "HEAD:PORT from a node of it); needs pip install 'sotopia-are[ray]' and a Redis "
-            "server every node reaches (--redis-url); --concurrency then also bounds each "
-            "endpoint's requests across the cluster.",
-            show_default=False,
-        ),
-    ] = None,
+    cluster: ClusterOption = None,
 ) -> None:
     """Run many LLM episodes (SPECS x --repeat), stored under --tag, with progress and a
     usage and cost summary; --resume skips what a previous run completed. Exits 1 if the
@@ -213,7 +215,7 @@ def batch(
     tag = tag or specs_path.stem
     with where.open() as store, cli_errors(), BatchReporter(tag) as report:
         try:
-            result = _batch_on(cluster)(
+            result = batch_on(cluster)(
                 specs,
                 chosen,
                 tag=tag,
@@ -240,7 +242,7 @@ def batch(
     BatchReporter.exit_if_unfinished(result)
 
 
-def _batch_on(cluster: str | None) -> Callable[..., BatchResult]:
+def batch_on(cluster: str | None) -> Callable[..., BatchResult]:
     """The library's batch: local, or on the Ray cluster at ``cluster`` (imported only then)."""
     if cluster is None:
         return run_batch

@@ -22,7 +22,7 @@ from sotopia_are.studies import (
 )
 from sotopia_are.studies import benchmark as run_benchmark
 
-from .batch import BatchReporter
+from .batch import BatchReporter, ClusterOption, batch_on
 from .common import cli_errors, console, fail, printable
 from .options import (
     MaxTurnsOption,
@@ -102,8 +102,15 @@ def benchmark(
         ),
     ] = 3,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-c", min=1, help="Episodes at once, in all.")
-    ] = 16,
+        int | None,
+        typer.Option(
+            "--concurrency",
+            "-c",
+            min=1,
+            help="Episodes at once, in all (default: as many as the endpoint takes).",
+            show_default=False,
+        ),
+    ] = None,
     workers: Annotated[
         int | None,
         typer.Option(
@@ -117,6 +124,7 @@ def benchmark(
     rubric: RubricOption = "sotopia_eval",
     samples: SamplesOption = 1,
     max_turns: MaxTurnsOption = None,
+    cluster: ClusterOption = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -164,13 +172,15 @@ def benchmark(
                 samples=samples,
                 agent_sampling=models.agent_sampling(),
                 judge_sampling=models.judge_settings(),
-                config=models.config(),
+                # On a cluster --concurrency is also each endpoint's limit across all nodes.
+                config=models.config(concurrency if cluster else None),
                 resume=resume,
                 max_attempts=max_attempts,
                 concurrency=concurrency,
                 workers=workers,
                 on_plan=progress.plan,
                 on_progress=progress.progress,
+                run_batch=batch_on(cluster),
             )
         except KeyboardInterrupt:
             progress.interrupted(store, "benchmark")

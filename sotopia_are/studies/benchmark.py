@@ -71,19 +71,22 @@ def benchmark(
     resume: bool = False,
     stale_after: float = 300.0,
     max_attempts: int = 3,
-    concurrency: int = 16,
+    concurrency: int | None = None,
     workers: int | None = None,
     report_seed: int = 0,
     on_plan: Callable[[BatchPlan], None] | None = None,
     on_outcome: Callable[[EpisodeOutcome], None] | None = None,
     on_progress: Callable[[BatchProgress], None] | None = None,
+    run_batch: Callable[..., BatchResult] = batch,
 ) -> BenchmarkResult:
     """Play ``tasks`` (a task set, its specs built from ``store``'s profiles, or specs)
     with each of ``models`` against ``partner`` (a model, or several) in every role,
     ``seeds`` times, rate each episode with ``judge_model`` and store it under ``tag``;
     then report on every episode stored under ``tag`` (intervals drawn with
     ``report_seed``). ``max_turns`` overrides the specs'. The other arguments and the
-    errors are :func:`~sotopia_are.studies.batch`'s; a task whose profiles are missing is a
+    errors are :func:`~sotopia_are.studies.batch`'s, which ``run_batch`` is unless given
+    another with its signature (e.g. ``sotopia_are.cluster.ray_batch`` bound to an
+    address); a task whose profiles are missing is a
     :class:`~sotopia_are.storage.RecordNotFoundError` before anything runs."""
     partners = [partner] if isinstance(partner, str) else list(partner)
     owned = store is None
@@ -93,7 +96,7 @@ def benchmark(
         if max_turns is not None:
             specs = [spec.replace(max_turns=max_turns) for spec in specs]
         planned = benchmark_specs(specs, models, partners)
-        result = batch(
+        result = run_batch(
             [spec for spec, _ in planned],
             [chosen for _, chosen in planned],
             tag=tag,

@@ -119,3 +119,13 @@ def test_ctrl_c_exits_130_and_resume_plays_no_complete_episode_again(
     assert all(after[pk] == record for pk, record in rated.items())
     # A complete episode the judge had not rated yet is rated, not played again.
     assert all(after[pk].events == record.events for pk, record in played.items())
+
+
+def test_benchmark_on_a_cluster_refuses_the_embedded_store_before_playing(
+    redis_url: str, llm_server: LocalLLMServer
+) -> None:
+    import_profiles()
+    result = invoke(*args(llm_server, "--cluster", "ray://127.0.0.1:1"))
+    assert result.exit_code == 1, result.output
+    assert "needs a Redis server every node reaches" in result.stderr
+    assert not llm_server.requests and not stored()

@@ -10,6 +10,7 @@ Opt-in (about 70 s on two shared cores, 15 s of it starting the cluster):
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from cluster_support import RayCluster, RedisServer, redis_server_binary, spec
 import sotopia_are as sa
 from sotopia_are.cluster import ray_batch
 from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.studies import benchmark
 from sotopia_are.testing import LocalLLMServer, schema_rule
 
 pytestmark = pytest.mark.skipif(
@@ -168,3 +170,19 @@ def test_a_driver_killed_mid_batch_loses_nothing_complete_and_resume_finishes(
     assert resumed.returncode == 0, output
     assert len(store.completed_episode_ids("k")) == 6
     assert all(store.load(i) == record for i, record in complete.items())
+
+
+def test_a_benchmark_runs_on_the_cluster_and_reports_from_the_store(
+    cluster: RayCluster, store: EpisodeStore, llm_server: LocalLLMServer
+) -> None:
+    llm_server.rule = schema_rule
+    done = benchmark(
+        [spec("t0"), spec("t1")], ["openai/model-a"], "openai/partner", tag="bench",
+        judge_model=MODEL, store=store, config=sa.LLMConfig(api_base=llm_server.url),
+        run_batch=functools.partial(ray_batch, address=cluster.client_address),
+    )  # fmt: skip
+    # Two tasks, the model in each of the two roles: four episodes, rated on the cluster.
+    assert not done.batch.failed and done.batch.workers == 2
+    assert len(done.report.rows) == 4 == len(store.completed_episode_ids("bench"))
+    (result,) = done.report.results
+    assert result.model == "openai/model-a" and result.partner == "openai/partner"
