@@ -31,12 +31,15 @@ from sotopia_are.studies import batch as run_batch
 
 from .common import INTERRUPTED_EXIT, cli_errors, console
 from .options import (
+    ConcurrencyOption,
     EvaluateOption,
+    MaxAttemptsOption,
     MaxTurnsOption,
     ModelOptions,
     RubricOption,
     SamplesOption,
     StoreOptions,
+    WorkersOption,
     with_models,
     with_store,
 )
@@ -166,35 +169,9 @@ def batch(
             "(its run died); leave more recent ones to their run.",
         ),
     ] = 300.0,
-    max_attempts: Annotated[
-        int,
-        typer.Option(
-            "--max-attempts",
-            min=1,
-            help="With --resume: do not rerun an episode that failed this many times.",
-        ),
-    ] = 3,
-    concurrency: Annotated[
-        int | None,
-        typer.Option(
-            "--concurrency",
-            "-c",
-            min=1,
-            help="Episodes at once, in all (default: 128 per worker for a model at "
-            "--api-base, 16 per worker at a provider's endpoint).",
-            show_default=False,
-        ),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            "--workers",
-            "-w",
-            min=1,
-            help="Worker processes (default: CPU cores).",
-            show_default=False,
-        ),
-    ] = None,
+    max_attempts: MaxAttemptsOption = 3,
+    concurrency: ConcurrencyOption = None,
+    workers: WorkersOption = None,
     evaluate: EvaluateOption = True,
     rubric: RubricOption = "sotopia_eval",
     samples: SamplesOption = 1,

@@ -25,11 +25,14 @@ from sotopia_are.studies import benchmark as run_benchmark
 from .batch import BatchReporter, ClusterOption, batch_on
 from .common import cli_errors, console, fail, printable
 from .options import (
+    ConcurrencyOption,
+    MaxAttemptsOption,
     MaxTurnsOption,
     ModelOptions,
     RubricOption,
     SamplesOption,
     StoreOptions,
+    WorkersOption,
     with_store,
     with_study_models,
 )
@@ -93,34 +96,9 @@ def benchmark(
         bool,
         typer.Option("--resume", help="Skip what this benchmark completed; rerun the rest."),
     ] = False,
-    max_attempts: Annotated[
-        int,
-        typer.Option(
-            "--max-attempts",
-            min=1,
-            help="With --resume: do not rerun an episode that failed this many times.",
-        ),
-    ] = 3,
-    concurrency: Annotated[
-        int | None,
-        typer.Option(
-            "--concurrency",
-            "-c",
-            min=1,
-            help="Episodes at once, in all (default: as many as the endpoint takes).",
-            show_default=False,
-        ),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            "--workers",
-            "-w",
-            min=1,
-            help="Worker processes (default: CPU cores).",
-            show_default=False,
-        ),
-    ] = None,
+    max_attempts: MaxAttemptsOption = 3,
+    concurrency: ConcurrencyOption = None,
+    workers: WorkersOption = None,
     rubric: RubricOption = "sotopia_eval",
     samples: SamplesOption = 1,
     max_turns: MaxTurnsOption = None,

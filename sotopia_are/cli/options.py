@@ -40,12 +40,15 @@ from .common import cli_errors, fail
 
 __all__ = [
     "MODEL_ENV",
+    "ConcurrencyOption",
     "EvaluateOption",
+    "MaxAttemptsOption",
     "MaxTurnsOption",
     "ModelOptions",
     "RubricOption",
     "SamplesOption",
     "StoreOptions",
+    "WorkersOption",
     "with_judge",
     "with_models",
     "with_store",
@@ -70,6 +73,27 @@ SamplesOption = Annotated[
 ]
 MaxTurnsOption = Annotated[
     int | None, _option("--max-turns", min=1, help="Override the specs' max_turns.")
+]
+MaxAttemptsOption = Annotated[
+    int,
+    typer.Option(
+        "--max-attempts",
+        min=1,
+        help="With --resume: do not rerun an episode that failed this many times.",
+    ),
+]
+ConcurrencyOption = Annotated[
+    int | None,
+    _option(
+        "--concurrency",
+        "-c",
+        min=1,
+        help="Episodes at once, in all (default: 128 per worker for a model at --api-base, "
+        "16 per worker at a provider's endpoint).",
+    ),
+]
+WorkersOption = Annotated[
+    int | None, _option("--workers", "-w", min=1, help="Worker processes (default: CPU cores).")
 ]
 EvaluateOption = Annotated[
     bool, typer.Option("--evaluate/--no-evaluate", help="Rate each episode with the judge.")

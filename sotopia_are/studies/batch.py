@@ -100,6 +100,7 @@ __all__ = [
     "Executor",
     "ModelChoice",
     "batch",
+    "fails_every_episode",
     "plan_batch",
     "read_specs",
 ]
@@ -585,7 +586,7 @@ def _outcome(record: EpisodeRecord, judged: bool) -> EpisodeOutcome:
     )
 
 
-def _stops_the_batch(error: BaseException) -> bool:
+def fails_every_episode(error: BaseException) -> bool:
     """Whether ``error`` would fail every episode alike (a configuration error), rather
     than being this one episode's failure."""
     if isinstance(error, RequestRejectedError):
@@ -634,7 +635,7 @@ async def _run_share(
             try:
                 record = await play(item)
             except Exception as error:
-                if _stops_the_batch(error):
+                if fails_every_episode(error):
                     raise
                 report(_outcome_of_error(store, item.spec.episode_id, error, judge is not None))
                 return

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from dataclasses import replace as replace_field
 
 from sotopia_are.evaluation import LLMJudge
-from sotopia_are.llm import PermanentLLMError, TemplateError
 from sotopia_are.llm.errors import RequestRejectedError
 from sotopia_are.record import Verdict
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage import EpisodeStore, StorageError, StorageUnavailableError
+from sotopia_are.storage import EpisodeStore, StorageError
 
+from .batch import fails_every_episode
 from .rating import arate
 
 __all__ = ["RatingOutcome", "arate_stored", "rate_stored"]
@@ -90,13 +90,12 @@ async def _rate_one(
         if earlier is not None and earlier.rated and not replace:
             return RatingOutcome(episode_id, skipped="this judge rated it already")
         rated = await arate(record, judge, store=store, replace=earlier is not None)
-    except RequestRejectedError as error:  # this episode's request, not the judge's setup
-        return RatingOutcome(episode_id, error=str(error))
-    except (PermanentLLMError, TemplateError, StorageUnavailableError):
-        raise  # it would fail every episode alike
-    except (StorageError, ValueError) as error:
-        return RatingOutcome(episode_id, error=str(error))
-    except Exception as error:  # the judge's own failures are in its verdict; this is else
+    except Exception as error:
+        if fails_every_episode(error):
+            raise
+        if isinstance(error, StorageError | ValueError | RequestRejectedError):
+            return RatingOutcome(episode_id, error=str(error))
+        # The judge's own failures are in its verdict; this is anything else.
         return RatingOutcome(episode_id, error=f"{type(error).__name__}: {error}")
     verdict = rated.verdict
     return RatingOutcome(episode_id, rated=verdict is not None and verdict.rated)
