@@ -51,7 +51,12 @@ from sotopia_are.storage.keys import (
     episode_index_key,
 )
 from sotopia_are.storage.record import StoredModel
-from sotopia_are.storage.records import episode_log_of, index_fields, record_from_stored
+from sotopia_are.storage.records import (
+    episode_log_of,
+    index_fields,
+    record_from_stored,
+    usage_summary,
+)
 
 __all__ = ["CALL_FIELD", "WRITE_ATTEMPTS", "EpisodeStore", "OnUnreadable"]
 
@@ -456,32 +461,61 @@ class EpisodeStore:
         return record
 
     def add_verdict(
-        self, episode_id: str, verdict: Verdict, *, replace: bool = False
+        self,
+        episode_id: str,
+        verdict: Verdict,
+        *,
+        replace: bool = False,
+        stored: EpisodeRecord | None = None,
     ) -> EpisodeRecord:
         """Attach ``verdict`` to the complete episode ``episode_id``; the record with it.
 
         A second judge adds its verdict; the same judge again (same
         :attr:`~sotopia_are.record.Verdict.key`) is a ``ValueError`` unless ``replace``.
         :class:`EpisodeStateError` if the episode is not complete. Nothing is written on
-        an error.
+        an error. ``stored`` is the episode's record as the caller holds it (a run that
+        just stored it): when it agrees with the stored episode, it is not read back.
         """
-        log = self.get_episode(episode_id)
-        if log.status is not EpisodeStatus.COMPLETE:
-            raise EpisodeStateError(f"episode {episode_id} is {log.status.value}, not complete")
-        record = self.load(episode_id).with_verdict(verdict, replace=replace)
-        if log.record_version == 0:
-            # An older layout keeps its judge's calls in the calls stream; rewrite it whole.
-            return self.save_record(record, replace=True)
-        self.update_complete_episode(
-            episode_id,
-            {
-                "record_version": record.version,
-                "verdicts": [v.model_dump(mode="json") for v in record.verdicts],
-                "evaluated_at": self._clock(),
+        key = EpisodeLog.redis_key(episode_id)
+
+        def write(pipe: Any) -> EpisodeRecord | None:
+            old = _read_episode(pipe, episode_id)
+            if old is None:
+                raise RecordNotFoundError(f"no episode {episode_id!r} in {self.location}")
+            if old.status is not EpisodeStatus.COMPLETE:
+                raise EpisodeStateError(f"episode {episode_id} is {old.status.value}, not complete")
+            if old.record_version == 0:
+                return None  # rewritten whole below, outside this transaction
+            current = (
+                stored
+                if stored is not None and _agrees(old, stored)
+                else record_from_stored(
+                    old,
+                    _read_stream(pipe, episode_events_key(episode_id), EVENT_FIELD, decode_event),
+                    _read_stream(pipe, episode_calls_key(episode_id), CALL_FIELD, _decode_call),
+                )
+            )
+            record = current.with_verdict(verdict, replace=replace)
+            new = old.replace(
+                record_version=record.version,
+                verdicts=[v.model_dump(mode="json") for v in record.verdicts],
+                evaluated_at=self._clock(),
+                updated_at=self._clock(),
                 **index_fields(record),
-            },
-        )
-        return record
+            )
+            _check_index(pipe, [(old, new)])
+            pipe.multi()
+            pipe.delete(key)
+            pipe.hset(key, mapping=new.to_hash())
+            _reindex(pipe, old, new)
+            return record
+
+        written = self._watched([key], write)
+        if written is not None:
+            return written
+        # An older layout keeps its judge's calls in the calls stream; rewrite it whole.
+        record = self.load(episode_id).with_verdict(verdict, replace=replace)
+        return self.save_record(record, replace=True)
 
     def update_complete_episode(self, episode_id: str, update: Mapping[str, Any]) -> EpisodeLog:
         """Apply ``update`` (fields of the ``EpisodeLog``) to a complete episode in one
@@ -623,16 +657,7 @@ class EpisodeStore:
 
     def _read_stream(self, key: str, field: str, decode: Callable[[str], T]) -> list[T]:
         with self._guard():
-            try:
-                entries = self.client.xrange(key)
-            except redis.ResponseError as error:
-                raise _wrong_type(self.client, key, "stream", error) from None
-        try:
-            return [decode(fields[field]) for _, fields in entries]
-        except (KeyError, ValueError) as error:
-            raise UnreadableRecordError(
-                key, f"holds an entry that is not one the store wrote ({error!r:.200})"
-            ) from None
+            return _read_stream(self.client, key, field, decode)
 
     def episode_ids(
         self,
@@ -903,6 +928,40 @@ def _from_hash(model: type[R], pk: str, fields: Mapping[str, str]) -> R:
         raise UnreadableRecordError(
             model.redis_key(pk), f"its fields are no valid {model.__name__} ({problems})"
         ) from None
+
+
+def _read_stream(client: Any, key: str, field: str, decode: Callable[[str], T]) -> list[T]:
+    """The ``field`` of every entry of stream ``key``, decoded (on a client, or a pipeline
+    in immediate mode); :class:`UnreadableRecordError` naming the key if it holds
+    anything the store did not write."""
+    try:
+        entries = client.xrange(key)
+    except redis.ResponseError as error:
+        raise _wrong_type(client, key, "stream", error) from None
+    try:
+        return [decode(fields[field]) for _, fields in entries]
+    except (KeyError, ValueError) as error:
+        raise UnreadableRecordError(
+            key, f"holds an entry that is not one the store wrote ({error!r:.200})"
+        ) from None
+
+
+def _agrees(log: EpisodeLog, record: EpisodeRecord) -> bool:
+    """Whether ``record`` is what the store holds as ``log`` (and its streams), by what the
+    log repeats of it: its events, calls (through their usage) and verdicts counted in."""
+    return (
+        log.record_version == record.version
+        and log.status is record.status
+        and log.event_count == len(record.events)
+        and log.turns_played == record.turns_played
+        and log.tag == record.tag
+        and log.scenario_id == record.scenario_id
+        and log.agents == list(record.spec.agent_names)
+        and log.models == [record.models.get(name, "") for name in record.spec.agent_names]
+        and log.spec == record.spec.model_dump(mode="json")
+        and log.usage == usage_summary(record.usage)
+        and log.verdicts == [v.model_dump(mode="json") for v in record.verdicts]
+    )
 
 
 def _read_episode(pipe: Any, episode_id: str) -> EpisodeLog | None:

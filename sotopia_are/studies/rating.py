@@ -64,7 +64,7 @@ async def arate(
         sampling=judge.sampling,
     )
     if store is not None:
-        return store.add_verdict(record.episode_id, verdict, replace=replace)
+        return store.add_verdict(record.episode_id, verdict, replace=replace, stored=record)
     return record.with_verdict(verdict, replace=replace)
 
 

@@ -89,7 +89,7 @@ async def arun(
         if verdict is None:
             return record
         if store is not None:
-            return store.add_verdict(spec.episode_id, verdict)
+            return store.add_verdict(spec.episode_id, verdict, stored=record)
         return record.with_verdict(verdict)
     except BaseException as error:
         if store is not None:

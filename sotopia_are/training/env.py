@@ -449,7 +449,7 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             verdict = Verdict.of(evaluated, self.judge)
             if verdict is not None:
                 record = (
-                    self.store.add_verdict(record.episode_id, verdict)
+                    self.store.add_verdict(record.episode_id, verdict, stored=record)
                     if self.store is not None
                     else record.with_verdict(verdict)
                 )
