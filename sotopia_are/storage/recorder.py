@@ -93,8 +93,9 @@ class EpisodeRecorder:
             self.start(spec)
 
     def on_event(self, episode_id: str, event: CompletedEvent) -> None:
-        """Append ``event`` to the episode's stream (the runner calls this)."""
-        self.store.append_event(episode_id, event)
+        """Append ``event`` to the episode's stream (the runner calls this), with the other
+        episodes' appends of this turn of the event loop (``EpisodeStore.queue_event``)."""
+        self.store.queue_event(episode_id, event)
 
     def on_episode_end(self, episode_id: str, result: EpisodeResult) -> None:
         """Store the agents' model calls and finalise the record in one transaction (the

@@ -17,6 +17,7 @@ tells a resumed batch what to skip.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -50,6 +51,7 @@ from sotopia_are.storage.keys import (
     episode_events_key,
     episode_index_key,
 )
+from sotopia_are.storage.queued import QueuedAppend, QueuedAppends
 from sotopia_are.storage.record import StoredModel
 from sotopia_are.storage.records import (
     episode_log_of,
@@ -98,6 +100,7 @@ end
 redis.call('HSET', KEYS[1], 'updated_at', ARGV[3])
 return redis.call('XADD', KEYS[2], '*', ARGV[1], ARGV[2])
 """
+_APPEND_SHA = hashlib.sha1(_APPEND_SCRIPT.encode()).hexdigest()
 
 
 class EpisodeStore:
@@ -123,6 +126,7 @@ class EpisodeStore:
         self._url = url
         self._clock = clock
         self._append = client.register_script(_APPEND_SCRIPT)
+        self._queued = QueuedAppends(self._write_appends)
 
     # -- connection -------------------------------------------------------------------
 
@@ -141,8 +145,12 @@ class EpisodeStore:
             self.client.ping()
 
     def close(self) -> None:
-        """Release the connection (and stop the embedded server if this was its last user)."""
-        self.client.close()
+        """Write the queued appends, release the connection (and stop the embedded server
+        if this was its last user)."""
+        try:
+            self._queued.flush()
+        finally:
+            self.client.close()
         if self.embedded is not None:
             self.embedded.stop()
 
@@ -173,6 +181,7 @@ class EpisodeStore:
         :class:`StorageConflictError` (nothing written) after :data:`WRITE_ATTEMPTS`
         attempts that all lost to another writer.
         """
+        self._queued.flush()  # so that writes land in the order they were made
         with self._guard(), self.client.pipeline() as pipe:
             for _ in range(WRITE_ATTEMPTS):
                 try:
@@ -265,6 +274,7 @@ class EpisodeStore:
         """
         key = episode.redis_key(episode.pk)
         now = self._clock()
+        self._queued.forget(episode.pk)
 
         def write(pipe: Any) -> EpisodeLog:
             old = _read_episode(pipe, episode.pk)
@@ -319,6 +329,26 @@ class EpisodeStore:
             counts=True,
         )
 
+    def queue_event(self, episode_id: str, event: CompletedEvent | ExportedCompletedEvent) -> None:
+        """:meth:`append_event`, for many episodes in one event loop: the append is written
+        with the others queued in the same turn of the loop, in one round trip, when the
+        turn ends (at once outside a running loop; before any other write of this store).
+
+        An append the store refused (:class:`EpisodeStateError`, or
+        :class:`StorageUnavailableError`) is raised by the episode's next ``queue_event``
+        or its :meth:`finish_episode`.
+        """
+        self._queued.add(
+            QueuedAppend(
+                episode_id, episode_events_key(episode_id), EVENT_FIELD, encode_event(event), True
+            )
+        )
+
+    def flush(self) -> None:
+        """Write the appends :meth:`queue_event` queued, now (every other write of the
+        store does this first); a refused one is raised as ``queue_event`` says."""
+        self._queued.flush()
+
     def append_call(self, episode_id: str, call: Mapping[str, Any]) -> str:
         """Append an accounted model call (``LLMCall.model_dump(mode="json")``) to the
         episode's calls stream; returns the entry id. :class:`EpisodeStateError` (and
@@ -332,6 +362,7 @@ class EpisodeStore:
     def _append_entry(
         self, episode_id: str, stream: str, field: str, payload: str, *, counts: bool
     ) -> str:
+        self._queued.flush()
         try:
             with self._guard():
                 entry = self._append(
@@ -341,11 +372,42 @@ class EpisodeStore:
         except redis.ResponseError as error:
             if "NOT_RUNNING" not in str(error):
                 raise
-            raise EpisodeStateError(
-                f"episode {episode_id} is not running (unknown, ended or interrupted); "
-                "nothing was appended"
-            ) from None
+            raise _not_running(episode_id) from None
         return str(entry)
+
+    def _write_appends(self, appends: Sequence[QueuedAppend]) -> list[BaseException | None]:
+        """Write ``appends`` in one round trip; for each, None or what refused it."""
+        with self._guard():
+            replies = self._pipelined_appends(appends)
+            if any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
+                cast(Any, self.client).script_load(_APPEND_SCRIPT)  # the server lost it
+                replies = self._pipelined_appends(appends)
+        outcomes: list[BaseException | None] = []
+        for append, reply in zip(appends, replies, strict=True):
+            if not isinstance(reply, Exception):
+                outcomes.append(None)
+            elif isinstance(reply, redis.ResponseError) and "NOT_RUNNING" in str(reply):
+                outcomes.append(_not_running(append.episode_id))
+            else:
+                outcomes.append(reply)
+        return outcomes
+
+    def _pipelined_appends(self, appends: Sequence[QueuedAppend]) -> list[Any]:
+        now = repr(self._clock())
+        with self.client.pipeline(transaction=False) as pipe:
+            for append in appends:
+                pipe.evalsha(
+                    _APPEND_SHA,
+                    2,
+                    EpisodeLog.redis_key(append.episode_id),
+                    append.stream,
+                    append.field,
+                    append.payload,
+                    now,
+                    "1" if append.counts else "0",
+                )
+            replies: list[Any] = pipe.execute(raise_on_error=False)
+        return replies
 
     def finish_episode(
         self,
@@ -370,6 +432,8 @@ class EpisodeStore:
         """
         if status not in (EpisodeStatus.COMPLETE, EpisodeStatus.FAILED):
             raise ValueError(f"an episode finishes complete or failed, not {status.value}")
+        self._queued.flush()
+        self._queued.raise_failure(episode_id)
         return self._transition(
             episode_id,
             {
@@ -535,6 +599,8 @@ class EpisodeStore:
         key = EpisodeLog.redis_key(episode_id)
         # Encoded before the transaction: a bad call must fail before anything is queued.
         payloads = _encode_calls(calls)
+        self._queued.flush()
+        self._queued.forget(episode_id)  # what it failed to append no longer matters
 
         def write(pipe: Any) -> EpisodeLog:
             old = _read_episode(pipe, episode_id)
@@ -656,6 +722,7 @@ class EpisodeStore:
         return self._read_stream(episode_calls_key(episode_id), CALL_FIELD, _decode_call)
 
     def _read_stream(self, key: str, field: str, decode: Callable[[str], T]) -> list[T]:
+        self._queued.flush()
         with self._guard():
             return _read_stream(self.client, key, field, decode)
 
@@ -928,6 +995,12 @@ def _from_hash(model: type[R], pk: str, fields: Mapping[str, str]) -> R:
         raise UnreadableRecordError(
             model.redis_key(pk), f"its fields are no valid {model.__name__} ({problems})"
         ) from None
+
+
+def _not_running(episode_id: str) -> EpisodeStateError:
+    return EpisodeStateError(
+        f"episode {episode_id} is not running (unknown, ended or interrupted); nothing was appended"
+    )
 
 
 def _read_stream(client: Any, key: str, field: str, decode: Callable[[str], T]) -> list[T]:

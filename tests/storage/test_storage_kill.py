@@ -14,6 +14,7 @@ from sotopia_are.social import EpisodeResult, EpisodeSpec, run_episodes
 from sotopia_are.storage import (
     EpisodeRecorder,
     EpisodeStatus,
+    EpisodeStore,
     StorageUnavailableError,
     connect,
     stable_episode_id,
@@ -24,10 +25,12 @@ TAG = "kill-batch"
 
 class KillAfter:
     """A sink after the recorder: kills the server once episode ``victim`` has logged
-    ``events`` events (so they are stored), and remembers which episodes ended."""
+    ``events`` events and they are stored, and remembers which episodes ended."""
 
-    def __init__(self, server: RedisServerProcess, victim: str, events: int) -> None:
-        self.server, self.victim, self.events = server, victim, events
+    def __init__(
+        self, server: RedisServerProcess, store: EpisodeStore, victim: str, events: int
+    ) -> None:
+        self.server, self.store, self.victim, self.events = server, store, victim, events
         self.seen = 0
         self.ended: dict[str, EpisodeResult] = {}
 
@@ -35,6 +38,7 @@ class KillAfter:
         if episode_id == self.victim:
             self.seen += 1
             if self.seen == self.events:
+                self.store.flush()  # the recorder queues its appends for the loop's turn
                 self.server.kill()
 
     def on_episode_end(self, episode_id: str, result: EpisodeResult) -> None:
@@ -50,8 +54,8 @@ async def test_storage_kill_mid_batch_then_resume(
 ) -> None:
     server = redis_server(persistent=True)
     specs = plan()
-    killer = KillAfter(server, victim=specs[2].episode_id, events=3)
     store = connect(server.url)
+    killer = KillAfter(server, store, victim=specs[2].episode_id, events=3)
     recorder = EpisodeRecorder(store, tag=TAG)
     with pytest.raises(ExceptionGroup) as caught:
         await run_episodes(specs, flat_agents, max_concurrent=1, sinks=[recorder, killer])

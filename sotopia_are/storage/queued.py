@@ -1,0 +1,88 @@
+"""`QueuedAppends`: stream appends made inside a running event loop, written together.
+
+Hundreds of episodes in one event loop each append an event per turn; one round trip to
+Redis per event costs more CPU (client and server) than the rest of the write. Appends
+queued during one turn of the loop are written in one pipelined round trip when that turn
+ends, so an event reaches Redis within a loop turn of completing (still followable live);
+a process killed in between loses at most that turn's events of episodes still running,
+which a resumed batch plays again. A failed write is kept per episode and raised to that
+episode's next append or its end, never into the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+__all__ = ["QueuedAppend", "QueuedAppends"]
+
+
+@dataclass(frozen=True)
+class QueuedAppend:
+    """One append waiting for its round trip: ``payload`` as ``field`` of ``stream``."""
+
+    episode_id: str
+    stream: str
+    field: str
+    payload: str
+    counts: bool
+
+
+WriteAppends = Callable[[Sequence[QueuedAppend]], Sequence[BaseException | None]]
+"""Writes appends in one round trip; for each, None or the error that refused it."""
+
+
+class QueuedAppends:
+    """The appends queued on one store; ``write`` does the round trip."""
+
+    def __init__(self, write: WriteAppends) -> None:
+        self._write = write
+        self._queue: list[QueuedAppend] = []
+        self._failed: dict[str, BaseException] = {}
+        self._scheduled = False
+
+    def add(self, append: QueuedAppend) -> None:
+        """Queue ``append`` for the end of this loop turn (written at once outside a running
+        loop); an earlier append of its episode that failed is raised here, and this one
+        dropped."""
+        self.raise_failure(append.episode_id)
+        self._queue.append(append)
+        if self._scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            self.raise_failure(append.episode_id)
+            return
+        self._scheduled = True
+        loop.call_soon(self._flush_at_turn_end)
+
+    def flush(self) -> None:
+        """Write every queued append now, keeping each failure for its episode."""
+        self._scheduled = False
+        if not self._queue:
+            return
+        queued, self._queue = self._queue, []
+        try:
+            outcomes: Sequence[BaseException | None] = self._write(queued)
+        except Exception as error:  # the round trip itself failed: every append did
+            outcomes = [error] * len(queued)
+        for append, outcome in zip(queued, outcomes, strict=True):
+            if outcome is not None:
+                self._failed.setdefault(append.episode_id, outcome)
+
+    def raise_failure(self, episode_id: str) -> None:
+        """Raise (once) the error that refused an append of ``episode_id``, if any."""
+        error = self._failed.pop(episode_id, None)
+        if error is not None:
+            raise error
+
+    def forget(self, episode_id: str) -> None:
+        """Drop what is known of ``episode_id``'s failed appends (it starts afresh)."""
+        self._failed.pop(episode_id, None)
+
+    def _flush_at_turn_end(self) -> None:
+        if self._scheduled:
+            self.flush()

@@ -1,0 +1,118 @@
+"""Appends queued in a running event loop (what the recorder does for a batch's episodes)
+reach Redis when the loop's turn ends, in order, before any other write; one the store
+refuses is raised in its own episode, never lost and never raised into the loop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+from redis_servers import RedisServerProcess
+from storage_episodes_support import flat_agents, flat_spec
+
+from sotopia_are.simulation.data_handler.exporter import convert_completed_event
+from sotopia_are.simulation.types import CompletedEvent
+from sotopia_are.social import run_episode
+from sotopia_are.storage import (
+    EpisodeLog,
+    EpisodeStateError,
+    EpisodeStatus,
+    EpisodeStore,
+    StorageUnavailableError,
+    connect,
+)
+
+
+async def played_events() -> list[CompletedEvent]:
+    spec = flat_spec("source")
+    return list((await run_episode(spec, flat_agents(spec))).events)
+
+
+async def test_queued_events_land_when_the_loop_turn_ends_in_order(store: EpisodeStore) -> None:
+    events = await played_events()
+    ids = [f"q-{n}" for n in range(3)]
+    for episode_id in ids:
+        store.start_episode(EpisodeLog(pk=episode_id))
+    for event in events[:4]:
+        for episode_id in ids:
+            store.queue_event(episode_id, event)
+    # Another connection (a follower, another process) sees nothing yet ...
+    with connect(store.url) as other:
+        assert other.read_events("q-0") == []
+        await asyncio.sleep(0)  # ... and all of it once this turn of the loop is over.
+        for episode_id in ids:
+            assert other.read_events(episode_id) == [convert_completed_event(e) for e in events[:4]]
+            assert other.get_episode(episode_id).event_count == 4
+
+
+async def test_a_write_after_queued_events_lands_after_them(store: EpisodeStore) -> None:
+    events = await played_events()
+    store.start_episode(EpisodeLog(pk="ordered"))
+    for event in events:
+        store.queue_event("ordered", event)
+    finished = store.finish_episode("ordered", turns_played=5)
+    assert finished.event_count == len(events)
+    assert store.read_events("ordered") == [convert_completed_event(e) for e in events]
+
+
+async def test_a_refused_append_is_raised_in_its_episode_only(store: EpisodeStore) -> None:
+    events = await played_events()
+    for episode_id in ("ended-elsewhere", "fine"):
+        store.start_episode(EpisodeLog(pk=episode_id))
+    # Another process ends one episode while this one still plays it.
+    with connect(store.url) as other:
+        other.mark_incomplete("ended-elsewhere")
+    store.queue_event("ended-elsewhere", events[0])
+    store.queue_event("fine", events[0])
+    await asyncio.sleep(0)  # the loop's turn ends without an error in it
+    with pytest.raises(EpisodeStateError, match="ended-elsewhere is not running"):
+        store.queue_event("ended-elsewhere", events[1])
+    store.queue_event("fine", events[1])
+    assert store.finish_episode("fine").event_count == 2
+    assert store.read_events("ended-elsewhere") == []
+    assert store.get_episode("ended-elsewhere").status is EpisodeStatus.INCOMPLETE
+
+
+async def test_a_refused_append_fails_its_episode_end(store: EpisodeStore) -> None:
+    events = await played_events()
+    store.start_episode(EpisodeLog(pk="gone"))
+    store.queue_event("gone", events[0])
+    with connect(store.url) as other:
+        other.delete_episode("gone")  # before the turn ends: the append finds no episode
+        await asyncio.sleep(0)
+    with pytest.raises(EpisodeStateError, match="gone is not running"):
+        store.finish_episode("gone")
+
+
+def test_outside_an_event_loop_a_queued_event_is_written_at_once(store: EpisodeStore) -> None:
+    events = asyncio.run(played_events())
+    store.start_episode(EpisodeLog(pk="sync"))
+    store.queue_event("sync", events[0])
+    with connect(store.url) as other:
+        assert other.get_episode("sync").event_count == 1
+    with pytest.raises(EpisodeStateError, match="not running"):
+        store.queue_event("never-started", events[0])
+
+
+async def test_a_server_lost_before_the_turn_ends_is_raised_to_the_episode(
+    redis_server: Callable[..., RedisServerProcess],
+) -> None:
+    events = await played_events()
+    server = redis_server(persistent=True)
+    store = connect(server.url)
+    store.start_episode(EpisodeLog(pk="cut-off"))
+    store.queue_event("cut-off", events[0])
+    await asyncio.sleep(0)
+    store.queue_event("cut-off", events[1])
+    server.kill()
+    await asyncio.sleep(0)  # the flush fails here, and the loop goes on
+    with pytest.raises(StorageUnavailableError, match="lost the connection"):
+        store.queue_event("cut-off", events[2])
+    store.client.close()
+    server.start()
+    with connect(server.url) as again:
+        # What landed before the server went is there; the episode is still "running",
+        # for a resumed batch to mark incomplete and play again.
+        assert again.get_episode("cut-off").event_count == 1
+        assert again.get_episode("cut-off").status is EpisodeStatus.RUNNING
