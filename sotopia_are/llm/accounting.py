@@ -123,6 +123,19 @@ class LLMCall(BaseModel):
         )
 
 
+_COUNTED = (
+    "calls",
+    "failed_calls",
+    "requests",
+    "prompt_tokens",
+    "completion_tokens",
+    "unpriced_calls",
+    "normalized_calls",
+    "repaired_calls",
+)
+"""The integer fields of :class:`Usage`, each summed over calls."""
+
+
 class Usage(BaseModel):
     """Totals over many calls: add them with ``+`` or build with :meth:`of`.
 
@@ -192,11 +205,18 @@ class Usage(BaseModel):
 
     @classmethod
     def total(cls, usages: Iterable[Usage]) -> Usage:
-        """The sum of ``usages`` (an empty sum is all zeros with unknown cost)."""
-        result = cls()
+        """The sum of ``usages`` (an empty sum is all zeros with unknown cost), added in
+        order as ``+`` adds them, so the floats come out the same."""
+        counts = dict.fromkeys(_COUNTED, 0)
+        cost: float | None = None
+        latency = 0.0
         for usage in usages:
-            result = result + usage
-        return result
+            for name in _COUNTED:
+                counts[name] += getattr(usage, name)
+            if usage.cost_usd is not None:
+                cost = usage.cost_usd if cost is None else cost + usage.cost_usd
+            latency += usage.latency_s
+        return cls(**counts, cost_usd=cost, latency_s=latency)
 
     def __add__(self, other: Usage) -> Usage:
         costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]

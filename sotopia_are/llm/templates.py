@@ -63,6 +63,8 @@ class PromptLibrary:
             trim_blocks=True,
             lstrip_blocks=True,
             keep_trailing_newline=False,
+            # Read once per library: a stat of the file per model call is measurable.
+            auto_reload=False,
         )
 
     def render(self, name: str, variables: Mapping[str, Any] | None = None) -> list[Message]:

@@ -1,8 +1,12 @@
 """Every call yields an LLMCall record; records sum into Usage; both round-trip JSON."""
 
+import functools
+import operator
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from sotopia_are.llm import LLMCall, LLMSession, TransientLLMError, Usage
@@ -66,3 +70,25 @@ def test_usage_sums_per_episode_and_per_batch() -> None:
     assert (batch.calls, batch.requests, batch.total_tokens) == (3, 4, 23)
     assert batch.cost_usd == 0.5 and batch.unpriced_calls == 1
     assert Usage.total([]) == Usage() and Usage().cost_usd is None
+
+
+counts = st.integers(min_value=0, max_value=10**9)
+usages = st.builds(
+    Usage,
+    calls=counts,
+    failed_calls=counts,
+    requests=counts,
+    prompt_tokens=counts,
+    completion_tokens=counts,
+    cost_usd=st.none() | st.floats(min_value=0, max_value=1e4, allow_nan=False),
+    unpriced_calls=counts,
+    latency_s=st.floats(min_value=0, max_value=1e5, allow_nan=False),
+    normalized_calls=counts,
+    repaired_calls=counts,
+)
+
+
+@given(st.lists(usages, max_size=30))
+def test_a_total_is_the_sum_added_in_order_to_the_last_bit(parts: list[Usage]) -> None:
+    # Stored totals are compared with totals computed again on read: equal means equal.
+    assert Usage.total(parts) == functools.reduce(operator.add, parts, Usage())
