@@ -49,7 +49,8 @@ class DimensionScore(BaseModel):
             scores=list(scores),
             reasonings=list(reasonings),
             mean=statistics.fmean(scores),
-            std=statistics.pstdev(scores),
+            # One sample (the default) has no spread; pstdev's exact arithmetic is slow.
+            std=statistics.pstdev(scores) if len(scores) > 1 else 0.0,
             min=min(scores),
             max=max(scores),
         )

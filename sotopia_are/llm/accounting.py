@@ -190,7 +190,9 @@ class Usage(BaseModel):
     def of_call(cls, call: LLMCall) -> Usage:
         """The usage of one call."""
         answered = any(a.raw_text is not None for a in call.attempts)
-        return cls(
+        # Built unvalidated: every value comes from a validated call (a batch sums
+        # thousands of these).
+        return cls.model_construct(
             calls=1,
             failed_calls=0 if call.ok else 1,
             requests=len(call.attempts),

@@ -131,7 +131,7 @@ class EpisodeRecord(BaseModel):
             verdict.rated for verdict in self.verdicts
         )
 
-    @property
+    @functools.cached_property
     def usage(self) -> Usage:
         """Tokens, cost and latency of every model call: the agents' and every judge's."""
         judged = [call for verdict in self.verdicts for call in verdict.evaluation.calls]
@@ -155,6 +155,7 @@ class EpisodeRecord(BaseModel):
         copied = super().model_copy(update=update, deep=deep)
         # pydantic copies the instance dict, where cached_property keeps its value.
         copied.__dict__.pop("views", None)
+        copied.__dict__.pop("usage", None)
         return copied
 
     @functools.cached_property
