@@ -111,7 +111,7 @@ class EpisodeRecorder:
             error="" if complete else result.reason,
             usage=usage_summary(usage),
             cost_usd=usage.cost_usd,
-            calls=[call.model_dump(mode="json") for call in calls],
+            calls=calls,
             turns_played=result.turns_played,
             failed_agent=result.failed_agent or "",
         )

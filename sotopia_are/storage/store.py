@@ -29,6 +29,7 @@ from typing import Any, TypeVar, cast
 import redis
 from pydantic import JsonValue, ValidationError
 
+from sotopia_are.llm import LLMCall
 from sotopia_are.record import EpisodeRecord, EpisodeSummary, Verdict
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.types import CompletedEvent
@@ -60,9 +61,13 @@ from sotopia_are.storage.records import (
     usage_summary,
 )
 
-__all__ = ["CALL_FIELD", "WRITE_ATTEMPTS", "EpisodeStore", "OnUnreadable"]
+__all__ = ["CALL_FIELD", "WRITE_ATTEMPTS", "CallData", "EpisodeStore", "OnUnreadable"]
 
 R = TypeVar("R", bound=StoredModel)
+
+CallData = Mapping[str, Any] | LLMCall
+"""A model call record as the store takes it: an ``LLMCall``, or its JSON data
+(``LLMCall.model_dump(mode="json")``)."""
 T = TypeVar("T")
 
 CALL_FIELD = "call"
@@ -418,13 +423,13 @@ class EpisodeStore:
         error: str = "",
         usage: Mapping[str, JsonValue] | None = None,
         cost_usd: float | None = None,
-        calls: Sequence[Mapping[str, Any]] = (),
+        calls: Sequence[CallData] = (),
         turns_played: int = 0,
         failed_agent: str = "",
     ) -> EpisodeLog:
         """Finalise a running episode as ``complete`` or ``failed``; returns the record.
 
-        ``calls`` (model call records, as for :meth:`append_call`) are appended in the
+        ``calls`` (model call records: :data:`CallData`) are appended in the
         same transaction, so the calls and the final status land together or not at all.
         Raises :class:`EpisodeStateError` if it is not running (e.g. finished twice), and
         ``TypeError``/``ValueError`` if a call is not JSON; either way nothing is written.
@@ -482,7 +487,7 @@ class EpisodeStore:
         evaluation: Mapping[str, JsonValue],
         usage: Mapping[str, JsonValue] | None = None,
         cost_usd: float | None = None,
-        calls: Sequence[Mapping[str, Any]] = (),
+        calls: Sequence[CallData] = (),
     ) -> EpisodeLog:
         """Attach the evaluator's verdict to a complete episode (replacing any earlier one).
 
@@ -519,7 +524,7 @@ class EpisodeStore:
         self.restore_episode(
             episode_log_of(record),
             list(record.events),
-            [call.model_dump(mode="json") for call in record.calls],
+            record.calls,
             replace=replace,
         )
         return record
@@ -592,7 +597,7 @@ class EpisodeStore:
         update: Mapping[str, Any],
         *,
         expected: EpisodeStatus = EpisodeStatus.RUNNING,
-        calls: Sequence[Mapping[str, Any]] = (),
+        calls: Sequence[CallData] = (),
     ) -> EpisodeLog:
         """Apply ``update`` to an episode in status ``expected`` and append ``calls`` to its
         calls stream, all in one transaction."""
@@ -626,7 +631,7 @@ class EpisodeStore:
         self,
         episode: EpisodeLog,
         events: Sequence[ExportedCompletedEvent | CompletedEvent],
-        calls: Sequence[Mapping[str, Any]] = (),
+        calls: Sequence[CallData] = (),
         *,
         replace: bool = False,
     ) -> EpisodeLog:
@@ -939,10 +944,13 @@ class EpisodeStore:
         return set(self.episode_ids(tag=tag, status=EpisodeStatus.COMPLETE))
 
 
-def _encode_calls(calls: Iterable[Mapping[str, Any]]) -> list[str]:
+def _encode_calls(calls: Iterable[CallData]) -> list[str]:
     """Call records as calls-stream payloads; ``TypeError``/``ValueError`` if one is not
     JSON-serialisable."""
-    return [dumps_canonical(call) for call in calls]
+    return [
+        call.model_dump_json() if isinstance(call, LLMCall) else dumps_canonical(call)
+        for call in calls
+    ]
 
 
 class _Absent(Exception):
