@@ -7,8 +7,8 @@ pydantic models, so they round-trip through JSON and can be attached to episodes
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -136,6 +136,23 @@ _COUNTED = (
 """The integer fields of :class:`Usage`, each summed over calls."""
 
 
+def _fields_of_call(call: LLMCall) -> dict[str, Any]:
+    """The :class:`Usage` fields of one call."""
+    answered = any(a.raw_text is not None for a in call.attempts)
+    return {
+        "calls": 1,
+        "failed_calls": 0 if call.ok else 1,
+        "requests": len(call.attempts),
+        "prompt_tokens": call.prompt_tokens or 0,
+        "completion_tokens": call.completion_tokens or 0,
+        "cost_usd": call.cost_usd,
+        "unpriced_calls": 1 if answered and call.cost_usd is None else 0,
+        "latency_s": call.latency_s,
+        "normalized_calls": int(call.normalized),
+        "repaired_calls": int(call.repaired),
+    }
+
+
 class Usage(BaseModel):
     """Totals over many calls: add them with ``+`` or build with :meth:`of`.
 
@@ -184,40 +201,31 @@ class Usage(BaseModel):
     @classmethod
     def of(cls, calls: Iterable[LLMCall]) -> Usage:
         """The totals of ``calls``."""
-        return cls.total(cls.of_call(call) for call in calls)
+        return cls._sum(_fields_of_call(call) for call in calls)
 
     @classmethod
     def of_call(cls, call: LLMCall) -> Usage:
         """The usage of one call."""
-        answered = any(a.raw_text is not None for a in call.attempts)
-        # Built unvalidated: every value comes from a validated call (a batch sums
-        # thousands of these).
-        return cls.model_construct(
-            calls=1,
-            failed_calls=0 if call.ok else 1,
-            requests=len(call.attempts),
-            prompt_tokens=call.prompt_tokens or 0,
-            completion_tokens=call.completion_tokens or 0,
-            cost_usd=call.cost_usd,
-            unpriced_calls=1 if answered and call.cost_usd is None else 0,
-            latency_s=call.latency_s,
-            normalized_calls=int(call.normalized),
-            repaired_calls=int(call.repaired),
-        )
+        return cls(**_fields_of_call(call))
 
     @classmethod
     def total(cls, usages: Iterable[Usage]) -> Usage:
-        """The sum of ``usages`` (an empty sum is all zeros with unknown cost), added in
-        order as ``+`` adds them, so the floats come out the same."""
+        """The sum of ``usages`` (an empty sum is all zeros with unknown cost)."""
+        return cls._sum(vars(usage) for usage in usages)
+
+    @classmethod
+    def _sum(cls, parts: Iterable[Mapping[str, Any]]) -> Usage:
+        """The sum of usages given as their fields, added in order as ``+`` adds them (so
+        the floats come out the same), without a model per step: a batch sums thousands."""
         counts = dict.fromkeys(_COUNTED, 0)
         cost: float | None = None
         latency = 0.0
-        for usage in usages:
+        for part in parts:
             for name in _COUNTED:
-                counts[name] += getattr(usage, name)
-            if usage.cost_usd is not None:
-                cost = usage.cost_usd if cost is None else cost + usage.cost_usd
-            latency += usage.latency_s
+                counts[name] += part[name]
+            if part["cost_usd"] is not None:
+                cost = part["cost_usd"] if cost is None else cost + part["cost_usd"]
+            latency += part["latency_s"]
         return cls(**counts, cost_usd=cost, latency_s=latency)
 
     def __add__(self, other: Usage) -> Usage:
