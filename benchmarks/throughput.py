@@ -218,7 +218,9 @@ class Watch:
             return "redis"
         if pid == self.root:
             return "cli"
-        return "workers" if "multiprocessing" in name else "other"
+        # Workers are the CLI's other children: spawned ones name multiprocessing in their
+        # command line, forked ones repeat the CLI's.
+        return "workers"
 
     def cpu_by_role(self) -> dict[str, float]:
         roles: dict[str, float] = {}

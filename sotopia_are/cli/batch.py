@@ -61,6 +61,10 @@ ClusterOption = Annotated[
 LOG_EVERY_S = 10.0
 """Not on a terminal, a progress line at least this often (and every tenth of the batch)."""
 
+REDRAW_EVERY_S = 0.1
+"""On a terminal, the bar is drawn again at most this often (by the updates themselves:
+rich's own refresh thread would make worker processes start by spawn, not fork)."""
+
 
 class BatchReporter:
     """Progress as it reads where the output goes: a live bar on a terminal, else one
@@ -72,6 +76,7 @@ class BatchReporter:
         self.task: TaskID | None = None
         self.logged_at = time.monotonic()
         self.logged_finished = 0
+        self.drawn_at = 0.0
 
     def interrupted(self, store: EpisodeStore, what: str = "batch") -> NoReturn:
         """After Ctrl-C: what the store holds of the batch, then exit 130."""
@@ -101,9 +106,11 @@ class BatchReporter:
                 BarColumn(),
                 TextColumn("{task.fields[line]}"),
                 console=console,
+                auto_refresh=False,
             )
             self.bar.start()
             self.task = self.bar.add_task("episodes", total=None, line="starting workers…")
+            self.bar.refresh()
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -120,11 +127,14 @@ class BatchReporter:
         for line in describe_plan(plan):
             self.say(line)
         if self.bar is not None and self.task is not None:
-            self.bar.update(self.task, total=len(plan.pending))
+            self.bar.update(self.task, total=len(plan.pending), refresh=True)
 
     def progress(self, now: BatchProgress) -> None:
         if self.bar is not None and self.task is not None:
-            self.bar.update(self.task, completed=now.finished, line=now.describe())
+            redraw = time.monotonic() - self.drawn_at >= REDRAW_EVERY_S or now.finished == now.total
+            if redraw:
+                self.drawn_at = time.monotonic()
+            self.bar.update(self.task, completed=now.finished, line=now.describe(), refresh=redraw)
             return
         step = max(now.total // 10, 1)
         due = time.monotonic() - self.logged_at >= LOG_EVERY_S

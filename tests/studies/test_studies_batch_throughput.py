@@ -6,7 +6,11 @@ transport (HTTP or litellm)."""
 import asyncio
 import gc
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +19,7 @@ import sotopia_are as sa
 from sotopia_are.llm import LLMSession, RetryPolicy, Usage
 from sotopia_are.storage import EpisodeStore, connect
 from sotopia_are.studies import BatchProgress
-from sotopia_are.studies.batch import _worker_concurrency, plan_batch
+from sotopia_are.studies.batch import _worker_concurrency, _worker_start_method, plan_batch
 from sotopia_are.testing import LocalLLMServer, ReplyLike
 
 MODEL = "openai/test-model"
@@ -53,8 +57,7 @@ def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
 
 
 def config(server: LocalLLMServer, **changes: Any) -> sa.LLMConfig:
-    fast = RetryPolicy(max_attempts=2, initial_backoff_s=0.01, max_backoff_s=0.02)
-    return sa.LLMConfig(api_base=server.url, timeout_s=10.0, retry=fast, **changes)
+    return config_at(server.url, **changes)
 
 
 def test_episodes_at_once_by_default_follow_the_endpoint() -> None:
@@ -157,3 +160,58 @@ def _kept(call: Any) -> tuple[Any, ...]:
     tokens = (call.prompt_tokens, call.completion_tokens, call.cost_usd)
     return (scope, call.template, call.raw_text, call.parsed, messages, call.params, tokens,
             call.output_mode)  # fmt: skip
+
+
+FORKED_BATCH = """
+import sys
+import sotopia_are as sa
+from sotopia_are.studies.batch import _worker_start_method
+from test_studies_batch_throughput import config_at, spec
+
+print(_worker_start_method())
+with sa.connect(sys.argv[1]) as store:
+    result = sa.batch(
+        [spec(f"e{n}", turns=3) for n in range(4)], sys.argv[3], tag="forked", store=store,
+        judge_model=sys.argv[3], config=config_at(sys.argv[2]), workers=2,
+    )
+assert not result.failed and result.workers == 2, result
+"""
+
+
+def config_at(url: str, **changes: Any) -> sa.LLMConfig:
+    fast = RetryPolicy(max_attempts=2, initial_backoff_s=0.01, max_backoff_s=0.02)
+    return sa.LLMConfig(api_base=url, timeout_s=10.0, retry=fast, **changes)
+
+
+def test_forked_workers_store_what_spawned_ones_do(
+    llm_server: LocalLLMServer, store: EpisodeStore
+) -> None:
+    llm_server.rule = plays
+    # A script of one thread (the CLI's case) forks its workers ...
+    forked = subprocess.run(
+        [sys.executable, "-c", FORKED_BATCH, str(store.url), llm_server.url, MODEL],
+        capture_output=True, text=True, timeout=120, cwd=Path(__file__).parent,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    assert forked.returncode == 0, forked.stderr
+    assert forked.stdout.split() == ["fork"]
+    # ... where this process, which runs the server's thread, spawns them.
+    assert _worker_start_method() == "spawn"
+    spawned = sa.batch(
+        [spec(f"e{n}", turns=3) for n in range(4)], MODEL, tag="spawned", store=store,
+        judge_model=MODEL, config=config(llm_server), workers=2,
+    )  # fmt: skip
+    assert not spawned.failed and spawned.workers == 2
+    played: dict[str, dict[str, Any]] = {}
+    for tag in ("forked", "spawned"):
+        played[tag] = {
+            record.scenario_id: (
+                record.status,
+                record.turns_played,
+                [_kept(c) for c in record.calls],
+                [_kept(c) for v in record.verdicts for c in v.evaluation.calls],
+                record.scores,
+            )
+            for record in (store.load(pk) for pk in store.episode_ids(tag=tag))
+        }
+    assert played["forked"] == played["spawned"] and len(played["forked"]) == 4
