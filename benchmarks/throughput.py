@@ -164,6 +164,7 @@ class Watch:
     peak_pss_mb: float = 0.0
     peaks: dict[int, float] = field(default_factory=dict)
     samples: list[tuple[float, float]] = field(default_factory=list)
+    by_role: list[tuple[float, dict[str, float]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._markers = [self.data_dir]
@@ -194,6 +195,7 @@ class Watch:
     def _run(self) -> None:
         while not self._stop.is_set():
             total = proportional = 0.0
+            roles: dict[str, float] = {}
             for pid in self._pids():
                 usage = _usage(pid)
                 if usage is None:
@@ -203,14 +205,30 @@ class Watch:
                 self.peaks[pid] = max(self.peaks.get(pid, 0.0), usage[1])
                 total += usage[1]
                 proportional += usage[2]
+                roles[self.role(pid)] = roles.get(self.role(pid), 0.0) + usage[1]
             self.peak_rss_mb = max(self.peak_rss_mb, total)
             self.peak_pss_mb = max(self.peak_pss_mb, proportional)
-            self.samples.append((time.perf_counter() - self._started, total))
+            now = time.perf_counter() - self._started
+            self.samples.append((now, total))
+            self.by_role.append((now, roles))
             self._stop.wait(self.interval)
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
+
+    def rss_over_time(self, role: str) -> list[float]:
+        """The RSS (MB, summed over its processes) of ``role`` at 25, 50, 75 and 95 % of
+        the run's wall time: flat for a worker whose memory does not grow with the
+        episodes it has finished."""
+        if not self.by_role:
+            return []
+        end = self.by_role[-1][0]
+        marks = []
+        for share in (0.25, 0.5, 0.75, 0.95):
+            at = next(roles for when, roles in self.by_role if when >= share * end)
+            marks.append(at.get(role, 0.0))
+        return marks
 
     def role(self, pid: int) -> str:
         name = self.names.get(pid, "")
@@ -248,6 +266,8 @@ class Result:
     cpu_s: float
     cpu_by_role: dict[str, float]
     peak_rss_by_role: dict[str, float]
+    workers_rss_over_time: list[float]
+    redis_rss_over_time: list[float]
     calls: int
     max_in_flight: int
     mean_in_flight: float
@@ -320,6 +340,8 @@ def run_batch(
             cpu_s=sum(roles.values()),
             cpu_by_role=roles,
             peak_rss_by_role=watch.peak_rss_by_role(),
+            workers_rss_over_time=watch.rss_over_time("workers"),
+            redis_rss_over_time=watch.rss_over_time("redis"),
             calls=int(stats["requests"]),
             max_in_flight=int(stats["max_in_flight"]),
             mean_in_flight=stats["mean_in_flight"],
@@ -472,6 +494,9 @@ def main() -> None:
         roles = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(r.cpu_by_role.items()))
         peaks = ", ".join(f"{k} {v:.0f} MB" for k, v in sorted(r.peak_rss_by_role.items()))
         print(f"- {r.run} ({r.episodes}): CPU by process: {roles}; peak RSS of one: {peaks}")
+        workers = " / ".join(f"{mb:.0f}" for mb in r.workers_rss_over_time)
+        redis = " / ".join(f"{mb:.0f}" for mb in r.redis_rss_over_time)
+        print(f"  RSS at 25 / 50 / 75 / 95 % of the run (MB): workers {workers}; redis {redis}")
     if clients:
         print()
         print("| client | level | CPU per call (ms) |")
