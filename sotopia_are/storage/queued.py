@@ -34,13 +34,15 @@ WriteAppends = Callable[[Sequence[QueuedAppend]], Sequence[BaseException | None]
 
 
 class QueuedAppends:
-    """The appends queued on one store; ``write`` does the round trip."""
+    """The appends queued on one store; ``write`` does the round trip. Used from one
+    thread, as the store is."""
 
     def __init__(self, write: WriteAppends) -> None:
         self._write = write
         self._queue: list[QueuedAppend] = []
         self._failed: dict[str, BaseException] = {}
-        self._scheduled = False
+        # The loop whose turn end will write the queue (None: no write is scheduled).
+        self._scheduled_on: asyncio.AbstractEventLoop | None = None
 
     def add(self, append: QueuedAppend) -> None:
         """Queue ``append`` for the end of this loop turn (written at once outside a running
@@ -48,20 +50,20 @@ class QueuedAppends:
         dropped."""
         self.raise_failure(append.episode_id)
         self._queue.append(append)
-        if self._scheduled:
-            return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             self.flush()
             self.raise_failure(append.episode_id)
             return
-        self._scheduled = True
-        loop.call_soon(self._flush_at_turn_end)
+        # A write scheduled on another loop (one that has stopped) may never run.
+        if self._scheduled_on is not loop:
+            self._scheduled_on = loop
+            loop.call_soon(self._flush_at_turn_end, loop)
 
     def flush(self) -> None:
         """Write every queued append now, keeping each failure for its episode."""
-        self._scheduled = False
+        self._scheduled_on = None
         if not self._queue:
             return
         queued, self._queue = self._queue, []
@@ -83,6 +85,6 @@ class QueuedAppends:
         """Drop what is known of ``episode_id``'s failed appends (it starts afresh)."""
         self._failed.pop(episode_id, None)
 
-    def _flush_at_turn_end(self) -> None:
-        if self._scheduled:
+    def _flush_at_turn_end(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._scheduled_on is loop:
             self.flush()

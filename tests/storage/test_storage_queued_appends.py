@@ -116,3 +116,29 @@ async def test_a_server_lost_before_the_turn_ends_is_raised_to_the_episode(
         # for a resumed batch to mark incomplete and play again.
         assert again.get_episode("cut-off").event_count == 1
         assert again.get_episode("cut-off").status is EpisodeStatus.RUNNING
+
+
+def test_appends_left_by_a_stopped_loop_go_out_with_the_next_loops(store: EpisodeStore) -> None:
+    events = asyncio.run(played_events())
+    store.start_episode(EpisodeLog(pk="two-loops"))
+
+    async def queue_then_stop() -> None:
+        store.queue_event("two-loops", events[0])
+        # The loop stops after this turn: the write it scheduled for the turn's end
+        # never runs there.
+        asyncio.get_running_loop().stop()
+
+    first = asyncio.new_event_loop()
+    try:
+        first.run_until_complete(queue_then_stop())
+    finally:
+        first.close()
+
+    async def queue_and_end_the_turn() -> int:
+        store.queue_event("two-loops", events[1])
+        await asyncio.sleep(0)
+        with connect(store.url) as other:
+            return other.get_episode("two-loops").event_count
+
+    assert asyncio.run(queue_and_end_the_turn()) == 2
+    assert store.read_events("two-loops") == [convert_completed_event(e) for e in events[:2]]
