@@ -147,6 +147,9 @@ def test_a_node_killed_mid_batch_loses_nothing_complete_and_resume_finishes(
     assert len(store.completed_episode_ids("k")) == 24
     # What was complete when the node died was skipped, not played again.
     assert all(store.load(i) == record for i, record in complete.items())
+    # The module's other tests run on two nodes again.
+    cluster.add_node()
+    cluster.wait_for_cpus(2)
 
 
 def test_a_driver_killed_mid_batch_loses_nothing_complete_and_resume_finishes(
