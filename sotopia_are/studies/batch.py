@@ -542,6 +542,9 @@ def batch(
             why = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "an error"
             _mark_left_running(used, tag, [item.spec.episode_id for item in plan.pending], why)
             raise
+        # The workers' last heartbeats may come after their last outcome, unread.
+        if progress.in_flight.count:
+            advance(in_flight=InFlight())
         return BatchResult(plan, tuple(outcomes), time.perf_counter() - started, len(jobs))
     finally:
         if owned:

@@ -54,3 +54,32 @@ def test_a_hanging_request_shows_in_the_heartbeats_then_ends_the_episode(
     errors = [call.error or "" for call in record.calls if call.error]
     # One timeout ended the call (the default budget), though three attempts were allowed.
     assert any("gave no answer: 1 of 1 requests timed out after 1.5 s" in e for e in errors)
+
+
+def test_with_worker_processes_the_last_word_has_nothing_in_flight(
+    llm_server: LocalLLMServer, store: EpisodeStore
+) -> None:
+    # Each worker's first request hangs past a heartbeat, which reports it in flight; the
+    # workers' final heartbeats come after their last outcome.
+    llm_server.enqueue(Reply.hanging())
+    llm_server.enqueue(Reply.hanging())
+    llm_server.rule = lambda _body: LEAVE
+    specs = [
+        sa.EpisodeSpec(
+            episode_id=f"stuck-{n}",
+            scenario=f"A bakery before closing, day {n}.",
+            agent_names=["Mara Quinn", "Teo Alvarez"],
+            agent_backgrounds=["the baker", "a café owner"],
+            agent_goals=["sell the bread", "buy it cheap"],
+            max_turns=2,
+        )
+        for n in range(2)
+    ]
+    config = sa.LLMConfig(api_base=llm_server.url, timeout_s=1.5, retry=RetryPolicy(max_attempts=1))
+    progress: list[BatchProgress] = []
+    result = sa.batch(
+        specs, MODEL, tag="hb2", store=store, config=config, workers=2, on_progress=progress.append
+    )
+    assert result.workers == 2 and len(result.outcomes) == 2
+    assert any(p.in_flight.count for p in progress)
+    assert progress[-1].in_flight == InFlight() and progress[-1].finished == 2
