@@ -229,19 +229,7 @@ class Usage(BaseModel):
         return cls(**counts, cost_usd=cost, latency_s=latency)
 
     def __add__(self, other: Usage) -> Usage:
-        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
-        return Usage(
-            calls=self.calls + other.calls,
-            failed_calls=self.failed_calls + other.failed_calls,
-            requests=self.requests + other.requests,
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cost_usd=sum(costs) if costs else None,
-            unpriced_calls=self.unpriced_calls + other.unpriced_calls,
-            latency_s=self.latency_s + other.latency_s,
-            normalized_calls=self.normalized_calls + other.normalized_calls,
-            repaired_calls=self.repaired_calls + other.repaired_calls,
-        )
+        return self._sum((vars(self), vars(other)))
 
 
 def _sum_known(values: Iterable[int | None]) -> int | None:

@@ -29,8 +29,9 @@ class QueuedAppend:
     counts: bool
 
 
-WriteAppends = Callable[[Sequence[QueuedAppend]], Sequence[BaseException | None]]
-"""Writes appends in one round trip; for each, None or the error that refused it."""
+WriteAppends = Callable[[Sequence[QueuedAppend]], Sequence[object]]
+"""Writes appends in one round trip; for each, what was written (its stream entry id) or
+the error that refused it."""
 
 
 class QueuedAppends:
@@ -68,11 +69,11 @@ class QueuedAppends:
             return
         queued, self._queue = self._queue, []
         try:
-            outcomes: Sequence[BaseException | None] = self._write(queued)
+            outcomes: Sequence[object] = self._write(queued)
         except Exception as error:  # the round trip itself failed: every append did
             outcomes = [error] * len(queued)
         for append, outcome in zip(queued, outcomes, strict=True):
-            if outcome is not None:
+            if isinstance(outcome, BaseException):
                 self._failed.setdefault(append.episode_id, outcome)
 
     def raise_failure(self, episode_id: str) -> None:

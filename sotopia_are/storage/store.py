@@ -130,7 +130,6 @@ class EpisodeStore:
         self.embedded = embedded
         self._url = url
         self._clock = clock
-        self._append = client.register_script(_APPEND_SCRIPT)
         self._queued = QueuedAppends(self._write_appends)
 
     # -- connection -------------------------------------------------------------------
@@ -368,33 +367,25 @@ class EpisodeStore:
         self, episode_id: str, stream: str, field: str, payload: str, *, counts: bool
     ) -> str:
         self._queued.flush()
-        try:
-            with self._guard():
-                entry = self._append(
-                    keys=[EpisodeLog.redis_key(episode_id), stream],
-                    args=[field, payload, repr(self._clock()), "1" if counts else "0"],
-                )
-        except redis.ResponseError as error:
-            if "NOT_RUNNING" not in str(error):
-                raise
-            raise _not_running(episode_id) from None
-        return str(entry)
+        (entry,) = self._write_appends([QueuedAppend(episode_id, stream, field, payload, counts)])
+        if isinstance(entry, BaseException):
+            raise entry
+        return entry
 
-    def _write_appends(self, appends: Sequence[QueuedAppend]) -> list[BaseException | None]:
-        """Write ``appends`` in one round trip; for each, None or what refused it."""
+    def _write_appends(self, appends: Sequence[QueuedAppend]) -> list[str | BaseException]:
+        """Write ``appends`` in one round trip; for each, its stream entry id or what
+        refused it (a lost connection raises :class:`StorageUnavailableError`)."""
         with self._guard():
             replies = self._pipelined_appends(appends)
             if any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
                 cast(Any, self.client).script_load(_APPEND_SCRIPT)  # the server lost it
                 replies = self._pipelined_appends(appends)
-        outcomes: list[BaseException | None] = []
+        outcomes: list[str | BaseException] = []
         for append, reply in zip(appends, replies, strict=True):
-            if not isinstance(reply, Exception):
-                outcomes.append(None)
-            elif isinstance(reply, redis.ResponseError) and "NOT_RUNNING" in str(reply):
+            if isinstance(reply, redis.ResponseError) and "NOT_RUNNING" in str(reply):
                 outcomes.append(_not_running(append.episode_id))
             else:
-                outcomes.append(reply)
+                outcomes.append(reply if isinstance(reply, BaseException) else str(reply))
         return outcomes
 
     def _pipelined_appends(self, appends: Sequence[QueuedAppend]) -> list[Any]:
@@ -548,11 +539,7 @@ class EpisodeStore:
         key = EpisodeLog.redis_key(episode_id)
 
         def write(pipe: Any) -> EpisodeRecord | None:
-            old = _read_episode(pipe, episode_id)
-            if old is None:
-                raise RecordNotFoundError(f"no episode {episode_id!r} in {self.location}")
-            if old.status is not EpisodeStatus.COMPLETE:
-                raise EpisodeStateError(f"episode {episode_id} is {old.status.value}, not complete")
+            old = self._episode_in(pipe, episode_id, EpisodeStatus.COMPLETE)
             if old.record_version == 0:
                 return None  # rewritten whole below, outside this transaction
             current = (
@@ -572,11 +559,7 @@ class EpisodeStore:
                 updated_at=self._clock(),
                 **index_fields(record),
             )
-            _check_index(pipe, [(old, new)])
-            pipe.multi()
-            pipe.delete(key)
-            pipe.hset(key, mapping=new.to_hash())
-            _reindex(pipe, old, new)
+            _rewrite_episode(pipe, old, new)
             return record
 
         written = self._watched([key], write)
@@ -608,24 +591,26 @@ class EpisodeStore:
         self._queued.forget(episode_id)  # what it failed to append no longer matters
 
         def write(pipe: Any) -> EpisodeLog:
-            old = _read_episode(pipe, episode_id)
-            if old is None:
-                raise RecordNotFoundError(f"no episode {episode_id!r} in {self.location}")
-            if old.status is not expected:
-                raise EpisodeStateError(
-                    f"episode {episode_id} is {old.status.value}, not {expected.value}"
-                )
+            old = self._episode_in(pipe, episode_id, expected)
             new = old.replace(**update, updated_at=self._clock())
-            _check_index(pipe, [(old, new)])
-            pipe.multi()
-            pipe.delete(key)
-            pipe.hset(key, mapping=new.to_hash())
+            _rewrite_episode(pipe, old, new)
             for payload in payloads:
                 pipe.xadd(episode_calls_key(episode_id), {CALL_FIELD: payload})
-            _reindex(pipe, old, new)
             return new
 
         return self._watched([key], write)
+
+    def _episode_in(self, pipe: Any, episode_id: str, expected: EpisodeStatus) -> EpisodeLog:
+        """The stored episode, read inside a write's WATCH; :class:`RecordNotFoundError`
+        if there is none, :class:`EpisodeStateError` if it is not in status ``expected``."""
+        old = _read_episode(pipe, episode_id)
+        if old is None:
+            raise RecordNotFoundError(f"no episode {episode_id!r} in {self.location}")
+        if old.status is not expected:
+            raise EpisodeStateError(
+                f"episode {episode_id} is {old.status.value}, not {expected.value}"
+            )
+        return old
 
     def restore_episode(
         self,
@@ -1050,6 +1035,17 @@ def _read_episode(pipe: Any, episode_id: str) -> EpisodeLog | None:
     :class:`UnreadableRecordError` if its key holds no valid episode."""
     fields = _read_hash(pipe, EpisodeLog.redis_key(episode_id))
     return _from_hash(EpisodeLog, episode_id, fields) if fields else None
+
+
+def _rewrite_episode(pipe: Any, old: EpisodeLog, new: EpisodeLog) -> None:
+    """Check the index keys taking ``old`` to ``new`` writes, start the transaction and
+    queue the record written whole as ``new`` with its index updates."""
+    _check_index(pipe, [(old, new)])
+    pipe.multi()
+    key = new.redis_key(new.pk)
+    pipe.delete(key)
+    pipe.hset(key, mapping=new.to_hash())
+    _reindex(pipe, old, new)
 
 
 def _index_entries(episode: EpisodeLog) -> set[str]:
