@@ -189,6 +189,8 @@ class _Draw:
         return "".join(self.rng.choice(alphabet) for _ in range(self.rng.randint(1, 12)))
 
     def integer(self, schema: Mapping[str, Any]) -> int | float:
-        value = self.rng.randint(int(schema.get("minimum", -1000)), int(schema.get("maximum", 1000)))
+        value = self.rng.randint(
+            int(schema.get("minimum", -1000)), int(schema.get("maximum", 1000))
+        )
         # JSON Schema counts 7.0 as the integer 7; a server may write it so.
         return float(value) if self.rng.random() < 0.2 else value
