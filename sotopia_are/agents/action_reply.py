@@ -148,9 +148,11 @@ def _normalize_argument(action: dict[str, Any], notes: list[str]) -> None:
     kind = action.get("action_type")
     argument = action.get("argument")
     if kind in _SILENT:
-        if argument != "":
+        if "argument" not in action:
+            notes.append(f'read the missing argument of {kind!r} as ""')
+        elif argument != "":
             notes.append(f"dropped the argument {json.dumps(argument)} of {kind!r}: it takes none")
-            action["argument"] = ""
+        action["argument"] = ""
         return
     if not isinstance(argument, str):
         return
