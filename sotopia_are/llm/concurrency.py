@@ -68,17 +68,20 @@ class SharedLimit(Protocol):
 @dataclass(frozen=True)
 class InFlight:
     """Requests sent and not yet answered: how many, and the age of the oldest (0 when
-    there is none)."""
+    there is none); ``limit``: how many the limits of the endpoints they wait on allow at
+    once now (0 when unknown)."""
 
     count: int = 0
     oldest_s: float = 0.0
+    limit: int = 0
 
     def describe(self) -> str:
-        """``3 calls in flight, oldest 47 s`` (empty when there is none)."""
+        """``3 calls in flight (at most 4 now), oldest 47 s`` (empty when there is none)."""
         if not self.count:
             return ""
         calls = "1 call" if self.count == 1 else f"{self.count} calls"
-        return f"{calls} in flight, oldest {self.oldest_s:.0f} s"
+        bound = f" (at most {self.limit} now)" if self.limit else ""
+        return f"{calls} in flight{bound}, oldest {self.oldest_s:.0f} s"
 
 
 class AdaptiveLimit:
@@ -329,11 +332,18 @@ class ConcurrencyRegistry:
                 del self._sent[ticket]
 
     def in_flight(self) -> InFlight:
-        """The requests in flight in this process now (safe from any thread)."""
+        """The requests in flight in this process now, and what its limits allow (safe from
+        any thread)."""
         with self._lock:
             count = len(self._sent)
             first = next(iter(self._sent.values()), None)
-        return InFlight(count, 0.0 if first is None else time.monotonic() - first)
+            limit = sum(
+                found.limit
+                for slots in list(self._by_loop.values())
+                for found in slots.values()
+                if found.held
+            )
+        return InFlight(count, 0.0 if first is None else time.monotonic() - first, limit)
 
 
 class _SharedGate:

@@ -71,7 +71,8 @@ async def test_requests_in_flight_are_counted_while_they_wait(
     await asyncio.sleep(0.3)
     waiting = CONCURRENCY.in_flight()
     assert waiting.count == 2 and 0.2 <= waiting.oldest_s < 0.6
-    assert waiting.describe().startswith("2 calls in flight, oldest ")
+    assert waiting.limit == 4  # the default initial limit of the endpoint they wait on
+    assert waiting.describe().startswith("2 calls in flight (at most 4 now), oldest ")
     for call in calls:
         with pytest.raises(TransientLLMError):
             await call
