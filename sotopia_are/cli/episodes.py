@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from sotopia_are.llm import LLMError
+from sotopia_are.llm import ConfigurationError, LLMError
 from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import ConversationEntry, EpisodeSpec, EpisodeStatus, SocialAgent
 from sotopia_are.storage import EpisodeStore, StorageError
@@ -56,9 +56,13 @@ def play_here(
     """:func:`~sotopia_are.studies.run` in this process (``options`` are its keywords),
     each turn printed as it happens if ``live``: on Ctrl-C print ``interrupted: <id>
     stored as incomplete`` and exit :data:`INTERRUPTED_EXIT`; on any other error the same
-    line and exit 1 with the error, never a traceback."""
+    line and exit 1 with the error, never a traceback. A
+    :class:`~sotopia_are.llm.ConfigurationError` (the preflight's: nothing was stored) is
+    raised as it is, for :func:`~sotopia_are.cli.common.cli_errors`."""
     try:
         return run(spec, agents, store=store, on_entry=_live if live else None, **options)
+    except ConfigurationError:
+        raise
     except KeyboardInterrupt:
         typer.echo(f"interrupted: {_stopped_as(store, spec.episode_id)}", err=True)
         raise typer.Exit(code=INTERRUPTED_EXIT) from None
