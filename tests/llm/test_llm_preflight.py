@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -136,12 +137,12 @@ class Bare(BaseHTTPRequestHandler):
     the status the test sets (404: the model does not exist)."""
 
     status = 200
-    chats: list[dict[str, object]] = []
+    chats: ClassVar[list[dict[str, object]]] = []
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:
         self._answer(404, {"error": {"message": "no route"}})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).chats.append(body)
         if self.status != 200:
