@@ -81,8 +81,6 @@ def run(
         chosen = models.agent_models(spec.agent_names)
         session = LLMSession(models.config())
         judge = models.judge(session, rubric, samples) if evaluate else None
-        if not quiet:
-            typer.echo(f"{spec.episode_id}: {', '.join(spec.agent_names)}")
         record = play_here(
             store,
             spec,
@@ -93,6 +91,7 @@ def run(
             tag=tag,
             scenario_id=scenario_id,
             live=not quiet,
+            header=f"{spec.episode_id}: {', '.join(spec.agent_names)}",
             preflight=preflight,
         )
         print_record(record, transcript=quiet)

@@ -45,8 +45,10 @@ def stored() -> list[str]:
 
 
 def assert_configuration_error(result: Result, *expected: str) -> None:
-    """Exit 2 with one ``error:`` line on stderr holding ``expected``; nothing stored."""
+    """Exit 2 with one ``error:`` line on stderr holding ``expected``, nothing on stdout
+    (no episode heading either), nothing stored."""
     assert result.exit_code == 2, result.output
+    assert result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert line.startswith("error: ") and all(text in line for text in expected), line
     assert "Traceback" not in result.output
