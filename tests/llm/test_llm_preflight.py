@@ -137,9 +137,13 @@ class Bare(BaseHTTPRequestHandler):
     the status the test sets (404: the model does not exist)."""
 
     status = 200
+    key = ""  # the key it wants, if any (as vLLM's --api-key)
     chats: ClassVar[list[dict[str, object]]] = []
 
     def do_GET(self) -> None:
+        if self.key and self.headers.get("Authorization") != f"Bearer {self.key}":
+            self._answer(401, {"error": {"message": "invalid api key"}})
+            return
         self._answer(404, {"error": {"message": "no route"}})
 
     def do_POST(self) -> None:
@@ -168,7 +172,7 @@ def bare() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Bare)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    Bare.chats, Bare.status = [], 200
+    Bare.chats, Bare.status, Bare.key = [], 200, ""
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     finally:
@@ -189,3 +193,11 @@ async def test_a_busy_server_is_no_configuration_mistake(bare: str) -> None:
     Bare.status = 503
     await apreflight([ModelUse("openai/busy", LLMConfig(api_base=bare))])
     assert len(Bare.chats) == 1  # asked once, not retried
+
+
+def test_a_rejected_key_is_named_before_any_request(bare: str) -> None:
+    Bare.key = "sk-right"
+    with pytest.raises(ConfigurationError, match="rejected the key \\(HTTP 401\\)"):
+        preflight([ModelUse("openai/m", LLMConfig(api_base=bare, api_key="sk-wrong"))])
+    assert not Bare.chats
+    preflight([ModelUse("openai/m", LLMConfig(api_base=bare, api_key="sk-right"))])
