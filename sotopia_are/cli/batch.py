@@ -36,6 +36,7 @@ from .options import (
     MaxAttemptsOption,
     MaxTurnsOption,
     ModelOptions,
+    PreflightOption,
     RubricOption,
     SamplesOption,
     StoreOptions,
@@ -187,11 +188,13 @@ def batch(
     samples: SamplesOption = 1,
     max_turns: MaxTurnsOption = None,
     cluster: ClusterOption = None,
+    preflight: PreflightOption = True,
 ) -> None:
     """Run many LLM episodes (SPECS x --repeat), stored under --tag, with progress and a
     usage and cost summary; --resume skips what a previous run completed. Exits 1 if the
     batch leaves any episode unfinished (failed, interrupted, not rated, left to another
-    run or given up after --max-attempts), saying how many and why; 130 on Ctrl-C."""
+    run or given up after --max-attempts), saying how many and why; 2 if a model cannot be
+    called as configured (nothing stored); 130 on Ctrl-C."""
     with cli_errors():
         specs = read_specs(specs_path)
         if max_turns is not None:
@@ -222,6 +225,7 @@ def batch(
                 workers=workers,
                 on_plan=report.plan,
                 on_progress=report.progress,
+                preflight=preflight,
             )
         except KeyboardInterrupt:
             report.interrupted(store)

@@ -29,6 +29,7 @@ from .options import (
     MaxAttemptsOption,
     MaxTurnsOption,
     ModelOptions,
+    PreflightOption,
     RubricOption,
     SamplesOption,
     StoreOptions,
@@ -116,13 +117,14 @@ def benchmark(
         bool,
         typer.Option("--report-only", help="Run nothing: report on --tag from the store."),
     ] = False,
+    preflight: PreflightOption = True,
 ) -> None:
     """Benchmark models (--model, repeatable) against a partner (--partner) on a task set
     (--tasks FILE and/or --sample N), every role, --seeds times, rated by --judge-model;
     then print per model and dimension the mean and 95% bootstrap interval, wins, ties
     and losses against the partner, judge failures and repairs, tokens and cost. --resume
     continues a stopped run of the same --tag. Exits 1 if any episode is left unfinished,
-    130 on Ctrl-C."""
+    2 if a model cannot be called as configured (nothing stored), 130 on Ctrl-C."""
     if report_only:
         with where.open() as store, cli_errors():
             report = benchmark_report(store, tag)
@@ -159,6 +161,7 @@ def benchmark(
                 on_plan=progress.plan,
                 on_progress=progress.progress,
                 run_batch=batch_on(cluster),
+                preflight=preflight,
             )
         except KeyboardInterrupt:
             progress.interrupted(store, "benchmark")

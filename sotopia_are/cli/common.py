@@ -2,9 +2,10 @@
 
 Exit codes of every command: 0 success, 1 a user or input error (one ``error: …`` line
 on stderr, never a traceback) or an episode that failed or could not be rated, 2 a usage
-error (Typer's own), 130 Ctrl-C, 141 the reader of the output went away (``| head``).
-:func:`cli_errors` turns the errors the lower layers raise for bad input or an unusable
-server into exit 1.
+error (Typer's own) or a model that cannot be called as configured (one ``error: …`` line,
+found by the preflight before any episode is stored), 130 Ctrl-C, 141 the reader of the
+output went away (``| head``). :func:`cli_errors` turns the errors the lower layers raise
+for bad input or an unusable server into exit 1, a configuration error into exit 2.
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from sotopia_are.llm import LLMError
+from sotopia_are.llm import ConfigurationError, LLMError
 from sotopia_are.social import EpisodeSpec
 from sotopia_are.storage import RecordNotFoundError, StorageError
 from sotopia_are.studies import BatchError
 
 __all__ = [
     "BROKEN_PIPE_EXIT",
+    "CONFIGURATION_EXIT",
     "INTERRUPTED_EXIT",
     "cli_errors",
     "console",
@@ -47,10 +49,15 @@ console = Console(highlight=False)
 """Standard output for tables and headings; plain text goes through ``typer.echo``."""
 
 
-def fail(message: str) -> NoReturn:
-    """Print ``error: message`` on stderr and exit with code 1."""
+CONFIGURATION_EXIT = 2
+"""The exit code when a model cannot be called as configured (a usage error, as Typer's
+own are: the command line or the environment has to change, not the data)."""
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print ``error: message`` on stderr and exit with ``code``."""
     typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code=1)
+    raise typer.Exit(code=code)
 
 
 def printable(text: str, *, keep_newlines: bool = False) -> str:
@@ -79,9 +86,10 @@ def describe_validation(error: ValidationError) -> str:
 def cli_errors() -> Iterator[None]:
     """Turn the errors of bad input or an unusable server into :func:`fail`.
 
-    Storage errors (an unreachable server, a missing episode), LLM configuration errors
-    (bad key, unknown model), unreadable files and invalid data are the user's to fix;
-    anything else is a bug and keeps its traceback.
+    Storage errors (an unreachable server, a missing episode), LLM errors (bad key,
+    unknown model), unreadable files and invalid data are the user's to fix (exit 1; a
+    :class:`~sotopia_are.llm.ConfigurationError` from the preflight exit
+    :data:`CONFIGURATION_EXIT`); anything else is a bug and keeps its traceback.
     """
     try:
         yield
@@ -97,6 +105,8 @@ def cli_errors() -> Iterator[None]:
         )
     except StorageError as error:
         fail(str(error))
+    except ConfigurationError as error:
+        fail(str(error), CONFIGURATION_EXIT)
     except (LLMError, ValueError, BatchError) as error:
         fail(str(error))
     except FileNotFoundError as error:

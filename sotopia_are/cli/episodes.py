@@ -7,12 +7,12 @@ Playing and rating are the library's (:func:`sotopia_are.studies.run`,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import typer
 
-from sotopia_are.llm import LLMError
+from sotopia_are.llm import ConfigurationError, LLMError
 from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import ConversationEntry, EpisodeSpec, EpisodeStatus, SocialAgent
 from sotopia_are.storage import EpisodeStore, StorageError
@@ -40,9 +40,18 @@ def _stopped_as(store: EpisodeStore, episode_id: str) -> str:
     return f"{episode_id} stored as {status.value}"
 
 
-def _live(entry: ConversationEntry) -> None:
-    if not entry.is_nothing:
-        typer.echo(f"turn {entry.turn}: {printable(entry.render())}")
+def _live(header: str) -> Callable[[ConversationEntry], None]:
+    """Print each entry as it happens, ``header`` (if any) before the first: an episode
+    the preflight stops never started, and gets no heading."""
+    unsaid = [header] if header else []
+
+    def show(entry: ConversationEntry) -> None:
+        while unsaid:
+            typer.echo(unsaid.pop())
+        if not entry.is_nothing:
+            typer.echo(f"turn {entry.turn}: {printable(entry.render())}")
+
+    return show
 
 
 def play_here(
@@ -51,14 +60,19 @@ def play_here(
     agents: Sequence[SocialAgent] | Mapping[str, SocialAgent] | None = None,
     *,
     live: bool = False,
+    header: str = "",
     **options: Any,
 ) -> EpisodeRecord:
     """:func:`~sotopia_are.studies.run` in this process (``options`` are its keywords),
-    each turn printed as it happens if ``live``: on Ctrl-C print ``interrupted: <id>
-    stored as incomplete`` and exit :data:`INTERRUPTED_EXIT`; on any other error the same
-    line and exit 1 with the error, never a traceback."""
+    each turn printed as it happens if ``live`` (``header`` before the first): on Ctrl-C
+    print ``interrupted: <id> stored as incomplete`` and exit :data:`INTERRUPTED_EXIT`; on
+    any other error the same line and exit 1 with the error, never a traceback. A
+    :class:`~sotopia_are.llm.ConfigurationError` (the preflight's: nothing was stored) is
+    raised as it is, for :func:`~sotopia_are.cli.common.cli_errors`."""
     try:
-        return run(spec, agents, store=store, on_entry=_live if live else None, **options)
+        return run(spec, agents, store=store, on_entry=_live(header) if live else None, **options)
+    except ConfigurationError:
+        raise
     except KeyboardInterrupt:
         typer.echo(f"interrupted: {_stopped_as(store, spec.episode_id)}", err=True)
         raise typer.Exit(code=INTERRUPTED_EXIT) from None

@@ -17,6 +17,7 @@ from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.studies import (
     RatingOutcome,
+    check_judges,
     panel_scores,
     rate,
     rate_script,
@@ -29,6 +30,7 @@ from .common import cli_errors, console, fail, printable, read_text
 from .episodes import print_record
 from .options import (
     ModelOptions,
+    PreflightOption,
     RubricOption,
     SamplesOption,
     StoreOptions,
@@ -147,13 +149,14 @@ def evaluate(
             "judge or rubric always adds its own).",
         ),
     ] = False,
+    preflight: PreflightOption = True,
 ) -> None:
     """Rate each agent's social goals with the LLM judge: stored episodes (ids or --tag;
     the verdict is added to each, episodes this judge rated are skipped, so a stopped
     run resumes) or a script file (--script FILE [--spec CONTEXT.json] [--store]). Give
     --judge-model several times for a panel: each judge's verdict is stored separately
     and one episode's panel mean ± sd is printed. Exits 1 if anything asked for could not
-    be rated."""
+    be rated, 2 if a judge's model cannot be called as configured (nothing rated)."""
     if sum((bool(episode_ids), tag is not None, script is not None)) != 1:
         fail("give stored EPISODE_IDS, --tag TAG or --script FILE (one of the three)")
     with cli_errors():
@@ -170,8 +173,15 @@ def evaluate(
                 fail(f"{script}: {error}" + ("" if spec_file else " (or pass --spec FILE)"))
             for note in parse_script_notes(text, spec.agent_names).warnings:
                 typer.echo(printable(str(note)), err=True)
+            if preflight:
+                check_judges(judges)  # all of them before the first rates
             record = rate_script(
-                text, judge, spec, episode_id=script.stem, store=store if store_script else None
+                text,
+                judge,
+                spec,
+                episode_id=script.stem,
+                store=store if store_script else None,
+                preflight=False,
             )
             for other in judges[1:]:
                 record = rate(
@@ -179,6 +189,7 @@ def evaluate(
                     other,
                     store=store if store_script else None,
                     termination=RuleBasedTerminatedEvaluator(),  # as rate_script judges it
+                    preflight=False,
                 )
             print_record(record)
             if len(judges) > 1:
@@ -199,6 +210,7 @@ def evaluate(
             concurrency=concurrency,
             replace=replace,
             on_outcome=_sayer(len(judges) > 1),
+            preflight=preflight,
         )
         if len(ids) == 1 and any(o.rated for o in outcomes):
             record = store.load(ids[0])

@@ -45,6 +45,7 @@ __all__ = [
     "MaxAttemptsOption",
     "MaxTurnsOption",
     "ModelOptions",
+    "PreflightOption",
     "RubricOption",
     "SamplesOption",
     "StoreOptions",
@@ -94,6 +95,14 @@ ConcurrencyOption = Annotated[
 ]
 WorkersOption = Annotated[
     int | None, _option("--workers", "-w", min=1, help="Worker processes (default: CPU cores).")
+]
+PreflightOption = Annotated[
+    bool,
+    typer.Option(
+        "--preflight/--no-preflight",
+        help="Before anything is stored, check that every model can be called as "
+        "configured (provider, key, server reachable, model served); a mistake exits 2.",
+    ),
 ]
 EvaluateOption = Annotated[
     bool, typer.Option("--evaluate/--no-evaluate", help="Rate each episode with the judge.")

@@ -17,6 +17,7 @@ from .options import (
     EvaluateOption,
     MaxTurnsOption,
     ModelOptions,
+    PreflightOption,
     RubricOption,
     SamplesOption,
     StoreOptions,
@@ -55,10 +56,12 @@ def run(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print no turns as they happen, only the end.")
     ] = False,
+    preflight: PreflightOption = True,
 ) -> None:
     """Run one LLM-vs-LLM episode, store it (events streamed as they happen), print each
     turn as it happens and the judge's scores. Exits 1 if the episode failed or the judge
-    could not rate it, 130 on Ctrl-C (the episode is stored as incomplete)."""
+    could not rate it, 2 if a model cannot be called as configured (nothing stored), 130 on
+    Ctrl-C (the episode is stored as incomplete)."""
     if (spec_file is None) == (env_id is None):
         fail("give a spec file or --env-id with --agent-ids (one of the two)")
     if env_id is not None and not agent_ids:
@@ -78,8 +81,6 @@ def run(
         chosen = models.agent_models(spec.agent_names)
         session = LLMSession(models.config())
         judge = models.judge(session, rubric, samples) if evaluate else None
-        if not quiet:
-            typer.echo(f"{spec.episode_id}: {', '.join(spec.agent_names)}")
         record = play_here(
             store,
             spec,
@@ -90,6 +91,8 @@ def run(
             tag=tag,
             scenario_id=scenario_id,
             live=not quiet,
+            header=f"{spec.episode_id}: {', '.join(spec.agent_names)}",
+            preflight=preflight,
         )
         print_record(record, transcript=quiet)
         typer.echo(f"stored as {spec.episode_id} in {store.location}")

@@ -7,6 +7,7 @@ to an OpenAI-compatible ``api_base``, through litellm to a named provider; see
 transient failures, optionally parsed into
 a pydantic model (after the output type's own normalisation of form, re-asking with the
 validation error when it does not validate), and recorded as an :class:`LLMCall`.
+:func:`preflight` checks that models can be called as configured before a study starts.
 Importing this package does not import litellm.
 """
 
@@ -29,6 +30,7 @@ from sotopia_are.llm.config import (
     TransportChoice,
 )
 from sotopia_are.llm.errors import (
+    ConfigurationError,
     GenerationError,
     LLMError,
     MalformedReplyError,
@@ -38,6 +40,7 @@ from sotopia_are.llm.errors import (
     TemplateError,
     TransientLLMError,
 )
+from sotopia_are.llm.preflight import PREFLIGHT_TIMEOUT_S, ModelUse, apreflight, preflight
 from sotopia_are.llm.replay import RecordedExchange, Recorder, Replayer
 from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
 from sotopia_are.llm.sampling import (
@@ -72,6 +75,7 @@ __all__ = [
     "DEFAULT_MAX_WAIT_S",
     "JUDGE_SAMPLING_ENV",
     "OUTPUT_MODES",
+    "PREFLIGHT_TIMEOUT_S",
     "REQUEST_ATTEMPTS_ENV",
     "RESERVED_PARAMS",
     "TIMEOUT_ENV",
@@ -79,6 +83,7 @@ __all__ = [
     "AdaptiveLimit",
     "Attempt",
     "ConcurrencyRegistry",
+    "ConfigurationError",
     "Endpoint",
     "Generation",
     "GenerationError",
@@ -91,6 +96,7 @@ __all__ = [
     "LLMSession",
     "MalformedReplyError",
     "Message",
+    "ModelUse",
     "NormalizesReplies",
     "OutputMode",
     "OutputModeMemory",
@@ -109,9 +115,11 @@ __all__ = [
     "TransientLLMError",
     "TransportChoice",
     "Usage",
+    "apreflight",
     "extract_json",
     "generate",
     "packaged_prompts_dir",
     "parse_reply",
+    "preflight",
     "resolve_output_mode",
 ]

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from sotopia_are.llm.accounting import Attempt, LLMCall
 
 __all__ = [
+    "ConfigurationError",
     "GenerationError",
     "LLMError",
     "MalformedReplyError",
@@ -40,6 +41,12 @@ class PermanentLLMError(LLMError):
     A missing or rejected key, an unknown model, a bad request: the message names the model
     and the environment variable or option that fixes it.
     """
+
+
+class ConfigurationError(PermanentLLMError):
+    """A model cannot be called as configured, found before any episode is created (see
+    :mod:`sotopia_are.llm.preflight`): an unknown provider, a missing or rejected key, an
+    unreachable endpoint, a model the server does not serve. The message names the fix."""
 
 
 class RequestRejectedError(PermanentLLMError):

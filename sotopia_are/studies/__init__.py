@@ -44,6 +44,7 @@ from .files import (
     selected_episodes,
 )
 from .panel import PanelScore, judge_verdicts, panel_scores
+from .preflight import check_judges
 from .profiles import agent_background, spec_from_profiles, spec_from_stored_profiles
 from .rating import arate, arate_script, rate, rate_script, script_record
 from .report import (
@@ -109,6 +110,7 @@ __all__ = [
     "benchmark_rows",
     "benchmark_specs",
     "bootstrap_ci",
+    "check_judges",
     "describe_plan",
     "export_are_files",
     "export_text",

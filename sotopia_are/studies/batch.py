@@ -14,7 +14,10 @@ One episode's error is that episode's outcome, never the batch's: whatever goes 
 while playing or rating it is recorded on it (``failed``, or complete with the judge's
 failure) and the others go on. Only configuration errors that would fail every episode
 alike — a rejected key, an unknown model, a broken template, an unreachable store — stop
-the batch (:class:`BatchError`). A worker process that dies (``kill -9``, out of memory)
+the batch (:class:`BatchError`); most are found before any episode is created, by the
+preflight of every model the batch calls (:mod:`sotopia_are.llm.preflight`: a
+:class:`~sotopia_are.llm.ConfigurationError`, nothing stored), which the worker processes
+do not repeat. A worker process that dies (``kill -9``, out of memory)
 is noticed at once: its running episodes are marked ``incomplete`` and reported as
 outcomes, and the other workers go on. :attr:`BatchResult.failed` says whether the batch
 left anything unfinished.
@@ -70,11 +73,13 @@ from sotopia_are.llm import (
     InFlight,
     LLMConfig,
     LLMSession,
+    ModelUse,
     PermanentLLMError,
     ReplayMissError,
     Sampling,
     TemplateError,
     Usage,
+    apreflight,
 )
 from sotopia_are.llm.errors import RequestRejectedError
 from sotopia_are.record import EpisodeRecord
@@ -419,6 +424,7 @@ def batch(
     on_outcome: Callable[[EpisodeOutcome], None] | None = None,
     on_progress: Callable[[BatchProgress], None] | None = None,
     executor: Executor | None = None,
+    preflight: bool = True,
 ) -> BatchResult:
     """Play ``specs`` times ``repeat`` with LLM agents on ``models`` (one model, a model per
     agent name, or one such mapping per spec), rate each with
@@ -443,7 +449,10 @@ def batch(
     elsewhere (e.g. on a Ray cluster: :func:`sotopia_are.cluster.ray_batch`).
     :class:`BatchError` if the batch's episodes exist and ``resume`` is False, or a
     configuration error stopped a worker (its unfinished episodes are left ``incomplete``
-    for a resume); ``ValueError`` for a bad plan, rubric or ``max_attempts``.
+    for a resume); ``ValueError`` for a bad plan, rubric or ``max_attempts``. Unless
+    ``preflight`` is False, every model of the agents and the judge is checked first
+    (:func:`~sotopia_are.llm.apreflight`): a :class:`~sotopia_are.llm.ConfigurationError`
+    naming the fix, before the store is touched.
     """
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
@@ -451,6 +460,8 @@ def batch(
     chosen = dict.fromkeys(everyone, models) if isinstance(models, str) else models
     planned = plan_batch(specs, chosen, tag=tag, repeat=repeat)
     Rubric.load(rubric)  # a bad rubric fails before anything runs
+    if preflight:
+        asyncio.run(apreflight(_model_uses(planned, judge_model, config or LLMConfig())))
     owned = store is None
     used = store if store is not None else connect()
     try:
@@ -549,6 +560,15 @@ def batch(
     finally:
         if owned:
             used.close()
+
+
+def _model_uses(
+    planned: Sequence[BatchEpisode], judge_model: str | None, config: LLMConfig
+) -> list[ModelUse]:
+    """Every model the batch's agents and judge will call, as its workers will call it."""
+    agents = sorted({model for item in planned for model in item.models.values()})
+    uses = [ModelUse(model, config, "the agents") for model in agents]
+    return uses + ([ModelUse(judge_model, config, "the judge")] if judge_model else [])
 
 
 def _worker_concurrency(
@@ -654,7 +674,7 @@ async def _run_share(
         if item.judge_only and judge is not None:
             # Unrated: this judge's failed verdict, if any, gives way to a new try.
             stored = store.load(item.spec.episode_id)
-            return await arate(stored, judge, store=store, replace=True)
+            return await arate(stored, judge, store=store, replace=True, preflight=False)
         return await arun(
             item.spec,
             llm_agents_for(item.spec, item.models, session, sampling=job.agent_sampling),
@@ -663,6 +683,7 @@ async def _run_share(
             store=store,
             tag=job.tag,
             scenario_id=item.scenario_id,
+            preflight=False,  # the batch checked its models before starting the workers
         )
 
     async def heartbeat() -> None:

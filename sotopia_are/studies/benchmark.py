@@ -78,6 +78,7 @@ def benchmark(
     on_outcome: Callable[[EpisodeOutcome], None] | None = None,
     on_progress: Callable[[BatchProgress], None] | None = None,
     run_batch: Callable[..., BatchResult] = batch,
+    preflight: bool = True,
 ) -> BenchmarkResult:
     """Play ``tasks`` (a task set, its specs built from ``store``'s profiles, or specs)
     with each of ``models`` against ``partner`` (a model, or several) in every role,
@@ -87,7 +88,9 @@ def benchmark(
     errors are :func:`~sotopia_are.studies.batch`'s, which ``run_batch`` is unless given
     another with its signature (e.g. ``sotopia_are.cluster.ray_batch`` bound to an
     address); a task whose profiles are missing is a
-    :class:`~sotopia_are.storage.RecordNotFoundError` before anything runs."""
+    :class:`~sotopia_are.storage.RecordNotFoundError` before anything runs, a model that
+    cannot be called as configured a :class:`~sotopia_are.llm.ConfigurationError` (unless
+    ``preflight`` is False; see :func:`~sotopia_are.studies.batch`)."""
     partners = [partner] if isinstance(partner, str) else list(partner)
     owned = store is None
     used = store if store is not None else connect()
@@ -116,6 +119,7 @@ def benchmark(
             on_plan=on_plan,
             on_outcome=on_outcome,
             on_progress=on_progress,
+            preflight=preflight,
         )
         return BenchmarkResult(result, benchmark_report(used, tag, seed=report_seed))
     finally:

@@ -16,10 +16,13 @@ from sotopia_are.evaluation import (
     RuleBasedTerminatedEvaluator,
     episode_judge_warnings,
 )
+from sotopia_are.llm import apreflight
 from sotopia_are.messages import ScriptBackground, parse_background
 from sotopia_are.record import EpisodeRecord, Verdict, record_of_result
 from sotopia_are.social import EpisodeSpec, EpisodeStatus, run_episode, script_spec
 from sotopia_are.storage import EpisodeStore
+
+from .preflight import judge_uses
 
 __all__ = ["arate", "arate_script", "rate", "rate_script", "script_record"]
 
@@ -31,12 +34,15 @@ async def arate(
     store: EpisodeStore | None = None,
     termination: RuleBasedTerminatedEvaluator | None = None,
     replace: bool = False,
+    preflight: bool = True,
 ) -> EpisodeRecord:
     """``record`` with ``judge``'s verdict added (stored with it when ``store`` is given).
 
     The judge calls in scope ``<episode_id>/judge`` of its session. ``termination``
     defaults to the spec's own limits. ``ValueError`` for an episode that is not complete,
-    or one this judge (model, rubric, prompt) already rated, unless ``replace``.
+    or one this judge (model, rubric, prompt) already rated, unless ``replace``; unless
+    ``preflight`` is False, :class:`~sotopia_are.llm.ConfigurationError` first if the
+    judge's model cannot be called as configured (:func:`~sotopia_are.llm.apreflight`).
     """
     if record.status is not EpisodeStatus.COMPLETE:
         raise ValueError(
@@ -46,6 +52,8 @@ async def arate(
     if not replace:
         # Refused before paying for the judge's calls.
         record.check_new_verdict(Verdict.key_for(judge))
+    if preflight:
+        await apreflight(judge_uses([judge]))
     evaluation = await judge.evaluate(
         record.spec.background(),
         record.transcript(),
@@ -75,9 +83,19 @@ def rate(
     store: EpisodeStore | None = None,
     termination: RuleBasedTerminatedEvaluator | None = None,
     replace: bool = False,
+    preflight: bool = True,
 ) -> EpisodeRecord:
     """:func:`arate` on a new event loop (for scripts; inside asyncio, await ``arate``)."""
-    return asyncio.run(arate(record, judge, store=store, termination=termination, replace=replace))
+    return asyncio.run(
+        arate(
+            record,
+            judge,
+            store=store,
+            termination=termination,
+            replace=replace,
+            preflight=preflight,
+        )
+    )
 
 
 async def script_record(
@@ -116,13 +134,16 @@ async def arate_script(
     episode_id: str = "script",
     store: EpisodeStore | None = None,
     tag: str = "script",
+    preflight: bool = True,
 ) -> EpisodeRecord:
     """A script's record (:func:`script_record`) with ``judge``'s verdict, stored as an
     episode tagged ``tag`` when ``store`` is given (``EpisodeExistsError`` if its id is
     taken). Whether the conversation had ended is judged by Sotopia's rules (20 turns, 2
-    stale turns)."""
+    stale turns). ``preflight``: as :func:`arate`'s."""
     record = await script_record(script, context, episode_id=episode_id)
-    rated = await arate(record, judge, termination=RuleBasedTerminatedEvaluator())
+    rated = await arate(
+        record, judge, termination=RuleBasedTerminatedEvaluator(), preflight=preflight
+    )
     if store is None:
         return rated
     return store.save_record(rated.model_copy(update={"tag": tag}))
@@ -136,8 +157,17 @@ def rate_script(
     episode_id: str = "script",
     store: EpisodeStore | None = None,
     tag: str = "script",
+    preflight: bool = True,
 ) -> EpisodeRecord:
     """:func:`arate_script` on a new event loop."""
     return asyncio.run(
-        arate_script(script, judge, context, episode_id=episode_id, store=store, tag=tag)
+        arate_script(
+            script,
+            judge,
+            context,
+            episode_id=episode_id,
+            store=store,
+            tag=tag,
+            preflight=preflight,
+        )
     )

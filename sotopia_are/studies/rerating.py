@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from dataclasses import replace as replace_field
 
 from sotopia_are.evaluation import LLMJudge
+from sotopia_are.llm import apreflight
 from sotopia_are.llm.errors import RequestRejectedError
 from sotopia_are.record import Verdict
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeStore, StorageError
 
 from .batch import fails_every_episode
+from .preflight import judge_uses
 from .rating import arate
 
 __all__ = ["RatingOutcome", "arate_stored", "rate_stored"]
@@ -47,6 +49,7 @@ async def arate_stored(
     concurrency: int = 8,
     replace: bool = False,
     on_outcome: Callable[[RatingOutcome], None] | None = None,
+    preflight: bool = True,
 ) -> list[RatingOutcome]:
     """Rate each of ``episode_ids`` with ``judge`` (or each of several judges, one
     after another per episode) and store the verdicts, at most ``concurrency`` episodes
@@ -54,13 +57,18 @@ async def arate_stored(
 
     Skipped: episodes not complete, and those this judge already rated (unless
     ``replace``). One episode's error is its outcome and the others go on; an error that
-    would fail every episode alike (a rejected key, an unknown model) is raised.
+    would fail every episode alike (a rejected key, an unknown model) is raised. Unless
+    ``preflight`` is False, every judge's model is checked first
+    (:func:`~sotopia_are.llm.apreflight`): a :class:`~sotopia_are.llm.ConfigurationError`
+    before any episode is rated.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     judges = [judge] if isinstance(judge, LLMJudge) else list(judge)
     if not judges:
         raise ValueError("no judge given")
+    if preflight:
+        await apreflight(judge_uses(judges))
     gate = asyncio.Semaphore(concurrency)
 
     async def one(episode_id: str) -> list[RatingOutcome]:
@@ -89,7 +97,9 @@ async def _rate_one(
         earlier = next((v for v in record.verdicts if v.key == key), None)
         if earlier is not None and earlier.rated and not replace:
             return RatingOutcome(episode_id, skipped="this judge rated it already")
-        rated = await arate(record, judge, store=store, replace=earlier is not None)
+        rated = await arate(
+            record, judge, store=store, replace=earlier is not None, preflight=False
+        )
     except Exception as error:
         if fails_every_episode(error):
             raise
@@ -109,6 +119,7 @@ def rate_stored(
     concurrency: int = 8,
     replace: bool = False,
     on_outcome: Callable[[RatingOutcome], None] | None = None,
+    preflight: bool = True,
 ) -> list[RatingOutcome]:
     """:func:`arate_stored` on a new event loop."""
     return asyncio.run(
@@ -119,5 +130,6 @@ def rate_stored(
             concurrency=concurrency,
             replace=replace,
             on_outcome=on_outcome,
+            preflight=preflight,
         )
     )

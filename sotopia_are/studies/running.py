@@ -4,7 +4,10 @@ The one way an episode goes from a spec to an :class:`~sotopia_are.record.Episod
 Failures are results, not exceptions: an agent that raises gives a ``failed`` record, a
 judge that cannot rate gives a verdict without ratings (``record.failed_or_unrated``).
 Only what no rerun fixes — bad configuration, an unreachable store, Ctrl-C — and errors
-of our own code are raised, and the episode is never left ``running`` in the store: an
+of our own code are raised. A model that cannot be called as configured is found before
+the episode is created (:mod:`sotopia_are.llm.preflight`): a
+:class:`~sotopia_are.llm.ConfigurationError`, nothing stored. The episode is never left
+``running`` in the store: an
 interrupt (Ctrl-C, cancellation) leaves it ``incomplete``, any other error ``failed``
 with that error as its reason.
 """
@@ -17,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import LLMJudge, run_evaluated_episode
-from sotopia_are.llm import LLMConfig, LLMSession, Sampling
+from sotopia_are.llm import LLMConfig, LLMSession, Sampling, apreflight
 from sotopia_are.record import EpisodeRecord, Verdict, record_of_result
 from sotopia_are.social import (
     ConversationEntry,
@@ -29,6 +32,8 @@ from sotopia_are.social import (
     run_episode,
 )
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore, StorageError
+
+from .preflight import agent_uses, judge_uses
 
 __all__ = ["arun", "mark_stopped", "run"]
 
@@ -48,6 +53,7 @@ async def arun(
     tag: str = "",
     scenario_id: str = "",
     on_entry: Callable[[ConversationEntry], None] | None = None,
+    preflight: bool = True,
 ) -> EpisodeRecord:
     """Play ``spec``'s episode, rate it with ``judge`` (if given) and return its record.
 
@@ -60,8 +66,14 @@ async def arun(
     stored as it is played (events streamed as they happen) and the verdict with it;
     ``store.load(record.episode_id) == record``. ``on_entry`` is called with each
     conversation entry as it happens (to show the episode live).
+
+    First, unless ``preflight`` is False, every model the players and the judge call is
+    checked (:func:`~sotopia_are.llm.apreflight`): a
+    :class:`~sotopia_are.llm.ConfigurationError` naming the fix, before anything is stored.
     """
     players = _players(spec, agents, models, session or LLMSession(config), sampling)
+    if preflight:
+        await apreflight([*agent_uses(players), *judge_uses([judge] if judge else [])])
     model_names = _model_names(spec, models)
     sampled = _sampling_of(players)
     recorder = None
@@ -110,6 +122,7 @@ def run(
     tag: str = "",
     scenario_id: str = "",
     on_entry: Callable[[ConversationEntry], None] | None = None,
+    preflight: bool = True,
 ) -> EpisodeRecord:
     """:func:`arun` on a new event loop (for scripts; inside asyncio, await ``arun``)."""
     return asyncio.run(
@@ -125,6 +138,7 @@ def run(
             tag=tag,
             scenario_id=scenario_id,
             on_entry=on_entry,
+            preflight=preflight,
         )
     )
 

@@ -3,7 +3,11 @@
 It runs a small HTTP/1.1 keep-alive server on its own asyncio loop in a daemon thread, so
 both synchronous code and async tests (on any event loop) can talk to it, and it sustains
 hundreds of concurrent requests. It serves ``POST /v1/chat/completions`` (and
-``/chat/completions``) and ``GET /v1/models``. Each chat request is answered by the next
+``/chat/completions``), and ``GET /v1/models/<name>`` (OpenAI's "retrieve model"): by
+default it plays any model name and lists none (``GET /v1/models`` is a 404); given
+``model_ids`` it lists those at ``GET /v1/models`` and plays only those, as vLLM or
+llama.cpp do (what the preflight checks, :mod:`sotopia_are.llm.preflight`; chat requests
+are answered whatever model they name). Each chat request is answered by the next
 queued :class:`Reply` if any, else by the server's rule (default: echo the last message).
 Every request received is kept in :attr:`LocalLLMServer.requests`, and the server tracks
 how many chat requests were in flight at once (:attr:`LocalLLMServer.max_in_flight`).
@@ -17,6 +21,7 @@ import itertools
 import json
 import threading
 import time
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -45,6 +50,7 @@ _ERROR_TYPES = {
 }
 _CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 _MODELS_PATHS = frozenset({"/v1/models", "/models"})
+_MODEL_PREFIXES = ("/v1/models/", "/models/")
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,8 @@ class LocalLLMServer:
     :meth:`start` / :meth:`stop`. Point litellm at it with ``model="openai/<anything>"`` and
     ``api_base=server.url`` (any API key). ``latency`` is added before every reply.
 
+    ``model_ids``: the models it lists (default: none listed, any name played).
+
     ``slots`` makes it behave like a local model server (llama.cpp, Ollama): at most that
     many chat requests are worked on at once (each for ``latency`` plus its reply's
     delay), the others wait in a first-come queue, and each answer reports the time
@@ -85,7 +93,7 @@ class LocalLLMServer:
         host: str = "127.0.0.1",
         port: int = 0,
         latency: float = 0.0,
-        model_ids: tuple[str, ...] = ("test-model",),
+        model_ids: tuple[str, ...] | None = None,
         slots: int | None = None,
     ) -> None:
         self.rule: Rule = rule or echo_rule
@@ -288,12 +296,15 @@ class LocalLLMServer:
         )
         if body is None or not isinstance(body, dict):
             await self._send_error(writer, 400, "request body is not a JSON object", {}, keep_alive)
-        elif method == "GET" and path in _MODELS_PATHS:
-            if self._hanging:
-                await self._hang(reader)
-                return False
-            data = [{"id": m, "object": "model", "owned_by": "sotopia_are"} for m in self.model_ids]
+        elif method == "GET" and self._hanging:
+            await self._hang(reader)  # wedged: it answers nothing else either
+            return False
+        elif method == "GET" and path in _MODELS_PATHS and self.model_ids is not None:
+            data = [_model(name) for name in self.model_ids]
             await self._send(writer, 200, {}, _json({"object": "list", "data": data}), keep_alive)
+        elif method == "GET" and path.startswith(_MODEL_PREFIXES) and self._serves(path):
+            name = urllib.parse.unquote(path.split("/models/", 1)[1])
+            await self._send(writer, 200, {}, _json(_model(name)), keep_alive)
         elif method == "POST" and path in _CHAT_PATHS:
             return await self._chat(reader, writer, body, keep_alive)
         else:
@@ -350,6 +361,11 @@ class LocalLLMServer:
             await asyncio.sleep(seconds)
             return time.monotonic() - started
 
+    def _serves(self, path: str) -> bool:
+        """Whether ``GET path`` (``…/models/<name>``) names a model this server plays."""
+        name = urllib.parse.unquote(path.split("/models/", 1)[1])
+        return bool(name) and (self.model_ids is None or name in self.model_ids)
+
     def _next_reply(self, body: Mapping[str, Any]) -> Reply:
         try:
             item = self._queue.popleft()
@@ -378,7 +394,7 @@ class LocalLLMServer:
             "id": f"chatcmpl-local-{next(self._ids)}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model", self.model_ids[0]),
+            "model": body.get("model") or (self.model_ids or ("test-model",))[0],
             "choices": [
                 {
                     "index": 0,
@@ -425,6 +441,10 @@ class LocalLLMServer:
         ]
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
         await writer.drain()
+
+
+def _model(name: str) -> dict[str, str]:
+    return {"id": name, "object": "model", "owned_by": "sotopia_are"}
 
 
 def _json(payload: Any) -> bytes:

@@ -40,7 +40,7 @@ def test_cli_batch_resume_skips_complete_episodes(
     assert resumed.exit_code == 0, resumed.output
     assert "already complete 4, to rate only 0, to play 2" in resumed.stdout
     assert re.search(r"already complete \(skipped\)\s+4\n", resumed.stdout)
-    assert "2 model calls" in resumed.stdout and len(llm_server.requests) == 6
+    assert "2 model calls" in resumed.stdout and len(llm_server.chat_requests) == 6
 
 
 def test_cli_batch_two_workers(redis_url: str, llm_server: LocalLLMServer, tmp_path: Path) -> None:

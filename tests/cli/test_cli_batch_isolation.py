@@ -99,9 +99,9 @@ def test_a_poisoned_episode_is_retried_at_most_max_attempts_times(
     assert invoke(*run, "--resume").exit_code == 1  # the second attempt fails alike
     (poisoned,) = [e for e in stored().values() if e.status is EpisodeStatus.FAILED]
     assert poisoned.attempt == 2 and "context_length_exceeded" in poisoned.error
-    before = len(llm_server.requests)
+    before = len(llm_server.chat_requests)
     third = invoke(*run, "--resume")
-    assert len(llm_server.requests) == before  # not played a third time
+    assert len(llm_server.chat_requests) == before  # not played a third time
     assert third.exit_code == 1, third.output
     assert "not retrying 1 episodes started 2 times" in third.stdout
     assert f"given up: {poisoned.pk}: " in third.stdout

@@ -128,4 +128,4 @@ def test_benchmark_on_a_cluster_refuses_the_embedded_store_before_playing(
     result = invoke(*args(llm_server, "--cluster", "ray://127.0.0.1:1"))
     assert result.exit_code == 1, result.output
     assert "needs a Redis server every node reaches" in result.stderr
-    assert not llm_server.requests and not stored()
+    assert not llm_server.chat_requests and not stored()

@@ -26,9 +26,9 @@ def test_cli_evaluate_a_script(redis_url: str, llm_server: LocalLLMServer) -> No
     assert result.exit_code == 0, result.output
     assert "Jo Ng [private to ['Ines Okafor']] said:" in result.stdout
     assert "Scores (goal_only, judge openai/test-model)" in result.stdout
-    assert "2 model calls" in result.stdout and len(llm_server.requests) == 2
+    assert "2 model calls" in result.stdout and len(llm_server.chat_requests) == 2
     # The judge is omniscient: the private action reached it, marked.
-    assert "[private to ['Ines Okafor']]" in llm_server.requests[0].messages[1]["content"]
+    assert "[private to ['Ines Okafor']]" in llm_server.chat_requests[0].messages[1]["content"]
 
 
 def test_cli_evaluate_a_script_needs_its_context(redis_url: str) -> None:
@@ -54,9 +54,9 @@ def test_cli_evaluate_a_transcript_by_its_own_context(
     assert result.exit_code == 0, result.output
     assert 'Hendrick Heinz said: "Thank you for your concern, Sasha.' in result.stdout
     assert "Scores (goal_only, judge openai/test-model)" in result.stdout
-    assert len(llm_server.requests) == 1
+    assert len(llm_server.chat_requests) == 1
     # The judge got the scenario and goals of the preamble.
-    prompt = "\n".join(m["content"] for m in llm_server.requests[0].messages)
+    prompt = "\n".join(m["content"] for m in llm_server.chat_requests[0].messages)
     assert "Two people in a romantic relationship are on a vacation" in prompt
     assert "Sleep in a separate bed to get a good night's sleep" in prompt
 

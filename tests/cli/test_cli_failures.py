@@ -81,11 +81,11 @@ def test_cli_batch_counts_unrated_episodes_and_resume_rates_them(
     assert "judge failed (complete, not rated)" in first.stdout
     assert "not rated: " in first.stdout
     llm_server.rule = judge_answers(judge_reply(BAKERY))
-    before = len(llm_server.requests)
+    before = len(llm_server.chat_requests)
     resumed = invoke(*batch_args(tmp_path, llm_server, "--resume"))
     assert resumed.exit_code == 0, resumed.output
     # Only the judge ran: one rating per episode, no agent replayed its turns.
-    new = llm_server.requests[before:]
+    new = llm_server.chat_requests[before:]
     assert len(new) == 2 and all(is_judge(request.body) for request in new)
     with connect() as store:
         episodes = store.list_episodes(tag="bk")

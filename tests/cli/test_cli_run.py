@@ -36,9 +36,8 @@ def test_cli_run_from_stored_profiles(redis_url: str, llm_server: LocalLLMServer
         "--model", MODEL, "--api-base", llm_server.url, "--max-turns", "2", "--no-evaluate",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert (
-        "Mara Quinn is a 47-year-old woman baker." in llm_server.requests[0].messages[1]["content"]
-    )
+    prompt = llm_server.chat_requests[0].messages[1]["content"]
+    assert "Mara Quinn is a 47-year-old woman baker." in prompt
 
 
 def test_cli_run_without_a_model_says_what_to_pass(redis_url: str) -> None:
@@ -67,8 +66,8 @@ def test_cli_run_sends_and_records_the_sampling_of_agents_and_judge(
         "temperature=0.7,top_p=0.9,seed=11,presence_penalty=0.5", "--judge-sampling", "seed=3",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    agent_requests = [r.body for r in llm_server.requests[:-1]]
-    judge_request = llm_server.requests[-1].body
+    agent_requests = [r.body for r in llm_server.chat_requests[:-1]]
+    judge_request = llm_server.chat_requests[-1].body
     assert agent_requests and all(
         (b["temperature"], b["top_p"], b["seed"], b["presence_penalty"]) == (0.7, 0.9, 11, 0.5)
         for b in agent_requests

@@ -157,7 +157,7 @@ def test_a_screenplay_with_a_whisper_is_rated_and_stored_with_the_whisper_privat
     assert "Dana Reyes [private to ['Lucia Moreno']] said: \"He was at the casino.\"" in (
         rated.stdout
     )
-    judge_prompt = llm_server.requests[-1].body["messages"]
+    judge_prompt = llm_server.chat_requests[-1].body["messages"]
     assert "He was at the casino." in json.dumps(judge_prompt)  # the judge sees everything
     with connect() as store:
         record = store.load("late-shift-screenplay")

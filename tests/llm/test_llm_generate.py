@@ -154,8 +154,13 @@ async def test_params_are_sent(
 def test_the_server_serves_models_and_rejects_unknown_routes(llm_server: LocalLLMServer) -> None:
     import httpx
 
-    models = httpx.get(f"{llm_server.url}/models").json()
-    assert models["data"][0]["id"] == "test-model"
+    # By default it plays any model and lists none; given model ids, it lists those.
+    assert httpx.get(f"{llm_server.url}/models").status_code == 404
+    assert httpx.get(f"{llm_server.url}/models/any-name").json()["id"] == "any-name"
+    with LocalLLMServer(model_ids=("test-model",)) as listing:
+        assert httpx.get(f"{listing.url}/models").json()["data"][0]["id"] == "test-model"
+        assert httpx.get(f"{listing.url}/models/test-model").status_code == 200
+        assert httpx.get(f"{listing.url}/models/other").status_code == 404
     assert httpx.get(f"{llm_server.base_url}/nowhere").status_code == 404
     assert httpx.post(f"{llm_server.url}/chat/completions", content=b"{oops").status_code == 400
 

@@ -164,10 +164,10 @@ def test_a_resumed_benchmark_plays_nothing_complete_again(
     llm_server.rule = play_rule
     first = run(store, llm_server)
     before = records(store)
-    requests = len(llm_server.requests)
+    requests = len(llm_server.chat_requests)
     again = run(store, llm_server, resume=True)
     assert again.batch.plan.skipped == 8 and not again.batch.plan.pending
-    assert len(llm_server.requests) == requests and records(store) == before
+    assert len(llm_server.chat_requests) == requests and records(store) == before
     assert again.report == first.report
 
 

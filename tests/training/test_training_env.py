@@ -223,7 +223,7 @@ def test_an_other_agent_that_fails_ends_the_episode_as_failed_unrated(
     assert "ConnectionError" in infos["Mara Quinn"]["reason"]
     stored = store.load("broken")
     assert stored.status is sa.EpisodeStatus.FAILED and stored.failed_agent == "Teo Alvarez"
-    assert not stored.verdicts and not llm_server.requests  # a failed episode is not rated
+    assert not stored.verdicts and not llm_server.chat_requests  # a failed episode is not rated
     env.close()
 
 
