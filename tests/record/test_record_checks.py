@@ -88,17 +88,11 @@ def _dimension(document: dict[str, Any], agent: int = 0) -> dict[str, Any]:
 @st.composite
 def played_records(draw: st.DrawFn) -> EpisodeRecord:
     turns = draw(st.integers(min_value=1, max_value=5))
-    agents = [
-        ScriptedAgent(
-            name,
-            draw(
-                st.lists(
-                    SPEAK if name == "Ana Lee" else SPEAK | NOTHING, min_size=turns, max_size=turns
-                )
-            ),
-        )  # fmt: skip
-        for name in NAMES
-    ]
+    agents = []
+    for name in NAMES:
+        choices = SPEAK if name == "Ana Lee" else SPEAK | NOTHING
+        actions = draw(st.lists(choices, min_size=turns, max_size=turns))
+        agents.append(ScriptedAgent(name, actions))
     result = asyncio.run(run_episode(_spec(turns), agents))
     record = record_of_result(result)
     if record.status is EpisodeStatus.COMPLETE and draw(st.booleans()):

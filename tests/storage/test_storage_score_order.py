@@ -13,8 +13,13 @@ from hypothesis import strategies as st
 from sotopia_are.agents import ScriptedAgent
 from sotopia_are.evaluation import SOTOPIA_EVAL, AgentRating, DimensionScore, Evaluation
 from sotopia_are.messages import AgentAction
-from sotopia_are.record import EpisodeRecord, Verdict, load_record, record_from_are_json
-from sotopia_are.record import record_of_result
+from sotopia_are.record import (
+    EpisodeRecord,
+    Verdict,
+    load_record,
+    record_from_are_json,
+    record_of_result,
+)
 from sotopia_are.social import EpisodeSpec, run_episode
 from sotopia_are.storage import (
     EpisodeLog,
