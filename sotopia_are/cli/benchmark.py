@@ -126,9 +126,13 @@ def benchmark(
     continues a stopped run of the same --tag. Exits 1 if any episode is left unfinished,
     2 if a model cannot be called as configured (nothing stored), 130 on Ctrl-C."""
     if report_only:
+        # With --report-only, --judge-model chooses whose verdicts the report reads.
+        chosen = list(dict.fromkeys(models.judge_model or []))
+        if len(chosen) > 1:
+            fail("--report-only reads one judge's verdicts: give --judge-model once")
         with where.open() as store, cli_errors():
-            report = benchmark_report(store, tag)
-        _render(report, output)
+            report = benchmark_report(store, tag, judge_model=chosen[0] if chosen else None)
+        _render(report, output, judge=chosen[0] if chosen else None)
         return
     if not tested or not partner:
         fail("name the models under test (--model MODEL) and the partner (--partner MODEL)")
@@ -169,8 +173,18 @@ def benchmark(
     BatchReporter.exit_if_unfinished(result.batch)
 
 
-def _render(report: BenchmarkReport, output: Path | None) -> None:
+def _render(report: BenchmarkReport, output: Path | None, *, judge: str | None = None) -> None:
     typer.echo(f"benchmark {report.tag}: {len(report.rows)} episodes")
+    sources = "; ".join(report.judges) or "none (no episode is rated)"
+    chosen = (
+        f"of judge {judge}"
+        if judge is not None
+        else "(another judge's: --report-only --judge-model MODEL)"
+    )
+    typer.echo(
+        f"scores from {printable(sources)}: each episode's latest rated verdict "
+        + printable(chosen)
+    )
     typer.echo("scores of the model under test: mean [95% bootstrap interval]")
     _table(*report.dimension_table())
     _table(*report.counts_table())

@@ -92,8 +92,8 @@ def print_verdict(verdict: Verdict, *, reasoning: bool = False) -> None:
     """A judge's scores (agents in the episode's order), its failures and warnings, and
     with ``reasoning`` its reasoning for each agent."""
     evaluation = verdict.evaluation
-    title = printable(f"Scores ({verdict.rubric}, judge {verdict.judge_model})")
-    print_scores(verdict.scores(), title)
+    scores = verdict.scores
+    print_scores(scores, printable(f"Scores from {scores.source}"))
     for failure in evaluation.failures:
         text = printable(f"{failure.error_type}: {failure.error}")
         typer.echo(f"judge sample {failure.sample} failed: {text}")

@@ -25,11 +25,18 @@ def _print_header(record: EpisodeRecord) -> None:
     )
     for name in record.spec.agent_names:
         typer.echo(f"  {printable(name)}: {printable(record.models.get(name) or 'scripted')}")
+    default = record.verdict_of()
     for verdict in record.verdicts:
+        status = "" if verdict.rated else " [not rated: every sample failed]"
+        if verdict is default and len(record.verdicts) > 1:
+            status = " [the default scores: latest rated; others with 'list --judge']"
         typer.echo(
             f"  judge: {printable(verdict.judge_model)} "
-            f"({printable(verdict.rubric)}, {printable(verdict.prompt or 'prompt unknown')})"
+            f"(rubric {printable(verdict.rubric)}, "
+            f"{printable(verdict.prompt or 'prompt unknown')}){status}"
         )
+    for problem in record.problems:
+        typer.echo(f"  FLAGGED (imported despite): {printable(problem)}")
     if record.reason:
         label = "ended" if record.status is EpisodeStatus.COMPLETE else "error"
         typer.echo(f"{label}: {printable(record.reason, keep_newlines=True)}")

@@ -46,7 +46,8 @@ def training_data(
         str | None,
         typer.Option(
             "--judge",
-            help="Scores of this judge model (default: the latest verdict).",
+            help="Scores of this judge (a model or a verdict key; default: each "
+            "episode's latest rated verdict).",
             show_default=False,
         ),
     ] = None,
@@ -74,11 +75,18 @@ def training_data(
         float,
         typer.Option("--min-gap", help="Pairs' scores differ by more than this."),
     ] = 0.0,
+    allow_empty: Annotated[
+        bool,
+        typer.Option(
+            "--allow-empty", help="Write the files even with no example (else: error, exit 1)."
+        ),
+    ] = False,
 ) -> None:
     """Write training data from stored episodes: each agent's model calls as the exact
     messages it was sent and its action as the target (sft), or pairs of actions for the
     same prompt from episodes the judge scored differently (preference, for DPO). Only
-    complete episodes; OUTPUT's manifest (source, judges, filters, counts) goes beside it."""
+    complete episodes; OUTPUT's manifest (source, judges, filters, counts) goes beside it.
+    Nothing to write is an error saying why (exit 1, no file) unless --allow-empty."""
     minimums = {} if min_goal is None else {"goal": min_goal}
     for item in min_score or []:
         name, _, value = item.partition("=")
@@ -98,9 +106,12 @@ def training_data(
             min_scores=minimums,
             dimension=dimension,
             min_gap=min_gap,
+            allow_empty=allow_empty,
         )
     what = "examples" if kind is TrainingKind.sft else "pairs"
+    judges = "; ".join(manifest.judges) or "none (unrated)"
     typer.echo(
         f"wrote {manifest.examples} {what} from {manifest.episodes_used} of "
-        f"{manifest.episodes_read} episodes to {output} (manifest: {manifest_path(output)})"
+        f"{manifest.episodes_read} episodes to {output} (manifest: {manifest_path(output)}); "
+        f"scores from judge {judges}"
     )

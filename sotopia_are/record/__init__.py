@@ -1,6 +1,7 @@
 """The one episode record: what storage, exports, rating, the command line and reports
 read and write (see :class:`EpisodeRecord`)."""
 
+from .checks import RecordCheckError, checked_import, record_problems
 from .episode_record import (
     RECORD_VERSION,
     STATUS_KEY,
@@ -14,21 +15,27 @@ from .episode_record import (
     record_from_are_json,
     record_of_result,
 )
+from .scores import OVERALL, Scores
 from .summary import EpisodeSummary
 from .verdict import Verdict
 
 __all__ = [
+    "OVERALL",
     "RECORD_VERSION",
     "STATUS_KEY",
     "VERDICTS_KEY",
     "EpisodeRecord",
     "EpisodeSummary",
+    "RecordCheckError",
     "RecordVersionError",
+    "Scores",
     "Verdict",
     "agent_calls",
+    "checked_import",
     "judge_calls_of",
     "load_record",
     "migrate_v0",
     "record_from_are_json",
     "record_of_result",
+    "record_problems",
 ]

@@ -34,6 +34,7 @@ from sotopia_are.social import (
 )
 from sotopia_are.social.spec import check_safe_id
 
+from .scores import Scores
 from .verdict import Verdict
 
 __all__ = [
@@ -50,11 +51,12 @@ __all__ = [
     "record_of_result",
 ]
 
-RECORD_VERSION = 2
+RECORD_VERSION = 3
 """The version of :class:`EpisodeRecord` this code writes. Version 0 is the layout of the
 stored episode documents before records existed (``EpisodeLog`` with ``evaluation``);
 version 1 had no sampling settings (``agent_sampling``, ``Verdict.sampling``), which
-version 2 reads as not recorded."""
+version 2 reads as not recorded; version 2 had no ``problems`` (an import's findings kept
+leniently), which version 3 reads as none."""
 
 STATUS_KEY = "episode_status"
 """The key of an ARE export's ``metadata.runner_config`` holding the episode's status."""
@@ -78,7 +80,10 @@ class EpisodeRecord(BaseModel):
     request sent); ``reason`` is the termination reason of a complete episode, or why it
     failed or was interrupted; ``calls`` are the agents' model calls (the judges' are in
     their verdicts). ``verdicts`` are in the order they were given, one per judge
-    (:attr:`Verdict.key`).
+    (:attr:`Verdict.key`). ``problems`` are what the checks of an import found wrong
+    with the record (``field: problem``, see :func:`~sotopia_are.record.record_problems`)
+    when it was kept anyway (leniently): a flag every listing shows; empty for a played
+    record.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -97,6 +102,7 @@ class EpisodeRecord(BaseModel):
     events: tuple[ExportedCompletedEvent, ...] = ()
     calls: tuple[LLMCall, ...] = ()
     verdicts: tuple[Verdict, ...] = ()
+    problems: tuple[str, ...] = ()
 
     # Checked here, not only in the spec: imported records name their own id and tag,
     # and the id becomes a file name on export.
@@ -114,14 +120,27 @@ class EpisodeRecord(BaseModel):
 
     @property
     def verdict(self) -> Verdict | None:
-        """The latest verdict, if any."""
+        """The latest verdict, if any (rated or not; see :meth:`verdict_of` for the one
+        scores come from)."""
         return self.verdicts[-1] if self.verdicts else None
 
+    def verdict_of(self, judge: str | None = None) -> Verdict | None:
+        """The verdict scores are read from: the latest *rated* verdict — of ``judge``
+        (a judge model, or a whole :attr:`Verdict.key`) when given. None when there is
+        no such verdict."""
+        for verdict in reversed(self.verdicts):
+            if verdict.rated and (judge is None or verdict.is_by(judge)):
+                return verdict
+        return None
+
     @property
-    def scores(self) -> dict[str, dict[str, float]]:
-        """The latest verdict's scores per agent (``overall_score`` included); empty when
-        unrated."""
-        return self.verdict.scores() if self.verdict is not None else {}
+    def scores(self) -> Scores:
+        """The scores of :meth:`verdict_of` (the latest rated verdict) per agent, in rubric
+        order, ``overall_score`` included, named by their judge and rubric
+        (:attr:`Scores.source`); empty when no judge rated the episode. Another judge's:
+        ``record.verdict_of(judge).scores``."""
+        verdict = self.verdict_of()
+        return verdict.scores if verdict is not None else Scores()
 
     @property
     def failed_or_unrated(self) -> bool:
@@ -253,7 +272,7 @@ def record_from_are_json(
     episode = import_episode(text)
     metadata = episode.scenario.metadata
     config = (metadata.runner_config if metadata is not None else None) or {}
-    return EpisodeRecord(
+    record = EpisodeRecord(
         episode_id=episode.spec.episode_id,
         spec=episode.spec,
         models=dict.fromkeys(episode.spec.agent_names, ""),
@@ -261,10 +280,13 @@ def record_from_are_json(
         scenario_id=episode.spec.episode_id,
         status=EpisodeStatus(config.get(STATUS_KEY, EpisodeStatus.COMPLETE.value)),
         reason=reason,
-        turns_played=len({event.event_time for event in episode.events}),
         events=tuple(convert_completed_event(event) for event in episode.events),
         verdicts=tuple(Verdict.model_validate(v) for v in config.get(VERDICTS_KEY) or ()),
     )
+    # The file does not say how many turns were played: the agents' actions do (ENV
+    # events may come between turns, so their times do not count).
+    turns = [entry.turn for entry in record.entries if entry.action is not None]
+    return record.model_copy(update={"turns_played": max(turns) + 1 if turns else 0})
 
 
 def load_record(data: str | bytes | Mapping[str, Any]) -> EpisodeRecord:
@@ -287,8 +309,8 @@ def load_record(data: str | bytes | Mapping[str, Any]) -> EpisodeRecord:
             f"written by a newer sotopia_are; this one reads up to version {RECORD_VERSION}. "
             "Upgrade sotopia_are (pip install -U sotopia-are)."
         )
-    if version == 1:
-        # Version 2 only added optional fields: a version-1 record is one as it stands.
+    if version < RECORD_VERSION:
+        # Versions 2 and 3 only added optional fields: an older record is one as it stands.
         document = {**document, "version": RECORD_VERSION}
     try:
         return EpisodeRecord.model_validate(document)

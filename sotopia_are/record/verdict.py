@@ -14,6 +14,8 @@ from sotopia_are.evaluation import (
 from sotopia_are.llm import Sampling
 from sotopia_are.messages import ScriptEnvironmentResponse
 
+from .scores import OVERALL, Scores
+
 __all__ = ["Verdict"]
 
 
@@ -52,17 +54,34 @@ class Verdict(BaseModel):
         """The :attr:`key` of the verdicts ``judge`` gives."""
         return Verdict.key_of(judge.model, judge.rubric.name, judge.prompt_version)
 
+    def is_by(self, judge: str) -> bool:
+        """Whether ``judge`` names this verdict's judge: its model, or its whole
+        :attr:`key`."""
+        return self.names_judge(judge, self.judge_model, self.rubric, self.prompt)
+
+    @staticmethod
+    def names_judge(judge: str, judge_model: str, rubric: str, prompt: str) -> bool:
+        """:meth:`is_by` of a verdict by ``judge_model`` with ``rubric`` and ``prompt``."""
+        return judge in (judge_model, Verdict.key_of(judge_model, rubric, prompt))
+
     @property
     def rated(self) -> bool:
         """Whether at least one judge sample gave valid scores."""
         return not self.evaluation.failed
 
-    def scores(self) -> dict[str, dict[str, float]]:
-        """Each rated agent's dimension means plus ``overall_score``."""
-        return {
-            rating.agent: {**rating.scores(), "overall_score": rating.overall}
-            for rating in self.evaluation.ratings
-        }
+    @property
+    def scores(self) -> Scores:
+        """Each rated agent's dimension means (in rubric order) plus ``overall_score``,
+        named by this verdict's judge model, rubric and prompt."""
+        return Scores(
+            (
+                (rating.agent, {**rating.scores(), OVERALL: rating.overall})
+                for rating in self.evaluation.ratings
+            ),
+            judge_model=self.judge_model,
+            rubric=self.rubric,
+            prompt=self.prompt,
+        )
 
     @classmethod
     def of(cls, evaluated: EvaluatedEpisode, judge: LLMJudge) -> Verdict | None:

@@ -10,6 +10,7 @@ from sotopia_are.storage.connection import REDIS_URL_ENV, connect, redact_url
 from sotopia_are.storage.embedded import DATA_DIR_ENV, EmbeddedRedis, default_data_dir
 from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus, stable_episode_id
 from sotopia_are.storage.errors import (
+    EmptySelectionError,
     EpisodeExistsError,
     EpisodeStateError,
     JsonlFormatError,
@@ -44,6 +45,7 @@ __all__ = [
     "STATUS_KEY",
     "AgentProfile",
     "EmbeddedRedis",
+    "EmptySelectionError",
     "EnvironmentProfile",
     "EpisodeExistsError",
     "EpisodeLog",

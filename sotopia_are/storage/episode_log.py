@@ -15,7 +15,7 @@ from pydantic import JsonValue
 from redis_om import Field
 
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage.fields import AS_JSON_TEXT
+from sotopia_are.storage.fields import AS_JSON_TEXT, AS_ORDERED_JSON_TEXT
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.record import StoredModel
 
@@ -32,9 +32,13 @@ class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]
     :class:`~sotopia_are.record.EpisodeRecord` version the episode was written as: 0 for
     the older layout, whose one verdict is ``evaluation`` (its judge's calls in the calls
     stream); from 1 the verdicts are ``verdicts``, each with its judge's calls. ``scores``
-    (the latest verdict's, per agent, ``overall_score`` included), ``usage`` (the totals
-    of every call, as ``sotopia_are.llm.Usage``) and ``cost_usd`` repeat what the record
-    derives, so that listing and filtering need not read the streams.
+    (the latest rated verdict's, per agent, ``overall_score`` included; its judge is
+    ``evaluator_model``), ``usage`` (the totals of every call, as
+    ``sotopia_are.llm.Usage``) and ``cost_usd`` repeat what the record derives, so that
+    listing and filtering need not read the streams. ``verdicts`` and ``scores`` keep
+    their keys in order (rubric order, participant order); episodes stored before they
+    did have them sorted, which reading repairs where the rubric is a built-in one.
+    ``problems`` flag an episode imported leniently (see ``EpisodeRecord.problems``).
     """
 
     tag: str = ""
@@ -58,12 +62,17 @@ class EpisodeLog(StoredModel, index=True):  # type: ignore[call-arg]
     event_count: int = 0
     termination_reason: str = ""
     error: str = ""
-    scores: Annotated[dict[str, dict[str, float]], AS_JSON_TEXT] = Field(default_factory=dict)
+    scores: Annotated[dict[str, dict[str, float]], AS_ORDERED_JSON_TEXT] = Field(
+        default_factory=dict
+    )
     evaluation: Annotated[dict[str, JsonValue], AS_JSON_TEXT] | None = None
     record_version: int = 0
     failed_agent: str = ""
     turns_played: int = 0
-    verdicts: Annotated[list[dict[str, JsonValue]], AS_JSON_TEXT] = Field(default_factory=list)
+    verdicts: Annotated[list[dict[str, JsonValue]], AS_ORDERED_JSON_TEXT] = Field(
+        default_factory=list
+    )
+    problems: Annotated[list[str], AS_JSON_TEXT] = Field(default_factory=list)
     evaluated_at: float | None = None
     usage: Annotated[dict[str, JsonValue], AS_JSON_TEXT] = Field(default_factory=dict)
     cost_usd: float | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "EmptySelectionError",
     "EpisodeExistsError",
     "EpisodeStateError",
     "JsonlFormatError",
@@ -66,3 +67,9 @@ class UnreadableRecordError(StorageError):
         )
         self.key = key
         self.reason = reason
+
+
+class EmptySelectionError(ValueError):
+    """A listing, export or training file that would hold nothing: an empty result is
+    not a success unless asked for (``allow_empty``, ``--allow-empty``). The message
+    says what matched nothing, and why where it can tell."""

@@ -4,6 +4,8 @@ A Redis hash holds flat strings, and redis-om's ``HashModel`` refuses list and d
 fields. Annotating a list or dict field with :data:`AS_JSON_TEXT` keeps the Python value a
 real list or dict while every ``model_dump`` (both modes, so redis-om's own ``save`` too)
 writes it as one JSON string, with sorted keys so equal values give equal bytes.
+:data:`AS_ORDERED_JSON_TEXT` keeps the keys in their order instead, for values whose order
+is part of what they say (a rubric's dimensions, the participants).
 Validation accepts the JSON string (a value read back from Redis) or the value itself.
 """
 
@@ -15,7 +17,7 @@ from typing import Any
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema, to_jsonable_python
 
-__all__ = ["AS_JSON_TEXT", "AsJsonText", "dumps_canonical"]
+__all__ = ["AS_JSON_TEXT", "AS_ORDERED_JSON_TEXT", "AsJsonText", "dumps_canonical", "dumps_ordered"]
 
 
 def dumps_canonical(value: Any) -> str:
@@ -23,12 +25,21 @@ def dumps_canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def dumps_ordered(value: Any) -> str:
+    """``value`` as compact JSON with its keys in their order, non-ASCII kept as is."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def _loads_if_text(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
 class AsJsonText:
-    """``Annotated`` marker: the field is stored as canonical JSON text (see module doc)."""
+    """``Annotated`` marker: the field is stored as JSON text, canonical (sorted keys) or
+    ``ordered`` (see module doc)."""
+
+    def __init__(self, *, ordered: bool = False) -> None:
+        self.dumps = dumps_ordered if ordered else dumps_canonical
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -37,7 +48,7 @@ class AsJsonText:
             _loads_if_text,
             handler(source),
             serialization=core_schema.plain_serializer_function_ser_schema(
-                lambda value: dumps_canonical(to_jsonable_python(value)),
+                lambda value: self.dumps(to_jsonable_python(value)),
                 return_schema=core_schema.str_schema(),
             ),
         )
@@ -45,3 +56,6 @@ class AsJsonText:
 
 AS_JSON_TEXT = AsJsonText()
 """Use as ``Annotated[list[str], AS_JSON_TEXT]``."""
+
+AS_ORDERED_JSON_TEXT = AsJsonText(ordered=True)
+"""Use as ``Annotated[dict[str, float], AS_ORDERED_JSON_TEXT]`` where key order matters."""

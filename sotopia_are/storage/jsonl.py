@@ -24,7 +24,7 @@ from typing import Any, TextIO, TypeVar
 
 from pydantic import ValidationError
 
-from sotopia_are.record import EpisodeRecord, load_record
+from sotopia_are.record import EpisodeRecord, RecordCheckError, checked_import, load_record
 from sotopia_are.simulation.data_handler.reader import loads_json
 from sotopia_are.social.spec import check_safe_id
 from sotopia_are.storage.episode_log import EpisodeLog
@@ -104,21 +104,30 @@ def export_episodes(
 
 
 def import_episodes(
-    store: EpisodeStore, lines: Iterable[str], *, source: str = "<input>", replace: bool = False
+    store: EpisodeStore,
+    lines: Iterable[str],
+    *,
+    source: str = "<input>",
+    replace: bool = False,
+    lenient: bool = False,
 ) -> list[str]:
     """Store the episode records in ``lines`` (and stored-episode documents of an older
     sotopia_are, migrated); their ids.
 
     Every line is checked before the first episode is written: a bad line is a
-    :class:`JsonlFormatError` (a record of a newer version says to upgrade), an id given
-    twice or (without ``replace``) already stored an :class:`EpisodeExistsError` naming
-    the ids; either way nothing is written. With ``replace``, stored episodes with those
-    ids are overwritten.
+    :class:`JsonlFormatError` (a record of a newer version says to upgrade), and so is a
+    record no run could have produced (see :func:`~sotopia_are.record.record_problems`:
+    the message names each field) unless ``lenient``, which keeps it flagged with its
+    problems; an id given twice or (without ``replace``) already stored is an
+    :class:`EpisodeExistsError` naming the ids; either way nothing is written. With
+    ``replace``, stored episodes with those ids are overwritten.
     """
     records: list[EpisodeRecord] = []
     for number, data in _objects(lines, source):
         try:
-            records.append(load_record(data))
+            records.append(checked_import(load_record(data), lenient=lenient))
+        except RecordCheckError as error:
+            raise JsonlFormatError(f"{source}:{number}: {error}") from None
         except (ValidationError, ValueError, TypeError) as error:
             raise JsonlFormatError(f"{source}:{number}: not a valid episode: {error}") from None
     ids = [record.episode_id for record in records]

@@ -12,8 +12,9 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from sotopia_are.evaluation import AgentRating, Rubric, builtin_rubrics
 from sotopia_are.llm import Sampling, Usage
-from sotopia_are.record import EpisodeRecord, load_record
+from sotopia_are.record import EpisodeRecord, EpisodeSummary, Verdict, load_record
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_log import EpisodeLog
@@ -23,6 +24,7 @@ __all__ = [
     "index_fields",
     "record_from_stored",
     "sampling_fields",
+    "summary_of",
     "usage_summary",
 ]
 
@@ -30,11 +32,12 @@ __all__ = [
 def index_fields(record: EpisodeRecord) -> dict[str, Any]:
     """What the ``EpisodeLog`` repeats of ``record`` for listing and filtering."""
     usage = record.usage
+    scores = record.scores
     return {
-        "scores": record.scores,
+        "scores": dict(scores),
         "usage": usage_summary(usage),
         "cost_usd": usage.cost_usd,
-        "evaluator_model": record.verdict.judge_model if record.verdict else "",
+        "evaluator_model": scores.judge_model,
     }
 
 
@@ -54,9 +57,22 @@ def record_from_stored(
     calls: Sequence[Mapping[str, Any]],
 ) -> EpisodeRecord:
     """The record of a stored episode: its ``EpisodeLog``, events and calls (an older
-    layout is migrated). ``ValueError`` if it was stored without a spec."""
+    layout is migrated, and the dimensions of verdicts stored with sorted keys put back
+    in their built-in rubric's order). ``ValueError`` if it was stored without a spec."""
     if log.record_version == 0:
-        return load_record({**log.to_document(), "events": list(events), "calls": list(calls)})
+        record = load_record({**log.to_document(), "events": list(events), "calls": list(calls)})
+    else:
+        record = _record_of(log, events, calls)
+    if not any(map(_sorted_by_store, record.verdicts)):
+        return record
+    return record.model_copy(update={"verdicts": tuple(map(_in_rubric_order, record.verdicts))})
+
+
+def _record_of(
+    log: EpisodeLog,
+    events: Sequence[ExportedCompletedEvent],
+    calls: Sequence[Mapping[str, Any]],
+) -> EpisodeRecord:
     return load_record(
         {
             "version": log.record_version,
@@ -73,8 +89,34 @@ def record_from_stored(
             "events": list(events),
             "calls": list(calls),
             "verdicts": log.verdicts,
+            "problems": log.problems,
         }
     )
+
+
+def _sorted_by_store(verdict: Verdict) -> bool:
+    """Whether ``verdict`` looks as the store left verdicts before it kept their order:
+    a rubric of several dimensions, each rating's dimensions in alphabetical order."""
+    return any(
+        len(rating.dimensions) > 1 and list(rating.dimensions) == sorted(rating.dimensions)
+        for rating in verdict.evaluation.ratings
+    )
+
+
+def _in_rubric_order(verdict: Verdict) -> Verdict:
+    """``verdict`` with its dimensions in its built-in rubric's order; unchanged when its
+    rubric is not a built-in one or rates other dimensions (its order is unknown)."""
+    if verdict.rubric not in builtin_rubrics():
+        return verdict
+    order = Rubric.load(verdict.rubric).dimension_names
+    ratings = []
+    for rating in verdict.evaluation.ratings:
+        if set(rating.dimensions) != set(order):
+            return verdict
+        ordered = {name: rating.dimensions[name] for name in order}
+        ratings.append(AgentRating(agent=rating.agent, overall=rating.overall, dimensions=ordered))
+    evaluation = verdict.evaluation.model_copy(update={"ratings": ratings})
+    return verdict.model_copy(update={"evaluation": evaluation})
 
 
 def episode_log_of(record: EpisodeRecord) -> EpisodeLog:
@@ -96,5 +138,62 @@ def episode_log_of(record: EpisodeRecord) -> EpisodeLog:
         failed_agent=record.failed_agent or "",
         turns_played=record.turns_played,
         verdicts=[verdict.model_dump(mode="json") for verdict in record.verdicts],
+        problems=list(record.problems),
         **index_fields(record),
     )
+
+
+def summary_of(log: EpisodeLog, judge: str | None = None) -> EpisodeSummary:
+    """What a listing shows of the stored ``log``, read from what it repeats of its record
+    (no stream is read): the scores of its latest rated verdict (of ``judge``, a judge
+    model or verdict key), agents in the spec's order."""
+    judge_model, rubric, overall = _listed_scores(log, judge)
+    return EpisodeSummary(
+        episode_id=log.pk,
+        status=log.status,
+        tag=log.tag,
+        scenario_id=log.scenario_id,
+        agents=log.agents,
+        models=log.models,
+        event_count=log.event_count,
+        verdict_count=len(log.verdicts) if log.record_version else int(bool(log.evaluation)),
+        created_at=log.created_at,
+        reason=log.termination_reason or log.error,
+        judge=judge_model,
+        rubric=rubric,
+        judges=[str(v.get("judge_model", "")) for v in log.verdicts]
+        if log.record_version
+        else [log.evaluator_model] * bool(log.evaluation),
+        overall={agent: overall[agent] for agent in [*log.agents, *overall] if agent in overall},
+        problems=log.problems,
+    )
+
+
+def _listed_scores(log: EpisodeLog, judge: str | None) -> tuple[str, str, dict[str, float]]:
+    """The judge model, rubric and overall score per agent of the verdict a listing
+    shows; the verdicts are read as the JSON they are stored as (building every
+    verdict's model, its calls included, would cost a listing far more)."""
+    if not log.record_version:
+        # The older layout kept one verdict, with the latest scores as index fields.
+        verdict = (log.evaluation or {}).get("verdict")
+        rubric = str(verdict.get("rubric", "")) if isinstance(verdict, dict) else ""
+        if judge is not None and judge != log.evaluator_model:
+            return "", "", {}
+        overall = {a: s["overall_score"] for a, s in log.scores.items() if "overall_score" in s}
+        return (log.evaluator_model, rubric, overall) if overall else ("", "", {})
+    for verdict in reversed(log.verdicts):
+        model, rubric = str(verdict.get("judge_model", "")), str(verdict.get("rubric", ""))
+        prompt = str(verdict.get("prompt", ""))
+        evaluation = verdict.get("evaluation")
+        ratings = evaluation.get("ratings") if isinstance(evaluation, dict) else None
+        if not ratings or not isinstance(ratings, list):
+            continue  # not rated
+        if judge is not None and not Verdict.names_judge(judge, model, rubric, prompt):
+            continue
+        overall = {
+            str(r["agent"]): float(r["overall"])  # type: ignore[arg-type]
+            for r in ratings
+            if isinstance(r, dict)
+        }
+        return model, rubric, overall
+    return "", "", {}

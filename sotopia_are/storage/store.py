@@ -58,6 +58,7 @@ from sotopia_are.storage.records import (
     episode_log_of,
     index_fields,
     record_from_stored,
+    summary_of,
     usage_summary,
 )
 
@@ -750,8 +751,11 @@ class EpisodeStore:
         status: EpisodeStatus | str | None = None,
         limit: int | None = None,
         on_unreadable: OnUnreadable | None = None,
+        judge: str | None = None,
     ) -> list[EpisodeSummary]:
-        """:meth:`list_episodes`, each episode as an :class:`EpisodeSummary`."""
+        """:meth:`list_episodes`, each episode as an :class:`EpisodeSummary` whose scores
+        are its latest rated verdict's — of ``judge`` (a judge model or verdict key) when
+        given."""
         episodes = self.list_episodes(
             tag=tag,
             scenario=scenario,
@@ -761,26 +765,7 @@ class EpisodeStore:
             limit=limit,
             on_unreadable=on_unreadable,
         )
-        return [
-            EpisodeSummary(
-                episode_id=e.pk,
-                status=e.status,
-                tag=e.tag,
-                scenario_id=e.scenario_id,
-                agents=e.agents,
-                models=e.models,
-                event_count=e.event_count,
-                verdict_count=len(e.verdicts) if e.record_version else int(bool(e.evaluation)),
-                created_at=e.created_at,
-                reason=e.termination_reason or e.error,
-                overall={
-                    agent: scores["overall_score"]
-                    for agent, scores in e.scores.items()
-                    if "overall_score" in scores
-                },
-            )
-            for e in episodes
-        ]
+        return [summary_of(episode, judge) for episode in episodes]
 
     def list_episodes(
         self,
@@ -1027,6 +1012,7 @@ def _agrees(log: EpisodeLog, record: EpisodeRecord) -> bool:
         and log.spec == record.spec.model_dump(mode="json")
         and log.usage == usage_summary(record.usage)
         and log.verdicts == [v.model_dump(mode="json") for v in record.verdicts]
+        and log.problems == list(record.problems)
     )
 
 

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from sotopia_are.messages import parse_script_notes
-from sotopia_are.record import record_from_are_json
+from sotopia_are.record import checked_import, record_from_are_json
 from sotopia_are.simulation.data_handler.reader import loads_json
 from sotopia_are.simulation.files import path_inside, write_text_atomically
 from sotopia_are.storage import (
     AgentProfile,
+    EmptySelectionError,
     EnvironmentProfile,
     EpisodeStore,
     RecordNotFoundError,
@@ -69,13 +70,15 @@ _PROFILE_MODELS: dict[ImportKind, type[StoredModel]] = {
 
 @dataclass(frozen=True)
 class ImportedFile:
-    """What :func:`import_file` stored: the kind, the ids, whether it was ARE JSON, and
-    for a script the parser's warnings (``warning: line N: …``: a cue it could not read)."""
+    """What :func:`import_file` stored: the kind, the ids, whether it was ARE JSON, for
+    a script the parser's warnings (``warning: line N: …``: a cue it could not read), and
+    the episodes kept flagged by a lenient import, with their problems."""
 
     kind: ImportKind
     ids: tuple[str, ...]
     are: bool = False
     warnings: tuple[str, ...] = ()
+    flagged: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def import_file(
@@ -85,11 +88,16 @@ def import_file(
     kind: ImportKind = ImportKind.auto,
     replace: bool = False,
     context: str | None = None,
+    lenient: bool = False,
 ) -> ImportedFile:
     """Store what ``path`` holds. A file with a bad line (``ValueError`` naming the line)
     imports nothing; nor does one with an episode id already stored
     (:class:`~sotopia_are.storage.EpisodeExistsError`), unless ``replace``. An episode
     keeps the status it was exported with (an ARE file that does not say is complete).
+    An episode no run could have produced (scores out of range, actions by
+    non-participants, a status its events disagree with: see
+    :func:`~sotopia_are.record.record_problems`) is a ``ValueError`` naming the field,
+    unless ``lenient``, which stores it flagged (:attr:`EpisodeRecord.problems`).
     ``OSError`` for an unreadable file. A ``script`` (never guessed: ask for it) is a
     human-written script, played through the engine and stored unrated, tagged
     ``script``; its context is ``context`` (episode spec or background JSON) or its own
@@ -103,15 +111,21 @@ def import_file(
         return ImportedFile(kind, (record.episode_id,), warnings=tuple(map(str, warnings)))
     if _is_are_trace(text):
         record = record_from_are_json(text, reason=f"imported from ARE JSON {path.name}")
+        record = checked_import(record, lenient=lenient)
         store.save_record(record, replace=replace)
-        return ImportedFile(ImportKind.episodes, (record.episode_id,), are=True)
+        flagged: tuple[tuple[str, tuple[str, ...]], ...] = (
+            ((record.episode_id, record.problems),) if record.problems else ()
+        )
+        return ImportedFile(ImportKind.episodes, (record.episode_id,), are=True, flagged=flagged)
     lines = text.splitlines()
     if kind is ImportKind.auto:
         kind = _kind_of(lines, path)
     if kind is ImportKind.episodes:
-        ids = import_episodes(store, lines, source=str(path), replace=replace)
-    else:
-        ids = import_records(store, _PROFILE_MODELS[kind], lines, source=str(path))
+        ids = import_episodes(store, lines, source=str(path), replace=replace, lenient=lenient)
+        problems = {pk: store.get_episode(pk).problems for pk in ids} if lenient else {}
+        kept = tuple((pk, tuple(found)) for pk, found in problems.items() if found)
+        return ImportedFile(kind, tuple(ids), flagged=kept)
+    ids = import_records(store, _PROFILE_MODELS[kind], lines, source=str(path))
     return ImportedFile(kind, tuple(ids))
 
 
@@ -172,11 +186,15 @@ class ExportFormat(StrEnum):
     are = "are"
 
 
-def selected_episodes(store: EpisodeStore, *, tag: str | None = None) -> list[str]:
+def selected_episodes(
+    store: EpisodeStore, *, tag: str | None = None, allow_empty: bool = False
+) -> list[str]:
     """The ids of every stored episode (with ``tag``, if given), oldest first.
 
     ``ValueError`` naming every stored key that is not a readable episode, so that an
-    export never silently misses one; ``RecordNotFoundError`` for a ``tag`` no episode has.
+    export never silently misses one. Unless ``allow_empty``, none is an error:
+    ``RecordNotFoundError`` for a ``tag`` no episode has,
+    :class:`~sotopia_are.storage.EmptySelectionError` for an empty store.
     """
     skipped: list[UnreadableRecordError] = []
     ids = store.episode_ids(tag=tag, on_unreadable=skipped.append)
@@ -186,9 +204,11 @@ def selected_episodes(store: EpisodeStore, *, tag: str | None = None) -> list[st
             + "; ".join(f"{e.key} ({e.reason})" for e in skipped)
             + ". Fix: move them out of the way or delete them, or export episodes by id"
         )
-    if tag is not None and not ids:
+    if ids or allow_empty:
+        return ids
+    if tag is not None:
         raise RecordNotFoundError(f"no episodes tagged {tag!r} in {store.location}")
-    return ids
+    raise EmptySelectionError(f"no episodes in {store.location}: nothing to export")
 
 
 def export_text(store: EpisodeStore, episode_ids: Sequence[str], form: ExportFormat) -> str:

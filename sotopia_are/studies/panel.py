@@ -50,7 +50,7 @@ def panel_scores(
     judges rated (different rubrics) counts only those."""
     collected: dict[str, dict[str, dict[str, float]]] = {}
     for verdict in judge_verdicts(record, judges):
-        for agent, scores in verdict.scores().items():
+        for agent, scores in verdict.scores.items():
             for dimension, score in scores.items():
                 collected.setdefault(agent, {}).setdefault(dimension, {})[verdict.key] = score
     return {

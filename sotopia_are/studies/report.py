@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from sotopia_are.llm import Usage
-from sotopia_are.record import EpisodeRecord, Verdict
+from sotopia_are.record import EpisodeRecord
 from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeStore, RecordNotFoundError
@@ -90,7 +90,8 @@ class BenchmarkRow:
     overall score, the outcome for the model under test, the judge's failed samples,
     warnings and answers accepted after normalising or asking again, the same of the
     model under test's own calls with their tokens and cost, and the episode's tokens
-    and cost (agents and judge)."""
+    and cost (agents and judge). ``judge_model`` and ``rubric`` name the verdict the
+    scores came from (``""`` when unrated)."""
 
     episode_id: str
     task_id: str
@@ -104,6 +105,7 @@ class BenchmarkRow:
     partner_overall: float | None
     outcome: Outcome | None
     judge_model: str
+    rubric: str
     judge_failures: int
     judge_warnings: int
     judge_normalized: int
@@ -183,6 +185,16 @@ class BenchmarkReport:
         """Every dimension rated, in rubric order, ``overall_score`` last."""
         return _dimensions_of(self.rows)
 
+    @property
+    def judges(self) -> list[str]:
+        """Where the scores came from: ``judge MODEL, rubric NAME`` of every verdict the
+        rows were scored by, in row order."""
+        return list(
+            dict.fromkeys(
+                f"judge {row.judge_model}, rubric {row.rubric}" for row in self.rows if row.rated
+            )
+        )
+
     def matrix(self) -> dict[str, dict[str, float | None]]:
         """Model under test → partner → mean ``overall_score`` (None when unrated)."""
         table: dict[str, dict[str, float | None]] = {}
@@ -230,6 +242,7 @@ class BenchmarkReport:
         return json.dumps(
             {
                 "tag": self.tag,
+                "judges": self.judges,
                 "dimensions": self.dimensions,
                 "results": [asdict(result) for result in self.results],
                 "matrix": self.matrix(),
@@ -287,9 +300,11 @@ class BenchmarkReport:
 def benchmark_rows(
     store: EpisodeStore, tag: str, *, judge_model: str | None = None
 ) -> list[BenchmarkRow]:
-    """One row per stored episode of benchmark ``tag``, scored by its latest verdict (of
-    ``judge_model``, if given), in an order of their own (model, partner, task, agent,
-    seed), so the report does not depend on when or where the episodes were stored.
+    """One row per stored episode of benchmark ``tag``, scored by its latest rated verdict
+    (of ``judge_model``, a model or verdict key, if given:
+    :meth:`~sotopia_are.record.EpisodeRecord.verdict_of`), in an order of their own
+    (model, partner, task, agent, seed), so the report does not depend on when or where
+    the episodes were stored.
     :class:`~sotopia_are.storage.RecordNotFoundError` if no episode has ``tag``;
     ``ValueError`` naming an episode that is not a benchmark's."""
     ids = store.episode_ids(tag=tag)
@@ -322,9 +337,9 @@ def row_of(record: EpisodeRecord, *, judge_model: str | None = None) -> Benchmar
     agent = names[int(found["index"])]
     others = [name for name in names if name != agent]
     partners = sorted({record.models.get(name, "") for name in others})
-    verdict = _chosen_verdict(record.verdicts, judge_model)
     complete = record.status is EpisodeStatus.COMPLETE
-    scores = verdict.scores() if verdict is not None and verdict.rated and complete else {}
+    verdict = record.verdict_of(judge_model) if complete else None
+    scores = verdict.scores if verdict is not None else {}
     own = scores.get(agent, {})
     theirs = [scores[name][OVERALL] for name in others if name in scores]
     partner_overall = statistics.fmean(theirs) if theirs else None
@@ -345,6 +360,7 @@ def row_of(record: EpisodeRecord, *, judge_model: str | None = None) -> Benchmar
         partner_overall=partner_overall,
         outcome=_outcome(own.get(OVERALL), partner_overall),
         judge_model=verdict.judge_model if verdict is not None else "",
+        rubric=verdict.rubric if verdict is not None else "",
         judge_failures=sum(len(v.evaluation.failures) for v in record.verdicts),
         judge_warnings=sum(len(v.evaluation.warnings) for v in record.verdicts),
         judge_normalized=judged.normalized_calls,
@@ -357,11 +373,6 @@ def row_of(record: EpisodeRecord, *, judge_model: str | None = None) -> Benchmar
         completion_tokens=usage.completion_tokens,
         cost_usd=usage.cost_usd,
     )
-
-
-def _chosen_verdict(verdicts: Sequence[Verdict], judge_model: str | None) -> Verdict | None:
-    chosen = [v for v in verdicts if judge_model is None or v.judge_model == judge_model]
-    return chosen[-1] if chosen else None
 
 
 def _outcome(own: float | None, partner: float | None) -> Outcome | None:

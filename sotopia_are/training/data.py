@@ -8,7 +8,12 @@ content its agent did not see. A preference pair joins two examples with the *sa
 prompt (the same scenario, role and conversation so far) whose episodes the judge rated
 differently: the higher-rated action is ``chosen`` (the ``prompt``/``chosen``/``rejected``
 format TRL's DPO trainer reads). Every file gets a manifest beside it
-(``<name>.manifest.json``): source, judges, filters and counts.
+(``<name>.manifest.json``): source, judges, filters and counts; every row names the
+judge its scores came from (``judge``: ``model | rubric | prompt``).
+
+A file that would hold nothing is an
+:class:`~sotopia_are.storage.EmptySelectionError` saying why (nothing written) unless
+``allow_empty``.
 """
 
 from __future__ import annotations
@@ -25,10 +30,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from sotopia_are.llm import LLMCall
-from sotopia_are.record import EpisodeRecord, Verdict
+from sotopia_are.record import EpisodeRecord
 from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage import EpisodeStore
+from sotopia_are.storage import EmptySelectionError, EpisodeStore
 
 __all__ = [
     "DEFAULT_PREFERENCE_DIMENSION",
@@ -56,9 +61,10 @@ class TrainingKind(StrEnum):
 
 class TrainingFilters(BaseModel):
     """Which examples to take: episodes with ``tag``, agents named ``agent`` played by
-    ``model``, scored by the judge ``judge`` (a model; default the latest verdict) at
-    least ``min_scores`` (``{"goal": 7}``: SOTOPIA-π's filter). Only complete episodes
-    count; with ``min_scores``, only rated ones."""
+    ``model``, scored by the judge ``judge`` (a model or verdict key; default the latest
+    rated verdict, :meth:`EpisodeRecord.verdict_of`) at least ``min_scores``
+    (``{"goal": 7}``: SOTOPIA-π's filter). Only complete episodes count; with
+    ``min_scores``, only rated ones."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -92,7 +98,8 @@ class TrainingManifest(BaseModel):
 @dataclass(frozen=True)
 class TrainingExample:
     """One agent's model call in one episode: the ``prompt`` it was sent, its action as
-    the ``target`` (JSON), and the judge's ``scores`` of that agent (empty if unrated)."""
+    the ``target`` (JSON), and the judge's ``scores`` of that agent (empty if unrated)
+    with the ``judge`` (verdict key: ``model | rubric | prompt``) they came from."""
 
     episode_id: str
     scenario_id: str
@@ -116,7 +123,7 @@ def training_examples(
 ) -> Iterator[TrainingExample]:
     """Every example the filters let through, episode by episode (oldest first), each
     episode's in participant and call order; ``skipped`` counts what was left out, by
-    reason."""
+    reason. Episodes imported flagged (:attr:`EpisodeRecord.problems`) are left out."""
     skipped = Counter() if skipped is None else skipped
     ids = store.episode_ids(tag=filters.tag, model=filters.model, agent=filters.agent)
     for episode_id in ids:
@@ -125,7 +132,11 @@ def training_examples(
         if record.status is not EpisodeStatus.COMPLETE:
             skipped["episode_not_complete"] += 1
             continue
-        verdict = _verdict(record, filters.judge)
+        if record.problems:
+            # Imported leniently despite what the checks found: not training material.
+            skipped["episode_flagged"] += 1
+            continue
+        verdict = record.verdict_of(filters.judge)
         if verdict is None and (filters.min_scores or filters.judge):
             skipped["episode_unrated"] += 1
             continue
@@ -136,7 +147,7 @@ def training_examples(
             model = record.models.get(agent, "")
             if filters.model is not None and model != filters.model:
                 continue
-            scores = verdict.scores().get(agent, {}) if verdict is not None else {}
+            scores = verdict.scores.get(agent, {}) if verdict is not None else {}
             if not _passes(scores, filters.min_scores):
                 skipped["agent_below_min_scores"] += 1
                 continue
@@ -168,11 +179,14 @@ def export_sft(
     agent: str | None = None,
     judge: str | None = None,
     min_scores: Mapping[str, float] | None = None,
+    allow_empty: bool = False,
 ) -> TrainingManifest:
     """Write the chat-format SFT examples the filters let through (see
     :class:`TrainingFilters`) to ``out`` as JSONL — ``{"messages": [..., {"role":
-    "assistant", "content": <action JSON>}], "episode_id", "agent", "model", ...}`` — and
-    its manifest beside it; the manifest."""
+    "assistant", "content": <action JSON>}], "episode_id", "agent", "model", "scores",
+    "judge", ...}`` — and its manifest beside it; the manifest. No example is an
+    :class:`~sotopia_are.storage.EmptySelectionError` saying what left each out (nothing
+    written) unless ``allow_empty``."""
     filters = _filters(tag, model, agent, judge, min_scores)
     counts: Counter[str] = Counter()
     rows = []
@@ -185,6 +199,8 @@ def export_sft(
                 **_metadata(example),
             }
         )
+    if not rows and not allow_empty:
+        raise EmptySelectionError(f"no SFT examples: {_why_none(store, filters, counts)}")
     return _write(
         store,
         out,
@@ -208,15 +224,20 @@ def export_preferences(
     min_scores: Mapping[str, float] | None = None,
     dimension: str = DEFAULT_PREFERENCE_DIMENSION,
     min_gap: float = 0.0,
+    allow_empty: bool = False,
 ) -> TrainingManifest:
     """Write DPO pairs to ``out`` as JSONL — ``{"prompt": [...], "chosen": [{"role":
-    "assistant", ...}], "rejected": [...], "chosen_score", "rejected_score", ...}`` — and
-    its manifest beside it; the manifest.
+    "assistant", ...}], "rejected": [...], "chosen_score", "rejected_score", "judge",
+    ...}`` — and its manifest beside it; the manifest.
 
     Examples with the same prompt (same role, scenario and conversation so far) from
-    rated episodes are paired when their actions differ and the agent's ``dimension``
-    scores differ by more than ``min_gap``: every higher-scored action against every
-    lower-scored one. ``ValueError`` if a rated episode has no score on ``dimension``.
+    episodes rated by the same judge are paired when their actions differ and the
+    agent's ``dimension`` scores differ by more than ``min_gap``: every higher-scored
+    action against every lower-scored one. ``ValueError`` if a rated episode has no
+    score on ``dimension``.
+    No pair is an :class:`~sotopia_are.storage.EmptySelectionError` saying why (no
+    shared prompts, identical scores, identical actions, gaps within ``min_gap``;
+    nothing written) unless ``allow_empty``.
     """
     filters = _filters(tag, model, agent, judge, min_scores)
     counts: Counter[str] = Counter()
@@ -232,7 +253,8 @@ def export_preferences(
                 f"{example.agent}; its scores: {sorted(example.scores)}"
             )
         judges.add(example.judge)
-        key = json.dumps([example.agent, example.prompt], sort_keys=True)
+        # Scores of different judges are not comparable: a pair has one judge.
+        key = json.dumps([example.agent, example.prompt, example.judge], sort_keys=True)
         groups.setdefault(key, []).append(example)
     rows = [
         {
@@ -245,12 +267,18 @@ def export_preferences(
             "rejected_episode": low.episode_id,
             "agent": high.agent,
             "scenario_id": high.scenario_id,
+            "judge": high.judge,
         }
         for group in groups.values()
         for high in group
         for low in group
         if high.scores[dimension] - low.scores[dimension] > min_gap and high.target != low.target
     ]
+    if not rows and not allow_empty:
+        why = _why_no_pairs(groups, dimension, min_gap) if groups else None
+        raise EmptySelectionError(
+            f"no preference pairs: {why or _why_none(store, filters, counts)}"
+        )
     return _write(
         store,
         out,
@@ -275,12 +303,20 @@ def export_training_data(
     min_scores: Mapping[str, float] | None = None,
     dimension: str = DEFAULT_PREFERENCE_DIMENSION,
     min_gap: float = 0.0,
+    allow_empty: bool = False,
 ) -> TrainingManifest:
     """:func:`export_sft` or :func:`export_preferences` (``dimension`` and ``min_gap`` are
     theirs), as ``kind`` says."""
     if kind is TrainingKind.sft:
         return export_sft(
-            store, out, tag=tag, model=model, agent=agent, judge=judge, min_scores=min_scores
+            store,
+            out,
+            tag=tag,
+            model=model,
+            agent=agent,
+            judge=judge,
+            min_scores=min_scores,
+            allow_empty=allow_empty,
         )
     return export_preferences(
         store,
@@ -292,6 +328,7 @@ def export_training_data(
         min_scores=min_scores,
         dimension=dimension,
         min_gap=min_gap,
+        allow_empty=allow_empty,
     )
 
 
@@ -307,10 +344,74 @@ def _filters(
     )
 
 
-def _verdict(record: EpisodeRecord, judge: str | None) -> Verdict | None:
-    """The rated verdict of ``judge`` (a model), else the latest rated one; None if none."""
-    rated = [v for v in record.verdicts if v.rated and (judge is None or v.judge_model == judge)]
-    return rated[-1] if rated else None
+def _selection(filters: TrainingFilters) -> str:
+    """The filters that chose the episodes, as words (``tag 'x', model 'm'``)."""
+    chosen = [
+        f"{name} {value!r}"
+        for name, value in (
+            ("tag", filters.tag),
+            ("model", filters.model),
+            ("agent", filters.agent),
+            ("judge", filters.judge),
+        )
+        if value is not None
+    ]
+    return f" ({', '.join(chosen)})" if chosen else ""
+
+
+_LEFT_OUT = {
+    "episode_not_complete": "did not complete",
+    "episode_flagged": "were imported flagged (see 'sotopia-are show')",
+    "episode_unrated": "had no rated verdict (of the judge asked for)",
+    "agent_below_min_scores": "agents scored below the minimums",
+    "failed_call": "model calls failed",
+    "example_unrated": "examples came from unrated episodes",
+}
+
+
+def _why_none(store: EpisodeStore, filters: TrainingFilters, counts: Counter[str]) -> str:
+    """Why the episodes the filters chose gave nothing, from what ``counts`` left out."""
+    read = counts["episodes_read"]
+    if not read:
+        return f"no episodes{_selection(filters)} in {store.location}"
+    reasons = [f"{counts[key]} {text}" for key, text in _LEFT_OUT.items() if counts[key]]
+    if not reasons:
+        reasons = ["none of their agents made a model call (scripted or human agents)"]
+    return f"of {read} episodes{_selection(filters)}, " + "; ".join(reasons)
+
+
+def _why_no_pairs(
+    groups: Mapping[str, list[TrainingExample]], dimension: str, min_gap: float
+) -> str:
+    """Why examples grouped by prompt gave no pair: how their candidate pairs fell short."""
+    examples = [example for group in groups.values() for example in group]
+    episodes = len({example.episode_id for example in examples})
+    values = {example.scores[dimension] for example in examples}
+    if len(values) == 1:
+        return (
+            f"all {episodes} rated episodes gave every agent the same {dimension} score "
+            f"({values.pop():g}), so no pair differs"
+        )
+    counts: Counter[str] = Counter()
+    for group in groups.values():
+        for number, first in enumerate(group):
+            for second in group[number + 1 :]:
+                gap = abs(first.scores[dimension] - second.scores[dimension])
+                if first.target == second.target:
+                    counts["the same action"] += 1
+                elif gap == 0:
+                    counts[f"the same {dimension} score"] += 1
+                else:
+                    counts[f"{dimension} scores within the minimum gap {min_gap:g}"] += 1
+    if not counts:
+        return (
+            f"no two of the {len(examples)} examples from {episodes} rated episodes share "
+            "a prompt (same agent, scenario and conversation so far)"
+        )
+    total = sum(counts.values())
+    return f"of {total} pairs of examples with the same prompt, " + ", ".join(
+        f"{count} have {reason}" for reason, count in counts.items()
+    )
 
 
 def _passes(scores: Mapping[str, float], minimums: Mapping[str, float]) -> bool:
@@ -334,6 +435,7 @@ def _metadata(example: TrainingExample) -> dict[str, JsonValue]:
         "call_index": example.call_index,
         # None, not {}, when unrated: a column of empty structs does not load in Arrow.
         "scores": dict(example.scores) or None,
+        "judge": example.judge,
     }
 
 

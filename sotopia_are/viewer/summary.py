@@ -1,8 +1,9 @@
 """What a batch (the episodes of one tag) adds up to: counts by status, and the
 distributions of its scores.
 
-Scores are the latest verdict's, as :attr:`EpisodeRecord.scores` and
-:attr:`EpisodeSummary.overall` give them: one value per rated agent per episode.
+Scores are the latest rated verdict's, as :attr:`EpisodeRecord.scores` and
+:attr:`EpisodeSummary.overall` give them: one value per rated agent per episode; the
+judges and rubrics they came from are named.
 """
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ class DimensionStats:
 @dataclass(frozen=True)
 class TagDetail:
     """A tag's score distributions per dimension (over the rubric's range when known)
-    and each model's statistics per dimension; ``judges`` are the latest verdicts'
-    judge models."""
+    and each model's statistics per dimension; ``judges`` name where the scores came
+    from (``judge MODEL, rubric NAME`` of each episode's latest rated verdict)."""
 
     tag: str
     histograms: tuple[Histogram, ...]
@@ -100,10 +101,10 @@ def tag_detail(tag: str, records: Iterable[EpisodeRecord]) -> TagDetail:
     ranges: dict[str, tuple[int, int]] = {}
     judges: set[str] = set()
     for record in records:
-        verdict = record.verdict
+        verdict = record.verdict_of()
         if verdict is None:
             continue
-        judges.add(verdict.judge_model)
+        judges.add(verdict.scores.source)
         for rating in verdict.evaluation.ratings:
             model = record.models.get(rating.agent) or "scripted"
             for name, dimension in rating.dimensions.items():

@@ -56,7 +56,7 @@ def test_cli_demo_with_a_model_runs_llm_vs_llm_and_evaluates(
     )
     assert result.exit_code == 0, result.output
     assert 'Mara Quinn said: "Let us meet halfway."' in result.stdout
-    assert "Scores (sotopia_eval, judge openai/test-model)" in result.stdout
+    assert "Scores from judge openai/test-model, rubric sotopia_eval" in result.stdout
     assert "as Teo Alvarez saw it" in result.stdout
     assert (tmp_path / "out.json").is_file()
     with connect() as store:

@@ -25,7 +25,7 @@ def test_cli_evaluate_a_script(redis_url: str, llm_server: LocalLLMServer) -> No
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "Jo Ng [private to ['Ines Okafor']] said:" in result.stdout
-    assert "Scores (goal_only, judge openai/test-model)" in result.stdout
+    assert "Scores from judge openai/test-model, rubric goal_only" in result.stdout
     assert "2 model calls" in result.stdout and len(llm_server.chat_requests) == 2
     # The judge is omniscient: the private action reached it, marked.
     assert "[private to ['Ines Okafor']]" in llm_server.chat_requests[0].messages[1]["content"]
@@ -53,7 +53,7 @@ def test_cli_evaluate_a_transcript_by_its_own_context(
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert 'Hendrick Heinz said: "Thank you for your concern, Sasha.' in result.stdout
-    assert "Scores (goal_only, judge openai/test-model)" in result.stdout
+    assert "Scores from judge openai/test-model, rubric goal_only" in result.stdout
     assert len(llm_server.chat_requests) == 1
     # The judge got the scenario and goals of the preamble.
     prompt = "\n".join(m["content"] for m in llm_server.chat_requests[0].messages)

@@ -274,7 +274,10 @@ def test_cli_export_that_fails_leaves_the_old_file(redis_url: str, tmp_path: Pat
 
 
 def test_cli_list_into_a_closed_pipe_is_quiet(redis_url: str) -> None:
-    command = [sys.executable, "-c", "from sotopia_are.cli import main; main()", "list"]
+    # An empty store: --allow-empty makes its one line go to stdout, into the closed pipe.
+    command = [
+        sys.executable, "-c", "from sotopia_are.cli import main; main()", "list", "--allow-empty"
+    ]  # fmt: skip
     process = subprocess.Popen(
         command,
         stdout=subprocess.PIPE,

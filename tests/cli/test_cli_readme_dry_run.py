@@ -63,7 +63,10 @@ def test_the_readme_dry_run_plays_rates_and_rerates_a_batch(
     batch_out, evaluate_out, list_out, _ = outputs
     assert "batch dry: 4/4 done, 0 failed, 0 running" in batch_out
     assert "judge openai/second-judge (goal_only): 4 rated, 0 skipped" in evaluate_out
-    assert len(list_out.splitlines()) == 5  # a heading and the four episodes
+    # A heading, the four episodes, then where their scores came from.
+    assert len(list_out.splitlines()) == 7
+    assert list_out.splitlines()[5] == "scores from judge openai/second-judge, rubric goal_only"
+    assert "choose with --judge MODEL" in list_out.splitlines()[6]
     assert len((tmp_path / "dry.jsonl").read_text("utf-8").splitlines()) == 4
     with connect() as store:
         records = [store.load(i) for i in store.episode_ids(tag="dry")]
@@ -74,5 +77,5 @@ def test_the_readme_dry_run_plays_rates_and_rerates_a_batch(
         assert [v.judge_model for v in record.verdicts] == ["openai/dry-run", "openai/second-judge"]
         assert all(v.rated for v in record.verdicts)
         assert all(c.params["seed"] == 1 for c in record.calls)
-        scores = record.verdicts[0].scores()
+        scores = record.verdicts[0].scores
         assert len({s["overall_score"] for s in scores.values()}) > 1  # ratings differ

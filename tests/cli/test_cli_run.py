@@ -16,8 +16,7 @@ def test_cli_run_spec_file_with_a_model_stores_and_scores(
     assert result.exit_code == 0, result.output
     assert result.stdout.count('said: "Let us meet halfway."') == 4
     assert (
-        "Scores (sotopia_eval" in result.stdout
-        and "reached the maximum of 4 turns" in result.stdout
+        "rubric sotopia_eval" in result.stdout and "reached the maximum of 4 turns" in result.stdout
     )
     with connect() as store:
         (episode,) = store.list_episodes(tag="t1", model=MODEL)

@@ -26,8 +26,12 @@ def _spec(episode_id: str = "safe-1") -> EpisodeSpec:
 
 
 def _record(episode_id: str = "safe-1") -> EpisodeRecord:
+    # Failed before its first turn: consistent with having no events (imports check it).
     return EpisodeRecord(
-        episode_id=episode_id, spec=_spec(episode_id), status=EpisodeStatus.COMPLETE
+        episode_id=episode_id,
+        spec=_spec(episode_id),
+        status=EpisodeStatus.FAILED,
+        reason="the model server could not be reached",
     )
 
 

@@ -53,7 +53,12 @@ def test_cli_list_filters(demo_ids: dict[str, str]) -> None:
     assert listed("--tag", "demo", "--status", "complete", "--agent", "Jo Ng") == [
         demo_ids["garden-committee"]
     ]
-    assert listed("--status", "failed") == [] and listed("--model", "openai/x") == []
+    assert listed("--status", "failed", "--allow-empty") == []
+    assert listed("--model", "openai/x", "--allow-empty") == []
+    # Without --allow-empty, matching nothing is an error that says so.
+    empty = invoke("list", "--json", "--status", "failed")
+    assert empty.exit_code == 1 and empty.stdout == ""
+    assert "no episodes match status 'failed'" in empty.stderr and "--allow-empty" in empty.stderr
     table = invoke("list", "--tag", "demo")
     assert demo_ids["garden-committee"] in table.stdout
     bad = invoke("list", "--status", "finished")

@@ -76,9 +76,9 @@ def test_evaluate_a_tag_with_a_second_judge_keeps_both_verdicts_and_resumes(
     assert "0 rated, 3 skipped" in again.stdout and len(judged_by) == 3
     shown = invoke("show", records[0].episode_id)
     assert shown.exit_code == 0, shown.output
-    assert f"judge: {MODEL} (sotopia_eval" in shown.stdout
-    assert f"judge: {SECOND_JUDGE} (goal_only" in shown.stdout
-    assert "Scores (goal_only, judge openai/second-judge)" in shown.stdout
+    assert f"judge: {MODEL} (rubric sotopia_eval" in shown.stdout
+    assert f"judge: {SECOND_JUDGE} (rubric goal_only" in shown.stdout
+    assert "Scores from judge openai/second-judge, rubric goal_only" in shown.stdout
     # Every verdict's reasoning, agents in the episode's order.
     assert shown.stdout.index("Mara Quinn comments:") < shown.stdout.index("Teo Alvarez comments:")
     assert "goal: Mara Quinn on goal" in shown.stdout

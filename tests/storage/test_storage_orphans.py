@@ -78,7 +78,7 @@ def _run_dir(data_dir: Path) -> Path:
 
 def _list(data_dir: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", _CLI, "list", "--data-dir", str(data_dir)],
+        [sys.executable, "-c", _CLI, "list", "--allow-empty", "--data-dir", str(data_dir)],
         capture_output=True,
         text=True,
         timeout=_TIMEOUT_S,

@@ -4,7 +4,9 @@ differently rated actions for the same prompt; both load with Hugging Face ``dat
 and carry a manifest; the CLI writes the same files."""
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import datasets
 import pytest
@@ -15,8 +17,8 @@ import sotopia_are as sa
 from sotopia_are.agents import ScriptedAgent
 from sotopia_are.cli import app
 from sotopia_are.messages import AgentAction
-from sotopia_are.storage import EpisodeStore
-from sotopia_are.testing import LocalLLMServer
+from sotopia_are.storage import EmptySelectionError, EpisodeStore
+from sotopia_are.testing import LocalLLMServer, ReplyLike, schema_rule
 from sotopia_are.training import (
     TrainingManifest,
     export_preferences,
@@ -89,7 +91,11 @@ async def test_sft_keeps_only_agents_at_the_minimum_scores(
     assert {row["agent"] for row in rows} == {NAMES[1]}
     assert manifest.skipped["agent_below_min_scores"] == len(goals) - len(kept)
     assert manifest.filters.min_scores == {"goal": 6}
-    assert export_sft(store, tmp_path / "none.jsonl", model="openai/other").examples == 0
+    none = tmp_path / "none.jsonl"
+    with pytest.raises(EmptySelectionError, match="no episodes \\(model 'openai/other'\\)"):
+        export_sft(store, none, model="openai/other")
+    assert not none.exists()
+    assert export_sft(store, none, model="openai/other", allow_empty=True).examples == 0
 
 
 async def test_scripted_agents_and_failed_episodes_give_no_examples(
@@ -98,7 +104,10 @@ async def test_scripted_agents_and_failed_episodes_give_no_examples(
     hello = AgentAction(action_type="speak", argument="Evening!")
     agents = [ScriptedAgent(name, [hello] * 2) for name in NAMES]
     await sa.arun(bakery("scripted"), agents, store=store, tag="scripted")
-    manifest = export_sft(store, tmp_path / "sft.jsonl", tag="scripted")
+    with pytest.raises(EmptySelectionError, match="none of their agents made a model call"):
+        export_sft(store, tmp_path / "sft.jsonl", tag="scripted")
+    assert not (tmp_path / "sft.jsonl").exists()
+    manifest = export_sft(store, tmp_path / "sft.jsonl", tag="scripted", allow_empty=True)
     assert manifest.examples == 0 and manifest.episodes_read == 1
     assert (tmp_path / "sft.jsonl").read_text() == ""
 
@@ -164,3 +173,73 @@ async def test_the_cli_writes_sft_and_preference_files(
         app, ["training-data", "sft", str(tmp_path / "x.jsonl"), "--min-score", "goal"]
     )
     assert bad.exit_code == 1 and "DIMENSION=VALUE" in bad.output
+
+
+class SameScoresRule(VariedRule):
+    """Agents say different things; the judge gives every episode the same scores."""
+
+    def __call__(self, request: Mapping[str, Any]) -> ReplyLike:
+        schema = ((request.get("response_format") or {}).get("json_schema") or {}).get("schema")
+        if isinstance(schema, dict) and "action_type" not in schema.get("properties", {}):
+            return schema_rule(request)
+        return super().__call__(request)
+
+
+async def test_no_preference_pair_is_an_error_that_says_why(
+    llm_server: LocalLLMServer, store: EpisodeStore, tmp_path: Path
+) -> None:
+    llm_server.rule = SameScoresRule()
+    await played(llm_server, store, 4, "flat")
+    out = tmp_path / "pairs.jsonl"
+    with pytest.raises(EmptySelectionError) as error:
+        export_preferences(store, out, tag="flat")
+    assert "all 4 rated episodes gave every agent the same goal score" in str(error.value)
+    assert "no pair differs" in str(error.value)
+    assert not out.exists() and not manifest_path(out).exists()
+    # Asked for, an empty file is written, with its manifest.
+    manifest = export_preferences(store, out, tag="flat", allow_empty=True)
+    assert manifest.examples == 0 and out.read_text() == ""
+
+
+async def test_pairs_within_the_minimum_gap_are_counted_in_the_reason(
+    llm_server: LocalLLMServer, store: EpisodeStore, tmp_path: Path
+) -> None:
+    llm_server.rule = VariedRule()
+    await played(llm_server, store, 3, "study")
+    with pytest.raises(EmptySelectionError, match="scores within the minimum gap 100"):
+        export_preferences(store, tmp_path / "pairs.jsonl", tag="study", min_gap=100)
+
+
+async def test_every_row_names_the_judge_its_scores_came_from(
+    llm_server: LocalLLMServer, store: EpisodeStore, tmp_path: Path
+) -> None:
+    llm_server.rule = VariedRule()
+    records = await played(llm_server, store, 3, "study")
+    keys = {r.verdicts[0].key for r in records}
+    export_sft(store, tmp_path / "sft.jsonl", tag="study")
+    export_preferences(store, tmp_path / "pairs.jsonl", tag="study")
+    for name in ("sft.jsonl", "pairs.jsonl"):
+        rows = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
+        assert rows and {row["judge"] for row in rows} == keys
+        assert all(key.startswith("openai/judge | sotopia_eval | ") for key in keys)
+
+
+async def test_the_cli_refuses_empty_training_data_unless_allowed(
+    llm_server: LocalLLMServer, store: EpisodeStore, tmp_path: Path, storage_data_dir: str
+) -> None:
+    llm_server.rule = SameScoresRule()
+    await played(llm_server, store, 2, "flat")
+    store.close()
+    runner = CliRunner()
+    out = tmp_path / "pairs.jsonl"
+    refused = runner.invoke(app, ["training-data", "preference", str(out), "--tag", "flat"])
+    assert refused.exit_code == 1
+    assert "error: no preference pairs: all 2 rated episodes" in refused.output
+    assert not out.exists()
+    nothing = runner.invoke(app, ["training-data", "sft", str(out), "--tag", "no-such-tag"])
+    assert nothing.exit_code == 1 and "no episodes (tag 'no-such-tag')" in nothing.output
+    allowed = runner.invoke(
+        app, ["training-data", "preference", str(out), "--tag", "flat", "--allow-empty"]
+    )
+    assert allowed.exit_code == 0, allowed.output
+    assert "wrote 0 pairs" in allowed.output and out.read_text() == ""

@@ -10,7 +10,7 @@ from viewer_support import GARDEN_WHISPER, MODELS, SPEECH, TAG, Seeded
 
 import sotopia_are as sa
 from sotopia_are.agents import ScriptedAgent
-from sotopia_are.record import EpisodeRecord
+from sotopia_are.record import EpisodeRecord, EpisodeSummary
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.testing import LocalLLMServer
 from sotopia_are.viewer import (
@@ -202,3 +202,23 @@ def test_a_judge_that_failed_is_shown_with_its_error_and_answers() -> None:
     (failure,) = record.verdicts[0].evaluation.failures
     assert f"sample 1 failed: {failure.error_type}: {escape(failure.error)}" in page
     assert page.count("<pre>no rating &lt;here&gt;</pre>") >= len(failure.raw_outputs) > 0
+
+
+def test_the_list_names_the_judge_and_rubric_of_its_scores_and_flags() -> None:
+    rated = EpisodeSummary(
+        episode_id="rated",
+        status=EpisodeStatus.COMPLETE,
+        agents=["Ana", "Bo"],
+        models=["m", "m"],
+        verdict_count=2,
+        judge="openai/second",
+        rubric="goal_only",
+        judges=["openai/first", "openai/second"],
+        overall={"Ana": 7.0, "Bo": 3.0},
+        problems=["turns_played: 5, but the events hold actions in turns 0..1"],
+    )
+    page = render_index([rated])
+    assert "judge openai/second" in page and "rubric goal_only" in page
+    assert "latest rated of 2" in page
+    assert "FLAGGED: imported despite 1 problems" in page
+    assert "latest rated verdict, named by its judge and rubric" in page
