@@ -79,6 +79,17 @@ class EpisodeRecord(BaseModel):
     failed or was interrupted; ``calls`` are the agents' model calls (the judges' are in
     their verdicts). ``verdicts`` are in the order they were given, one per judge
     (:attr:`Verdict.key`).
+
+    Example:
+        ```python
+        record = store.load(episode_id)       # or sa.run(...), sa.load_record(json_text)
+        record.status, record.reason          # how it ended
+        record.transcript()                   # what happened, private actions marked
+        record.transcript("Aiko")             # what Aiko could see
+        record.scores                         # the latest verdict's scores per agent
+        record.usage                          # tokens and cost of every call
+        record.failed_or_unrated              # True: a study cannot count it
+        ```
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
