@@ -473,8 +473,8 @@ def batch(
             configuration error that would fail every episode alike (a rejected key, an
             unknown model, a broken template, an unreachable store) stopped a worker;
             its unfinished episodes are left ``incomplete`` for a resume.
-        ValueError: A bad plan (e.g. no specs, a model for an unknown agent), rubric or
-            ``max_attempts``.
+        ValueError: A bad plan (an agent without a model, two specs with one id, not
+            one model mapping per spec), an unknown rubric, or ``max_attempts`` below 1.
         KeyboardInterrupt: Ctrl-C; the batch's running episodes are stored
             ``incomplete`` first.
 
