@@ -1,15 +1,27 @@
 """How a model's JSON answer becomes an action: lenient in form, strict in content.
 
+The rule: every answer that satisfies the JSON schema we send is accepted. A server that
+decodes under the schema (llama.cpp, vLLM, OpenAI's strict mode) promises nothing
+beyond it, so each constraint we care about is either in the schema
+(:func:`action_output_type`) or not a reason to refuse: the answer is normalised
+instead, and the change noted on the call's record (whose raw text keeps what was
+written). Refused, and sent back to the model, is only what the schema already excludes.
+
 Real models write the same action in many shapes. :func:`normalize_action_reply` is the
 one step, run before validation, that puts the shape into canonical form and says what it
 changed; :func:`action_output_type` is the model the result must then validate against.
 
 Form, normalised (each change is noted on the call's record):
 
-- ``null`` or a missing ``argument`` of ``none`` or ``leave`` becomes ``""``, and so does
-  an argument of only white space;
+- the argument of ``none`` or ``leave`` is ``""``: ``null``, a missing one or any text
+  written there is dropped (these actions take no argument, and the schema cannot say
+  so per action type);
+- speech whose lines would not read back from the transcript (a line that reads as
+  ``Turn #3`` or as another action, ``Bob said: "…"``) is read as one line, its lines
+  joined by spaces; so is a multi-line description of an ``action`` or a
+  ``non-verbal communication`` (the script form of those is a single line);
 - ``"to": []`` or ``null`` means public (no ``to``); a single name as a string is a list
-  of that name;
+  of that name; a recipient listed twice counts once;
 - a recipient is matched to a participant exactly, else case-insensitively, else by a
   unique first name (``"bob"`` → ``"Bob Lee"`` when no one else is called Bob);
 - the action type is matched ignoring case, spaces, ``_`` and ``-``
@@ -17,11 +29,9 @@ Form, normalised (each change is noted on the call's record):
 - keys are matched ignoring case (``"Action_Type"``, ``"actionType"``); unknown keys are
   dropped; an action wrapped in one outer object (``{"action": {...}}``) is unwrapped.
 
-Content, refused and sent back to the model with the problem: an action type that is not
-available now, speech as the argument of ``none`` or ``leave``, a recipient who is not
-another participant, a missing argument of ``speak``, ``action`` or
-``non-verbal communication``, speech with a line that would read as another turn or
-action in the transcript (``Turn #3``, ``Bob said: "…"``).
+Content, refused and sent back to the model with the problem (all outside the schema):
+an action type that is not available now, a recipient who is not another participant,
+a missing or non-text argument of ``speak``, ``action`` or ``non-verbal communication``.
 """
 
 from __future__ import annotations
@@ -32,7 +42,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Annotated, Any, ClassVar
 
-from pydantic import Field, ValidationInfo, WithJsonSchema, create_model, field_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    WithJsonSchema,
+    create_model,
+    field_validator,
+)
 
 from sotopia_are.messages import AgentAction, match_participant, validate_recipients
 from sotopia_are.messages.action import ActionType
@@ -48,6 +65,7 @@ _ACTION_TYPES: tuple[ActionType, ...] = (
     "leave",
 )
 _SILENT: tuple[ActionType, ...] = ("none", "leave")
+_ONE_LINE: tuple[ActionType, ...] = ("action", "non-verbal communication")
 _FIELDS = ("action_type", "argument", "to")
 _KEY_ALIASES = {"type": "action_type", "actiontype": "action_type", "recipients": "to"}
 
@@ -127,12 +145,28 @@ def _normalize_type(action: dict[str, Any], notes: list[str]) -> None:
 
 
 def _normalize_argument(action: dict[str, Any], notes: list[str]) -> None:
-    if action.get("action_type") not in _SILENT:
-        return
+    kind = action.get("action_type")
     argument = action.get("argument")
-    if argument is None or (isinstance(argument, str) and argument and not argument.strip()):
-        notes.append(f'read argument {json.dumps(argument)} of {action["action_type"]!r} as ""')
+    if kind in _SILENT:
+        if "argument" not in action:
+            notes.append(f'read the missing argument of {kind!r} as ""')
+        elif argument != "":
+            notes.append(f"dropped the argument {json.dumps(argument)} of {kind!r}: it takes none")
         action["argument"] = ""
+        return
+    if not isinstance(argument, str):
+        return
+    # A script reads only `\n` as a line end, and so does every check below.
+    text = argument.replace("\r\n", "\n").replace("\r", "\n")
+    if kind == "speak" and (reason := unreadable_speech(text)):
+        why = f"in the transcript {reason}"
+    elif kind in _ONE_LINE and "\n" in text.strip():
+        why = f"a {kind!r} is written on one line"
+    else:
+        return
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    notes.append(f"read the argument's {len(lines)} lines as one line ({why})")
+    action["argument"] = " ".join(lines)
 
 
 def _normalize_recipients(
@@ -157,12 +191,20 @@ def _normalize_recipients(
         name = match_participant(written, participants) if isinstance(written, str) else None
         if name is not None and name != written:
             notes.append(f"read recipient {written!r} as {name!r}")
-        matched.append(name if name is not None else written)
+        recipient = name if name is not None else written
+        if recipient in matched:
+            notes.append(f"read recipient {recipient!r}, listed again, once")
+        else:
+            matched.append(recipient)
     action["to"] = matched
 
 
 class _ActionReply(AgentAction):
     """An :class:`AgentAction` answer of a model: normalised, then checked for this turn."""
+
+    # The schema allows no other keys, so that an instance never carries one that the
+    # normaliser would read as a real key ("To", "to_"); validation still drops them.
+    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
 
     participants: ClassVar[tuple[str, ...]] = ()
 
@@ -181,10 +223,12 @@ def action_output_type(
 
     Its JSON schema states every constraint a server can enforce while decoding: the
     available action types and the allowed recipients (participants other than
-    ``sender``) as enums. Validation refuses the content errors listed in this module's
-    docstring with a message naming what is allowed — it is what the model reads when
-    asked to try again. Its ``normalize_reply``
-    is :func:`normalize_action_reply` with these participants.
+    ``sender``) as enums, and no other keys. Validation refuses the content errors listed
+    in this module's docstring with a message naming what is allowed — it is what the
+    model reads when asked to try again. Its ``normalize_reply`` is
+    :func:`normalize_action_reply` with these participants; after it, every instance of
+    the schema validates. The checks of an argument below guard a direct
+    ``model_validate``, which skips that step.
     """
     recipients = [name for name in participants if name != sender]
 

@@ -50,7 +50,11 @@ _DEFAULT_MAX_TURNS = 20  # Sotopia's episode length
 @lru_cache(maxsize=256)
 def script_output_type(agent_names: tuple[str, ...], max_turns: int) -> type[ScriptInteraction]:
     """A :class:`ScriptInteraction` subclass whose ``interactions`` must parse by
-    ``agent_names`` into between 1 and ``max_turns`` actions."""
+    ``agent_names`` into between 1 and ``max_turns`` actions.
+
+    The one output type whose content is more than its JSON schema states (a script that
+    parses), so a schema-true answer may still be sent back with its parse error.
+    """
 
     def check_script(value: str, _info: ValidationInfo) -> str:
         actions = parse_script(value, agent_names)  # ScriptParseError is a ValueError

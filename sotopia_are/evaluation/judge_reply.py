@@ -19,7 +19,9 @@ each change on the call record:
 
 Everything else stays for validation to refuse and the model to be asked again: a score
 out of range or not whole (``7.5``, ``true``, ``"high"``), a missing participant or
-dimension, one the rubric does not have.
+dimension, one the rubric does not have. Each of those breaks the schema sent
+(:meth:`~sotopia_are.evaluation.rubric.Rubric.output_model`), so every answer that
+satisfies it is accepted, as the rule in ``docs/structured-output.md`` asks.
 """
 
 from __future__ import annotations

@@ -27,7 +27,11 @@ class Attempt(BaseModel):
     (the first request's are the call's ``messages``): after an invalid output, the
     rejected answer and the repair prompt; nothing for the first request or for the same
     request sent again after a transient failure (see :meth:`LLMCall.sent_messages`).
-    ``raw_text`` is the model's answer (``None`` if the
+    Where the time went: ``queued_s`` waiting for a slot of the endpoint's limit in this
+    process, then ``latency_s`` from sending to the answer, of which the server spent
+    ``service_s`` computing it when it says so (llama.cpp's ``timings``); the rest of
+    ``latency_s`` is the server's queue and the network. ``raw_text`` is the model's
+    answer (``None`` if the
     request failed). ``error`` is the transport error or the output validation error;
     ``error_kind`` classifies it. ``cost_usd`` is ``None`` when unknown; answers from the
     cache or a replay cost 0. ``normalized`` lists what the output type's normalisation
@@ -40,6 +44,8 @@ class Attempt(BaseModel):
     added_messages: list[Message] = []
     source: ResponseSource = "network"
     latency_s: float
+    queued_s: float = 0.0
+    service_s: float | None = None
     raw_text: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None

@@ -1,10 +1,11 @@
 """Bounded concurrency per model endpoint, shared by everything in the process.
 
 Each endpoint's bound is an :class:`AdaptiveLimit`: at most its limit of requests in
-flight, the limit halved when the server says it is taking too many (a 429, or a 503)
-and raised again by one after each run of as many successful requests as the limit
-(additive increase, multiplicative decrease, as TCP does), never above the configured
-ceiling.
+flight, the limit starting low, growing while latency stays flat and shrinking when
+latency grows with load, when the server says it is taking too many (a 429, or a 503) or
+when a request outlives its timeout while others are answered — never above the
+configured ceiling. Local model servers queue requests instead of refusing them, so
+latency, not errors, is the signal to slow down.
 
 asyncio primitives belong to one event loop, and tests (or threads) run many loops, so
 the registry keeps one limit per (event loop, endpoint). Loops are held weakly: a
@@ -40,6 +41,20 @@ __all__ = ["CONCURRENCY", "AdaptiveLimit", "ConcurrencyRegistry", "InFlight", "S
 
 _log = logging.getLogger(__name__)
 
+_FAST = 0.2
+"""Weight of a new answer in the recent latency (about the last ten answers)."""
+_SLOW = 0.05
+"""How far the latency floor rises toward recent latency each round (about twenty rounds)."""
+_GROW_BELOW = 1.5
+"""Grow while answers take less than 1.5 times the server's own time for them: up to half
+a request waiting for a decoding slot, which keeps the slots busy between answers."""
+_SHRINK_ABOVE = 2.0
+"""Shrink once answers wait in the server's queue longer than it takes to compute them."""
+_UNTIMED_SCALE = 2 / 3
+"""Latency 2.5 times its floor counts as the 2.0 of a timed server (see ``_load``)."""
+_RECENT = 32
+"""Answers kept for :attr:`AdaptiveLimit.slowest_recent_s`."""
+
 
 class SharedLimit(Protocol):
     """A per-endpoint bound on requests in flight shared with other processes: ``acquire``
@@ -53,47 +68,73 @@ class SharedLimit(Protocol):
 @dataclass(frozen=True)
 class InFlight:
     """Requests sent and not yet answered: how many, and the age of the oldest (0 when
-    there is none)."""
+    there is none); ``limit``: how many the limits of the endpoints they wait on allow at
+    once now (0 when unknown)."""
 
     count: int = 0
     oldest_s: float = 0.0
+    limit: int = 0
 
     def describe(self) -> str:
-        """``3 calls in flight, oldest 47 s`` (empty when there is none)."""
+        """``3 calls in flight (at most 4 now), oldest 47 s`` (empty when there is none)."""
         if not self.count:
             return ""
         calls = "1 call" if self.count == 1 else f"{self.count} calls"
-        return f"{calls} in flight, oldest {self.oldest_s:.0f} s"
+        bound = f" (at most {self.limit} now)" if self.limit else ""
+        return f"{calls} in flight{bound}, oldest {self.oldest_s:.0f} s"
 
 
 class AdaptiveLimit:
-    """At most :attr:`limit` holders at once, the limit adapting to the server between 1
+    """At most :attr:`limit` holders at once, the limit adapting to the endpoint between 1
     and :attr:`ceiling` (on one event loop; not thread-safe).
 
     :meth:`acquire` waits for a slot (first come, first served) and returns the limit's
-    *epoch*; :meth:`release` gives the slot back with what became of the request:
-    ``throttled`` (the server said too many requests) halves the limit — once per epoch,
-    so the burst of 429s that one overload sends back lowers it once, not once per
-    request sent before it — and ``ok`` counts toward raising it by one after each run of
-    :attr:`limit` successes without a 429. ``async with`` holds a slot and reports no
-    outcome.
+    *epoch*; :meth:`release` gives the slot back with what became of the request. The
+    limit starts at ``initial`` (default: the ceiling) and is reconsidered once per round
+    (as many answers as the limit):
+
+    * it **grows** while latency stays flat: doubling each round until the first sign of
+      load (slow start), then by one;
+    * it **shrinks** to three quarters when latency grew with load: the server's own
+      queue time (``latency_s`` beyond the ``service_s`` it reported) averaging more than
+      the service itself, or, where the server reports no service time, recent latency
+      above 2.5 times its running floor;
+    * it **halves** on a 429/503 (``throttled``) or when a request waits past its timeout
+      while the endpoint answers others (:meth:`overloaded`) — once per epoch, so the burst
+      that one overload sends back lowers it once, not once per request sent before it.
+
+    It also keeps what a watchdog needs to tell a busy endpoint from a stuck one: when the
+    endpoint last answered (:attr:`last_answer_at`) and its slowest recent answer
+    (:attr:`slowest_recent_s`). ``async with`` holds a slot and reports no outcome.
     """
 
-    def __init__(self, ceiling: int, *, name: str = "") -> None:
+    def __init__(self, ceiling: int, *, name: str = "", initial: int | None = None) -> None:
         if ceiling < 1:
             raise ValueError(f"concurrency limit must be at least 1, got {ceiling}")
         self.ceiling = ceiling
-        self.limit = ceiling
+        self.limit = ceiling if initial is None else max(1, min(initial, ceiling))
         self.name = name
         self.epoch = 0
+        self.last_answer_at: float | None = None
+        """``time.monotonic()`` of the endpoint's last answer (None before the first)."""
         self._held = 0
         self._successes = 0
+        self._slow_start = self.limit < ceiling
+        self._slowdown: float | None = None  # recent latency / service time (servers reporting it)
+        self._latency: float | None = None  # recent latency (servers that do not)
+        self._floor: float | None = None  # the running floor of recent latency
+        self._recent: collections.deque[float] = collections.deque(maxlen=_RECENT)
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
 
     @property
     def held(self) -> int:
         """Slots held now."""
         return self._held
+
+    @property
+    def slowest_recent_s(self) -> float:
+        """The longest of the endpoint's recent answers, in seconds (0 before the first)."""
+        return max(self._recent, default=0.0)
 
     def locked(self) -> bool:
         """Whether an :meth:`acquire` would wait."""
@@ -118,30 +159,96 @@ class AdaptiveLimit:
             raise
         return self.epoch
 
+    def answered(self) -> None:
+        """Note that the endpoint answered a request just now (any answer, even an error)."""
+        self.last_answer_at = time.monotonic()
+
     def release(
-        self, epoch: int | None = None, *, ok: bool = False, throttled: bool = False
+        self,
+        epoch: int | None = None,
+        *,
+        ok: bool = False,
+        throttled: bool = False,
+        latency_s: float | None = None,
+        service_s: float | None = None,
     ) -> None:
-        """Give a slot back, with its request's outcome (see the class)."""
+        """Give a slot back, with its request's outcome (see the class): ``ok`` with the
+        answer's ``latency_s`` and the ``service_s`` the server reported for it, if any."""
         self._held -= 1
         if throttled:
-            self._throttled(epoch)
-        elif ok and self.limit < self.ceiling:
+            self._lower(epoch, "asks for fewer requests")
+        elif ok:
+            if latency_s is not None:
+                self._observe(latency_s, service_s)
             self._successes += 1
             if self._successes >= self.limit:
                 self._successes = 0
-                self.limit += 1
-                self.epoch += 1
+                self._reconsider()
         self._wake()
 
-    def _throttled(self, epoch: int | None) -> None:
+    def overloaded(self, epoch: int | None) -> None:
+        """A request is still waiting past its timeout while the endpoint answers others:
+        halve the limit (once per epoch)."""
+        self._lower(epoch, "is overloaded")
+
+    def _observe(self, latency_s: float, service_s: float | None) -> None:
+        self._recent.append(latency_s)
+        if service_s is not None and service_s > 0:
+            sample = latency_s / service_s
+            last = self._slowdown
+            self._slowdown = sample if last is None else last + _FAST * (sample - last)
+            return
+        last = self._latency
+        self._latency = latency_s if last is None else last + _FAST * (latency_s - last)
+        if self._floor is None or self._latency < self._floor:
+            self._floor = self._latency  # falls at once; rises a little each round
+
+    def _load(self) -> float | None:
+        """How loaded the endpoint looks, scaled so that 1 is "not at all" and the
+        thresholds are :data:`_GROW_BELOW` and :data:`_SHRINK_ABOVE` (None: no sign yet)."""
+        if self._slowdown is not None:
+            return self._slowdown
+        if self._latency is None or not self._floor:
+            return None
+        # Latency without a service time mixes short and long requests: a wider band.
+        return 1.0 + (self._latency / self._floor - 1.0) * _UNTIMED_SCALE
+
+    def _reconsider(self) -> None:
+        load = self._load()
+        if self._floor is not None and self._latency is not None:
+            # The latency the endpoint gives when it is not loaded drifts (prompts grow
+            # longer as conversations go on): the floor follows, a round at a time.
+            self._floor += _SLOW * max(0.0, self._latency - self._floor)
+        if load is None or load < _GROW_BELOW:
+            if self.limit < self.ceiling:
+                grown = self.limit * 2 if self._slow_start else self.limit + 1
+                self.limit = min(self.ceiling, grown)
+                self.epoch += 1
+        elif load > _SHRINK_ABOVE:
+            self._slow_start = False
+            lowered = max(1, self.limit * 3 // 4)
+            if lowered < self.limit:
+                _log.info(
+                    "%s answers slower under load (x%.1f): at most %d in flight from now (was %d)",
+                    self.name or "the endpoint",
+                    load,
+                    lowered,
+                    self.limit,
+                )
+                self.limit = lowered
+                self.epoch += 1
+
+    def _lower(self, epoch: int | None, why: str) -> None:
         self._successes = 0
+        self._slow_start = False
         if epoch is not None and epoch != self.epoch:
             return  # sent before the limit last changed: that change answered it
         lowered = max(1, self.limit // 2)
         if lowered < self.limit:
             _log.info(
-                "%s asks for fewer requests: at most %d in flight from now (was %d)",
+                "%s %s: at most %d in flight from now (was %d)",
                 self.name or "the endpoint",
+                why,
                 lowered,
                 self.limit,
             )
@@ -181,10 +288,11 @@ class ConcurrencyRegistry:
         self.shared: SharedLimit | None = None
         """A limit shared with other processes that every request also holds (None: none)."""
 
-    def limit(self, endpoint: str, ceiling: int) -> AdaptiveLimit:
+    def limit(self, endpoint: str, ceiling: int, *, initial: int | None = None) -> AdaptiveLimit:
         """This process's limit on ``endpoint``'s requests on the running loop: at most
-        ``ceiling``, fewer for a while after a 429 (:class:`AdaptiveLimit`). A request
-        also holds a slot of :attr:`shared`, when set (see :meth:`semaphore`).
+        ``ceiling``, starting at ``initial`` (default: the ceiling) and adapting to the
+        endpoint (:class:`AdaptiveLimit`). A request also holds a slot of :attr:`shared`,
+        when set (see :meth:`semaphore`).
 
         The first caller on a loop fixes the ceiling; asking for another ceiling for the
         same endpoint on that loop is a ``ValueError`` (two limits for one server cannot
@@ -197,7 +305,7 @@ class ConcurrencyRegistry:
             slots = self._by_loop.setdefault(loop, {})
             found = slots.get(endpoint)
             if found is None:
-                found = slots[endpoint] = AdaptiveLimit(ceiling, name=endpoint)
+                found = slots[endpoint] = AdaptiveLimit(ceiling, name=endpoint, initial=initial)
         if found.ceiling != ceiling:
             raise ValueError(
                 f"endpoint {endpoint} already has a concurrency limit of {found.ceiling} in "
@@ -224,11 +332,18 @@ class ConcurrencyRegistry:
                 del self._sent[ticket]
 
     def in_flight(self) -> InFlight:
-        """The requests in flight in this process now (safe from any thread)."""
+        """The requests in flight in this process now, and what its limits allow (safe from
+        any thread)."""
         with self._lock:
             count = len(self._sent)
             first = next(iter(self._sent.values()), None)
-        return InFlight(count, 0.0 if first is None else time.monotonic() - first)
+            limit = sum(
+                found.limit
+                for slots in list(self._by_loop.values())
+                for found in slots.values()
+                if found.held
+            )
+        return InFlight(count, 0.0 if first is None else time.monotonic() - first, limit)
 
 
 class _SharedGate:

@@ -18,14 +18,18 @@ Requests in flight are bounded per endpoint and process (``LLMConfig.max_concurr
 left unset, the bound is :data:`DEFAULT_LOCAL_CONCURRENCY` (128) for a model at a base URL,
 which a server batching requests (vLLM, SGLang) needs to be busy, and
 :data:`DEFAULT_HOSTED_CONCURRENCY` (16) at a provider's own endpoint, whose rate limits a
-first request burst should not hit. Either way a 429 (or 503) halves the bound, which then
-grows back (see :class:`~sotopia_are.llm.concurrency.AdaptiveLimit`).
+first request burst should not hit. Under that ceiling the limit starts at
+:data:`DEFAULT_INITIAL_CONCURRENCY` and follows the endpoint's latency (see
+:class:`~sotopia_are.llm.concurrency.AdaptiveLimit`): local servers queue rather than
+answer 429, so latency is the signal to slow down.
 
-A stuck server (one that accepts a request and never answers) is reported once
-``retry.max_timeouts`` requests of a call have each waited ``timeout_s`` in vain (by
-default one request of 120 s), whatever ``retry.max_attempts`` allows for failures that
-come fast. The CLI sets ``timeout_s`` from ``--timeout`` / ``SOTOPIA_ARE_TIMEOUT`` and
-``retry.max_attempts`` from ``--request-attempts`` / ``SOTOPIA_ARE_REQUEST_ATTEMPTS``.
+A stuck server (one that answers nothing at all) is reported once ``retry.max_timeouts``
+requests of a call have each waited ``timeout_s`` with the endpoint silent (by default one
+request of 120 s), whatever ``retry.max_attempts`` allows for failures that come fast; a
+busy server that answers other requests is waited for (see
+:mod:`~sotopia_are.llm.watchdog`). The CLI sets ``timeout_s`` from ``--timeout`` /
+``SOTOPIA_ARE_TIMEOUT`` and ``retry.max_attempts`` from ``--request-attempts`` /
+``SOTOPIA_ARE_REQUEST_ATTEMPTS``.
 """
 
 from __future__ import annotations
@@ -43,7 +47,9 @@ __all__ = [
     "API_BASE_ENV",
     "API_KEY_ENV",
     "DEFAULT_HOSTED_CONCURRENCY",
+    "DEFAULT_INITIAL_CONCURRENCY",
     "DEFAULT_LOCAL_CONCURRENCY",
+    "DEFAULT_MAX_WAIT_S",
     "REQUEST_ATTEMPTS_ENV",
     "TIMEOUT_ENV",
     "TRANSPORT_ENV",
@@ -71,6 +77,15 @@ three times what two cores keep busy against a 50 ms server (about 1,400 calls/s
 ms). Measured on 1,000 episodes x 20 turns (benchmarks/throughput.py), 256 per worker was
 no faster and took 120 MB more at the peak."""
 
+DEFAULT_INITIAL_CONCURRENCY = 4
+"""Requests in flight per endpoint and process a run starts with: few enough for a local
+server with a couple of decoding slots (llama.cpp, Ollama) not to queue the first requests
+for minutes; the limit then doubles each round while latency stays flat, so a server that
+takes hundreds at once (vLLM) is reached within a few rounds."""
+
+DEFAULT_MAX_WAIT_S = 600.0
+"""How long one request may wait for its answer in any case (see ``LLMConfig.max_wait_s``)."""
+
 DEFAULT_HOSTED_CONCURRENCY = 16
 """Requests in flight per endpoint and process at a provider's own endpoint (no
 ``api_base``) when ``LLMConfig.max_concurrency`` is unset: low enough that a batch's first
@@ -86,7 +101,8 @@ class RetryPolicy(BaseModel):
     ``initial_backoff_s`` of jitter; a server asking for more than ``max_retry_after_s``
     fails the call at once with a :class:`~sotopia_are.llm.errors.TransientLLMError`.
 
-    A request that gets no answer within ``LLMConfig.timeout_s`` counts toward
+    A request that times out (the endpoint answered nothing for ``LLMConfig.timeout_s``
+    while it waited, or it waited ``LLMConfig.max_wait_s`` in all) counts toward
     ``max_timeouts`` as well: after that many timed-out requests the call gives up with a
     ``TransientLLMError`` saying how long it waited. Timeouts get their own, smaller
     budget because a server that left one request unanswered for minutes rarely answers
@@ -110,13 +126,20 @@ class LLMConfig(BaseModel):
     ``max_concurrency`` bounds requests in flight per endpoint (model + api_base) across
     the whole process; None (the default) means :data:`DEFAULT_LOCAL_CONCURRENCY` at an
     ``api_base`` and :data:`DEFAULT_HOSTED_CONCURRENCY` at a provider's own endpoint (see
-    :meth:`concurrency_for`); a 429 lowers the bound for a while either way.
+    :meth:`concurrency_for`). Under that ceiling the limit starts at
+    ``initial_concurrency`` and adapts to the endpoint: it grows while latency stays flat
+    and shrinks when latency grows with load, on a 429, or when a request outlives its
+    timeout while the endpoint answers others (see
+    :class:`~sotopia_are.llm.concurrency.AdaptiveLimit`).
     ``transport`` is how requests are sent (``auto``, ``http``, ``litellm``; see the
     module). ``output_attempts`` is how many answers a structured call may get
     before :class:`~sotopia_are.llm.errors.GenerationError`. ``params`` are sent with every
-    request (``temperature``, ``max_tokens``, ``seed``…). ``timeout_s`` bounds each request
-    (raise it for a slow model, e.g. on a CPU; with ``retry.max_timeouts`` it also bounds
-    how long a stuck server goes unreported).
+    request (``temperature``, ``max_tokens``, ``seed``…).
+    ``timeout_s`` is how long a request waits, once sent, before the endpoint is asked
+    whether it is busy (then the request keeps waiting and the limit is lowered) or stuck
+    (it answered nothing for that long: the request times out; with
+    ``retry.max_timeouts`` this bounds how long a stuck server goes unreported; see
+    :mod:`~sotopia_are.llm.watchdog`). ``max_wait_s`` bounds one request's wait in any case.
     ``max_tokens`` is sent when neither ``params`` nor the caller (an agent's or judge's own
     budget) gives one, so no request leaves the answer's length to the server.
 
@@ -133,7 +156,9 @@ class LLMConfig(BaseModel):
     api_base: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     timeout_s: float = Field(default=120.0, gt=0)
+    max_wait_s: float = Field(default=DEFAULT_MAX_WAIT_S, gt=0)
     max_concurrency: int | None = Field(default=None, ge=1)
+    initial_concurrency: int = Field(default=DEFAULT_INITIAL_CONCURRENCY, ge=1)
     transport: TransportChoice = "auto"
     retry: RetryPolicy = RetryPolicy()
     output_attempts: int = Field(default=3, ge=1)

@@ -382,7 +382,20 @@ def _completion(endpoint: Endpoint, model: str, raw: bytes) -> LLMResponse:
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         cost_usd=_cost(model, prompt_tokens, completion_tokens),
+        service_s=_service_seconds(reply.get("timings")),
     )
+
+
+def _service_seconds(timings: Any) -> float | None:
+    """The seconds the server spent on the answer, from llama.cpp's ``timings`` (prompt
+    processing plus generation); None when the reply has none."""
+    if not isinstance(timings, dict):
+        return None
+    spent = [timings.get("prompt_ms"), timings.get("predicted_ms")]
+    if not all(isinstance(ms, int | float) and not isinstance(ms, bool) for ms in spent):
+        return None
+    total = float(spent[0]) + float(spent[1])  # type: ignore[arg-type]
+    return total / 1000.0 if total > 0 else None
 
 
 def _count(value: Any) -> int | None:

@@ -46,7 +46,8 @@ class LLMRequest(BaseModel):
 
 
 class LLMResponse(BaseModel):
-    """One model answer: its text, token usage, and cost in USD when litellm knows it."""
+    """One model answer: its text, token usage, cost in USD when known, and the seconds the
+    server spent computing it when it reports them (``service_s``; llama.cpp does)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -54,3 +55,4 @@ class LLMResponse(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = None
+    service_s: float | None = None

@@ -6,8 +6,9 @@ a request the server already said it would refuse.
 
 Requests that time out have a budget of their own (``RetryPolicy.max_timeouts``): once it
 is spent the call fails with a :class:`TransientLLMError` saying how long it waited and
-which settings change that, so a server that accepts requests and never answers is
-reported after ``max_timeouts`` timeouts of ``timeout_s`` rather than after every attempt.
+which settings change that, so a server that answers nothing is reported after
+``max_timeouts`` timeouts rather than after every attempt. A request times out only when
+its endpoint is stuck (see :mod:`~sotopia_are.llm.watchdog`), not while it is busy.
 """
 
 from __future__ import annotations
@@ -139,12 +140,13 @@ def _no_answer(
     timeout_s: float | None,
     policy: RetryPolicy,
 ) -> TransientLLMError:
-    each = f" after {timeout_s:g} s each" if timeout_s is not None else ""
+    silent = f" (it answered nothing for {timeout_s:g} s or more)" if timeout_s is not None else ""
     return TransientLLMError(
-        f"{target} gave no answer: {timeouts} of {requests} requests timed out{each}, "
-        f"{waited_s:.1f} s waited in all; the server may be stuck or overloaded. For a slow "
-        f"model (e.g. on a CPU) raise the per-request timeout (LLMConfig.timeout_s, the CLI's "
-        f"--timeout or {TIMEOUT_ENV}); to retry after more timeouts raise "
+        f"{target} gave no answer: {timeouts} of {requests} requests timed out{silent}, "
+        f"{waited_s:.1f} s waited in all; the server looks stuck. For a slow model whose "
+        f"answers each take longer than that (e.g. on a CPU) raise the timeout "
+        f"(LLMConfig.timeout_s, the CLI's --timeout or {TIMEOUT_ENV}); to retry after more "
+        f"timeouts raise "
         f"LLMConfig.retry.max_timeouts (now {policy.max_timeouts}) and max_attempts (now "
         f"{policy.max_attempts}; --request-attempts or {REQUEST_ATTEMPTS_ENV})"
     )

@@ -26,6 +26,7 @@ from sotopia_are.llm.config import REQUEST_ATTEMPTS_ENV, Endpoint, LLMConfig
 from sotopia_are.llm.errors import (
     GenerationError,
     LLMError,
+    MalformedReplyError,
     PermanentLLMError,
     ReplayMissError,
     TransientLLMError,
@@ -54,6 +55,7 @@ from sotopia_are.llm.structured import (
 )
 from sotopia_are.llm.templates import PromptLibrary
 from sotopia_are.llm.transport import send
+from sotopia_are.llm.watchdog import Waited, await_answer
 
 __all__ = ["Generation", "LLMSession", "generate"]
 
@@ -349,7 +351,9 @@ class LLMSession:
             request = LLMRequest(model=model, messages=tuple(conversation), params=request_params)
             first = len(attempts)
             try:
-                response, source, latency = await self._answer(request, endpoint, attempts, added)
+                response, source, latency, queued = await self._answer(
+                    request, endpoint, attempts, added
+                )
             except Exception as exc:
                 error = self._as_llm_error(exc, endpoint, len(attempts))
                 failure = error if error is not None else exc
@@ -364,6 +368,8 @@ class LLMSession:
                 added_messages=added if len(attempts) == first else [],
                 source=source,
                 latency_s=latency,
+                queued_s=queued,
+                service_s=response.service_s,
                 raw_text=response.text,
                 prompt_tokens=response.prompt_tokens,
                 completion_tokens=response.completion_tokens,
@@ -429,24 +435,26 @@ class LLMSession:
         endpoint: Endpoint,
         attempts: list[Attempt],
         added: list[Message],
-    ) -> tuple[LLMResponse, ResponseSource, float]:
+    ) -> tuple[LLMResponse, ResponseSource, float, float]:
         """Answer ``request`` from the replay, the cache, or the network (with retries);
         failed network requests are appended to ``attempts``, the first of them with the
-        messages ``added`` since the previous request."""
+        messages ``added`` since the previous request. Returns the response, its source,
+        its latency and how long its request waited for a slot of the endpoint's limit."""
         started = time.perf_counter()
+        queued = 0.0
         source: ResponseSource
         if self.replayer is not None:
             response, source = self.replayer.answer(request, self.scope), "replay"
         elif self.cache is not None and (hit := self.cache.get(request)) is not None:
             response, source = hit, "cache"
         else:
-            response, started = await self._from_network(request, endpoint, attempts, added)
+            response, started, queued = await self._from_network(request, endpoint, attempts, added)
             source = "network"
             if self.cache is not None:
                 self.cache.put(request, response)
         if self.recorder is not None:
             self.recorder.record(request, response, self.scope)
-        return response, source, time.perf_counter() - started
+        return response, source, time.perf_counter() - started, queued
 
     async def _from_network(
         self,
@@ -454,37 +462,62 @@ class LLMSession:
         endpoint: Endpoint,
         attempts: list[Attempt],
         added: list[Message],
-    ) -> tuple[LLMResponse, float]:
-        """Send with retries; return the response and when its successful request began.
+    ) -> tuple[LLMResponse, float, float]:
+        """Send with retries; return the response, when its successful request was sent and
+        how long it waited for a slot first.
 
         Each request holds a slot of the endpoint's limit in this process (and of the
-        shared limit, when one is set) while it is sent; backoff sleeps hold none. A 429
-        (or 503) lowers the limit, successes raise it back (see
-        :class:`~sotopia_are.llm.concurrency.AdaptiveLimit`)."""
-        limit = self.concurrency.limit(endpoint.key, self.config.concurrency_for(endpoint))
+        shared limit, when one is set) while it is sent; backoff sleeps hold none. Latency
+        growing with load, a 429 (or 503), or a request outliving its timeout while the
+        endpoint answers others lower the limit; flat latency raises it (see
+        :class:`~sotopia_are.llm.concurrency.AdaptiveLimit`). Its timeout starts when it is
+        sent and ends it only when the endpoint is stuck (see
+        :mod:`~sotopia_are.llm.watchdog`)."""
+        config = self.config
+        limit = self.concurrency.limit(
+            endpoint.key, config.concurrency_for(endpoint), initial=config.initial_concurrency
+        )
         shared = self.concurrency.shared
         began = [0.0]
         first = len(attempts)
+        # The transport's own timeout only bounds one request's whole wait; the watchdog
+        # tells a busy endpoint from a stuck one after timeout_s (see llm/watchdog.py).
+        transport_timeout = max(config.timeout_s, config.max_wait_s)
 
         async def once() -> LLMResponse:
+            asked = time.perf_counter()
             epoch = await limit.acquire()
-            ok = throttled = False
+            answer: LLMResponse | None = None
+            throttled = False
+            waited = Waited()
             try:
                 if shared is not None:
                     await shared.acquire(endpoint.key)
+                began[0] = time.perf_counter()
+                queued[0] = began[0] - asked
                 try:
-                    began[0] = time.perf_counter()
                     with self.concurrency.sending():
-                        response = await send(request, endpoint, self.config.timeout_s)
-                    ok = True
+                        response = await await_answer(
+                            send(request, endpoint, transport_timeout),
+                            limit=limit,
+                            epoch=epoch,
+                            endpoint=endpoint,
+                            timeout_s=config.timeout_s,
+                            waited=waited,
+                        )
+                    limit.answered()
+                    answer = response
                     return response
                 except Exception as exc:
                     throttled = is_rate_limited(exc)
+                    if _is_answer(exc):
+                        limit.answered()
                     attempts.append(
                         Attempt(
                             number=len(attempts) + 1,
                             added_messages=added if len(attempts) == first else [],
                             latency_s=time.perf_counter() - began[0],
+                            queued_s=queued[0],
                             error=describe(exc),
                             error_kind=_error_kind(exc),
                         )
@@ -494,15 +527,22 @@ class LLMSession:
                     if shared is not None:
                         await shared.release(endpoint.key)
             finally:
-                limit.release(epoch, ok=ok, throttled=throttled)
+                limit.release(
+                    epoch,
+                    ok=answer is not None,
+                    throttled=throttled,
+                    latency_s=None if answer is None else time.perf_counter() - began[0],
+                    service_s=None if answer is None else answer.service_s,
+                )
 
+        queued = [0.0]
         response = await retrying(
-            self.config.retry,
+            config.retry,
             once,
             target=_describe_endpoint(endpoint),
-            timeout_s=self.config.timeout_s,
+            timeout_s=config.timeout_s,
         )
-        return response, began[0]
+        return response, began[0], queued[0]
 
     def _as_llm_error(self, exc: Exception, endpoint: Endpoint, requests: int) -> LLMError | None:
         """The typed error to raise for ``exc`` (None: an unexpected error, re-raised)."""
@@ -536,6 +576,15 @@ def _join(parent: str | None, scope: str) -> str:
 def _describe_endpoint(endpoint: Endpoint) -> str:
     where = f" at {endpoint.api_base}" if endpoint.api_base else ""
     return f"model {endpoint.model!r}{where}"
+
+
+def _is_answer(exc: BaseException) -> bool:
+    """Whether ``exc`` carries an answer of the endpoint (an error status, a malformed
+    body): the endpoint is alive, whatever it said."""
+    if isinstance(exc, MalformedReplyError):
+        return True
+    status = getattr(exc, "status_code", None) or getattr(exc, "status", None)
+    return isinstance(status, int)
 
 
 def _error_kind(exc: BaseException) -> AttemptError:

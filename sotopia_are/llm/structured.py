@@ -5,6 +5,12 @@ fences, prose before or after the JSON), and an output type may define one norma
 step for the form its JSON takes (see :class:`NormalizesReplies`), but a reply that does
 not then validate against the pydantic model is an :class:`OutputValidationError`, never
 a default value.
+
+The contract of an output type with the schema it sends (:func:`response_format_for`,
+:func:`schema_text`): every instance of that schema is accepted by :func:`parse_reply`.
+A server decoding under the schema promises nothing more, so a constraint the type
+cares about is stated in the schema, or its normalisation step makes an instance that
+breaks it valid (and notes how) — see ``docs/structured-output.md``.
 """
 
 from __future__ import annotations
@@ -65,8 +71,9 @@ class NormalizesReplies(Protocol):
 
     ``normalize_reply(data)`` returns the data to validate and one note per change (what
     was written and what it became). It may only change form (spelling, case, ``null``
-    for an empty text, a wrapper object); what a reply means stays for validation to
-    accept or refuse.
+    for an empty text, a wrapper object, a value the output type ignores); what a reply
+    means stays for validation to accept or refuse. After it, every instance of the
+    type's JSON schema validates.
     """
 
     @classmethod

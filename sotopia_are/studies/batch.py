@@ -619,7 +619,11 @@ def _worker_concurrency(
 def _in_all(workers: Iterable[InFlight]) -> InFlight:
     """The requests in flight in all ``workers``: the sum, and the oldest of them."""
     busy = [w for w in workers if w.count]
-    return InFlight(sum(w.count for w in busy), max((w.oldest_s for w in busy), default=0.0))
+    return InFlight(
+        sum(w.count for w in busy),
+        max((w.oldest_s for w in busy), default=0.0),
+        sum(w.limit for w in busy),
+    )
 
 
 def _outcome(record: EpisodeRecord, judged: bool) -> EpisodeOutcome:

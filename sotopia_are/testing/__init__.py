@@ -5,6 +5,7 @@ Tests, examples and benchmarks point litellm at it (``model="openai/test-model"`
 """
 
 from sotopia_are.testing.play import play_rule
+from sotopia_are.testing.random_schema import random_instance, random_schema_rule
 from sotopia_are.testing.replies import Reply, ReplyLike, Rule, echo_rule, schema_rule
 from sotopia_are.testing.server import LocalLLMServer, ReceivedRequest
 
@@ -16,5 +17,7 @@ __all__ = [
     "Rule",
     "echo_rule",
     "play_rule",
+    "random_instance",
+    "random_schema_rule",
     "schema_rule",
 ]

@@ -7,7 +7,9 @@ whisper and leave near the end; the judge gives valid ratings — so ``sotopia-a
 ``run``, ``batch`` and ``evaluate`` with ``--model openai/<any> --api-base
 http://127.0.0.1:8000/v1`` play and rate episodes without a model; other requests are
 echoed. ``--simple`` answers with the simplest valid instance instead (agents always
-speak), ``--reply TEXT`` with a fixed text.
+speak), ``--random [--seed N]`` with random instances of the schema sent (what a server
+enforcing the schema may answer; see :mod:`sotopia_are.testing.random_schema`),
+``--reply TEXT`` with a fixed text.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import argparse
 import contextlib
 
 from sotopia_are.testing.play import play_rule
+from sotopia_are.testing.random_schema import random_schema_rule
 from sotopia_are.testing.replies import Rule, schema_rule
 from sotopia_are.testing.server import LocalLLMServer
 
@@ -29,14 +32,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--reply", default=None, help="answer every request with this text")
-    parser.add_argument(
+    answers = parser.add_mutually_exclusive_group()
+    answers.add_argument(
         "--simple", action="store_true", help="the simplest valid answers (agents always speak)"
     )
+    answers.add_argument(
+        "--random", action="store_true", help="random instances of the schema sent"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the seed of --random")
     args = parser.parse_args(argv)
     fixed: str | None = args.reply
-    rule: Rule = (
-        (schema_rule if args.simple else play_rule) if fixed is None else (lambda _request: fixed)
-    )
+    rule: Rule
+    if fixed is not None:
+        rule = lambda _request: fixed  # noqa: E731
+    elif args.random:
+        rule = random_schema_rule(args.seed)
+    else:
+        rule = schema_rule if args.simple else play_rule
     server = LocalLLMServer(rule, host=args.host, port=args.port, latency=args.latency)
     server.start()
     print(f"OpenAI-compatible test server at {server.url} (model: openai/<any name>)", flush=True)

@@ -69,6 +69,13 @@ class LocalLLMServer:
     Use it as a context manager (``with LocalLLMServer() as server: ...``) or call
     :meth:`start` / :meth:`stop`. Point litellm at it with ``model="openai/<anything>"`` and
     ``api_base=server.url`` (any API key). ``latency`` is added before every reply.
+
+    ``slots`` makes it behave like a local model server (llama.cpp, Ollama): at most that
+    many chat requests are worked on at once (each for ``latency`` plus its reply's
+    delay), the others wait in a first-come queue, and each answer reports the time
+    spent on it in llama.cpp's ``timings`` (``prompt_ms`` + ``predicted_ms``). While a
+    request is held by a hanging reply the whole server is wedged: ``GET /models`` hangs
+    too, as a stuck server's would.
     """
 
     def __init__(
@@ -79,9 +86,13 @@ class LocalLLMServer:
         port: int = 0,
         latency: float = 0.0,
         model_ids: tuple[str, ...] = ("test-model",),
+        slots: int | None = None,
     ) -> None:
         self.rule: Rule = rule or echo_rule
         self.latency = latency
+        self.slots = slots
+        self._slots: asyncio.Semaphore | None = None
+        self._hanging = 0
         self.model_ids = model_ids
         self._host = host
         self._port = port
@@ -278,6 +289,9 @@ class LocalLLMServer:
         if body is None or not isinstance(body, dict):
             await self._send_error(writer, 400, "request body is not a JSON object", {}, keep_alive)
         elif method == "GET" and path in _MODELS_PATHS:
+            if self._hanging:
+                await self._hang(reader)
+                return False
             data = [{"id": m, "object": "model", "owned_by": "sotopia_are"} for m in self.model_ids]
             await self._send(writer, 200, {}, _json({"object": "list", "data": data}), keep_alive)
         elif method == "POST" and path in _CHAT_PATHS:
@@ -298,10 +312,13 @@ class LocalLLMServer:
         try:
             reply = self._next_reply(body)
             if reply.hang:
-                await self._hang(reader)
+                self._hanging += 1
+                try:
+                    await self._hang(reader)
+                finally:
+                    self._hanging -= 1
                 return False
-            if self.latency + reply.delay > 0:
-                await asyncio.sleep(self.latency + reply.delay)
+            service_s = await self._work(self.latency + reply.delay)
             if body.get("stream"):
                 await self._send_error(writer, 400, "streaming is not supported", {}, keep_alive)
             elif reply.body is not None:
@@ -312,10 +329,26 @@ class LocalLLMServer:
                 )
             else:
                 payload = self._completion(body, reply)
+                if self.slots is not None:
+                    payload["timings"] = {"prompt_ms": 0.0, "predicted_ms": service_s * 1000}
                 await self._send(writer, 200, reply.headers, _json(payload), keep_alive)
             return keep_alive
         finally:
             self._in_flight -= 1
+
+    async def _work(self, seconds: float) -> float:
+        """Spend ``seconds`` on a request, in one of the decoding slots when there are
+        slots (waiting for one first); return the time spent on it."""
+        if self.slots is None:
+            if seconds > 0:
+                await asyncio.sleep(seconds)
+            return seconds
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.slots)
+        async with self._slots:
+            started = time.monotonic()
+            await asyncio.sleep(seconds)
+            return time.monotonic() - started
 
     def _next_reply(self, body: Mapping[str, Any]) -> Reply:
         try:

@@ -19,7 +19,8 @@ def test_timeout_reaches_the_config(
     result = invoke("run", SPEC, "--model", MODEL, "--api-base", llm_server.url,
                     "--no-evaluate", "--max-turns", "1", *options, env=env)  # fmt: skip
     assert result.exit_code == 1
-    assert "gave no answer: 1 of 1 requests timed out after 0.5 s each" in result.output
+    silent = "gave no answer: 1 of 1 requests timed out (it answered nothing for 0.5 s"
+    assert silent in result.output
 
 
 @pytest.mark.parametrize("by_env", [False, True], ids=["flag", "env"])

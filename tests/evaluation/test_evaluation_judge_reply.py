@@ -5,6 +5,7 @@ sent back. A valid but suspicious verdict is kept and carries warnings.
 """
 
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -17,14 +18,17 @@ from sotopia_are.agents import ScriptedAgent
 from sotopia_are.evaluation import (
     GOAL_ONLY,
     SOTOPIA_EVAL,
+    Dimension,
     LLMJudge,
+    Rubric,
     evaluate_episode,
     normalize_judge_reply,
 )
 from sotopia_are.llm import LLMSession
+from sotopia_are.llm.structured import parse_reply, response_format_for
 from sotopia_are.messages import AgentAction, ScriptBackground
 from sotopia_are.social import EpisodeSpec, run_episode
-from sotopia_are.testing import LocalLLMServer
+from sotopia_are.testing import LocalLLMServer, random_instance
 
 MODEL = "openai/test-model"
 NAMES = ["Mara Quinn", "Teo Alvarez"]
@@ -120,6 +124,50 @@ def scripted(mara: list[AgentAction], teo: list[AgentAction]) -> list[ScriptedAg
 
 NONE = AgentAction(action_type="none", argument="")
 HELLO = AgentAction(action_type="speak", argument="Evening! Any bread left?")
+
+
+DIMENSIONS = st.builds(
+    lambda name, low, width: Dimension(name=name, low=low, high=low + width, description="d"),
+    # Names a normaliser could mistake for the keys of a rating or for a participant.
+    st.sampled_from(["goal", "score", "reasoning", "social_rules", "ann", "believability"]),
+    st.integers(min_value=-20, max_value=10),
+    st.integers(min_value=1, max_value=20),
+)
+RUBRICS = st.one_of(
+    st.sampled_from([SOTOPIA_EVAL, GOAL_ONLY]),
+    st.lists(DIMENSIONS, min_size=1, max_size=4, unique_by=lambda d: d.name).map(
+        lambda dimensions: Rubric(name="drawn", dimensions=tuple(dimensions))
+    ),
+)
+
+
+@given(
+    RUBRICS,
+    st.lists(
+        st.sampled_from(["Ann", "ann", "Mara Quinn", "Teo Alvarez", "Teo", "goal", "evaluation"]),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ),
+    st.integers(min_value=0, max_value=2**64),
+)
+def test_every_instance_of_the_sent_schema_is_accepted_as_it_was_written(
+    rubric: Rubric, names: list[str], seed: int
+) -> None:
+    """What a server enforcing the judge's schema may answer (any instance of it) is
+    accepted, with every score and reasoning as written."""
+    output_type = rubric.output_model(names)
+    response_format = response_format_for("json_schema", output_type)
+    assert response_format is not None
+    instance = random_instance(response_format["json_schema"]["schema"], random.Random(seed))
+    answer = parse_reply(json.dumps(instance), output_type).value.model_dump(by_alias=True)
+    assert answer == {
+        name: {
+            dimension: {"reasoning": rating["reasoning"], "score": int(rating["score"])}
+            for dimension, rating in ratings.items()
+        }
+        for name, ratings in instance.items()
+    }
 
 
 async def test_a_high_goal_for_an_agent_that_never_acted_is_flagged(

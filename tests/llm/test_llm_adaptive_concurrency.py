@@ -1,6 +1,9 @@
-"""Per-endpoint limits adapt to the server: a 429 halves the requests in flight (once per
-overload, not once per refused request), successes raise them back to the ceiling; the
-defaults are high for a server at an api_base and lower for a provider's endpoint."""
+"""Per-endpoint limits adapt to the server: they start low, double while latency stays flat,
+shrink when latency grows with load (the server's own queue, or latency above its floor),
+halve on a 429 (once per overload, not once per refused request) and when a request outlives
+its timeout while the endpoint answers others; the ceilings are high for a server at an
+api_base and lower for a provider's endpoint. Against a server with two decoding slots that
+queues the rest (as llama.cpp does), requests wait instead of timing out."""
 
 import asyncio
 from collections.abc import Callable
@@ -10,6 +13,7 @@ import pytest
 
 from sotopia_are.llm import (
     DEFAULT_HOSTED_CONCURRENCY,
+    DEFAULT_INITIAL_CONCURRENCY,
     DEFAULT_LOCAL_CONCURRENCY,
     AdaptiveLimit,
     ConcurrencyRegistry,
@@ -97,7 +101,9 @@ async def test_a_burst_of_429s_backs_off_then_recovers(
     llm_server.rule = rule
     registry = ConcurrencyRegistry()
     retry = RetryPolicy(max_attempts=20, initial_backoff_s=0.01, max_backoff_s=0.02)
-    session = make_session({"concurrency": registry}, max_concurrency=8, retry=retry)
+    session = make_session(
+        {"concurrency": registry}, max_concurrency=8, initial_concurrency=8, retry=retry
+    )
 
     async def call(n: int) -> str:
         return (await session.generate(MODEL, "test/plain.j2", {"word": str(n)})).value
@@ -118,3 +124,94 @@ async def test_a_burst_of_429s_backs_off_then_recovers(
     more = [call(n) for n in range(40)]
     await asyncio.gather(*more)
     assert limit.limit == 8
+
+
+async def rounds(
+    limit: AdaptiveLimit, count: int, latency_s: float, service_s: float | None
+) -> None:
+    """``count`` rounds of answers (as many as the limit each), all alike."""
+    for _ in range(count):
+        for _ in range(limit.limit):
+            epoch = await limit.acquire()
+            limit.release(epoch, ok=True, latency_s=latency_s, service_s=service_s)
+
+
+async def test_it_starts_low_and_doubles_while_the_server_does_not_queue() -> None:
+    assert LLMConfig().initial_concurrency == DEFAULT_INITIAL_CONCURRENCY == 4
+    limit = AdaptiveLimit(128, initial=4)
+    seen = [limit.limit]
+    for _ in range(6):
+        await rounds(limit, 1, latency_s=1.0, service_s=0.95)  # no queueing at the server
+        seen.append(limit.limit)
+    assert seen == [4, 8, 16, 32, 64, 128, 128]
+
+
+async def test_the_servers_own_queue_time_shrinks_it_and_a_short_queue_lets_it_grow() -> None:
+    limit = AdaptiveLimit(128, initial=16)
+    await rounds(limit, 1, latency_s=3.0, service_s=1.0)  # waited twice as long as it ran
+    assert limit.limit == 12
+    await rounds(limit, 3, latency_s=3.0, service_s=1.0)
+    assert limit.limit == 4  # 12 -> 9 -> 6 -> 4
+    await rounds(limit, 5, latency_s=1.75, service_s=1.0)  # queue time between the bounds
+    held = limit.limit
+    await rounds(limit, 3, latency_s=1.75, service_s=1.0)
+    assert limit.limit == held  # neither grows nor shrinks
+    await rounds(limit, 4, latency_s=1.0, service_s=1.0)
+    # Grows again, by one a round (no doubling after the first sign of load).
+    assert held + 2 <= limit.limit <= held + 4
+
+
+async def test_without_service_times_latency_above_its_floor_shrinks_it() -> None:
+    limit = AdaptiveLimit(64, initial=8)
+    await rounds(limit, 2, latency_s=0.05, service_s=None)
+    assert limit.limit == 32  # flat: doubled twice
+    await rounds(limit, 2, latency_s=0.4, service_s=None)  # 8x the floor
+    assert limit.limit < 32
+
+
+def slot_server_session(
+    make_session: Callable[..., LLMSession], registry: ConcurrencyRegistry, **config: Any
+) -> LLMSession:
+    return make_session({"concurrency": registry}, **config)
+
+
+async def test_a_two_slot_server_that_queues_is_waited_for_and_the_limit_comes_down(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    # Like llama.cpp with --parallel 2: two requests at once, 0.2 s each, the rest queued.
+    llm_server.slots, llm_server.latency = 2, 0.2
+    llm_server.rule = lambda _request: "fine"
+    registry = ConcurrencyRegistry()
+    session = make_session(
+        {"concurrency": registry}, timeout_s=0.5, initial_concurrency=16, max_concurrency=16
+    )
+    results = await asyncio.gather(
+        *(session.generate(MODEL, "test/plain.j2", {"word": str(n)}) for n in range(24))
+    )
+    # 16 sent at once would wait up to 1.6 s on two slots, past the 0.5 s timeout: the
+    # endpoint was answering others, so they kept their place and none was sent again.
+    assert [r.value for r in results] == ["fine"] * 24
+    assert all(len(r.call.attempts) == 1 for r in results)
+    assert len(llm_server.chat_requests) == 24
+    limit = registry.limit(f"{MODEL}@{llm_server.url}", 16)
+    assert limit.limit <= 8
+    # Each answer says where its time went: our queue, the server's work, the rest.
+    for result in results:
+        attempt = result.call.attempts[0]
+        assert attempt.service_s is not None and 0.15 <= attempt.service_s <= attempt.latency_s
+        assert attempt.queued_s >= 0.0
+    assert max(r.call.attempts[0].queued_s for r in results) > 0.1  # the lowered limit held
+
+
+async def test_a_run_against_a_slot_server_settles_near_its_slots(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.slots, llm_server.latency = 2, 0.05
+    llm_server.rule = lambda _request: "fine"
+    registry = ConcurrencyRegistry()
+    session = make_session({"concurrency": registry}, timeout_s=5.0)
+    calls = [session.generate(MODEL, "test/plain.j2", {"word": str(n)}) for n in range(200)]
+    await asyncio.gather(*calls)
+    limit = registry.limit(f"{MODEL}@{llm_server.url}", DEFAULT_LOCAL_CONCURRENCY)
+    assert 2 <= limit.limit <= 6  # not the ceiling of 128: the server has two slots
+    assert llm_server.max_in_flight <= 8
