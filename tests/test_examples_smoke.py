@@ -24,7 +24,7 @@ EXAMPLE_LINES = {
     "evaluate_script.py": "judge: 1 call(s)",
     "llm_vs_llm.py": "model calls",
     "parse_script.py": "the canonical rendering parses back to the same ones",
-    "quickstart.py": "complete ['openai/judge', 'openai/other-judge']",
+    "quickstart.py": "floor 80%: complete, 6 turns",
     "scripted_replay.py": "ARE export:",
     "store_and_show.py": "ARE JSON from the store:",
     "three_agents_private.py": "the evaluator's transcript (omniscient)",

@@ -67,6 +67,14 @@ class LLMJudge:
     its own recorded answer although all send the same request. ``session`` defaults to a
     fresh :class:`LLMSession` on ``config``; ``template`` names another judge prompt
     taking the same variables.
+
+    Example:
+        ```python
+        judge = LLMJudge("gpt-4o")                                  # SOTOPIA-Eval, once
+        goal = LLMJudge("openai/qwen", rubric=GOAL_ONLY, samples=3,
+                        config=LLMConfig(api_base="http://localhost:8000/v1"))
+        record = sa.rate(record, goal, store=store)
+        ```
     """
 
     def __init__(

@@ -142,6 +142,13 @@ class LLMConfig(BaseModel):
     :mod:`~sotopia_are.llm.watchdog`). ``max_wait_s`` bounds one request's wait in any case.
     ``max_tokens`` is sent when neither ``params`` nor the caller (an agent's or judge's own
     budget) gives one, so no request leaves the answer's length to the server.
+
+    Example:
+        ```python
+        LLMConfig()                                           # SOTOPIA_ARE_* variables
+        LLMConfig(api_base="http://localhost:8000/v1", timeout_s=900)  # vLLM on a CPU
+        LLMConfig(api_key="sk-...", max_concurrency=8)
+        ```
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -84,6 +84,17 @@ class EpisodeRecord(BaseModel):
     with the record (``field: problem``, see :func:`~sotopia_are.record.record_problems`)
     when it was kept anyway (leniently): a flag every listing shows; empty for a played
     record.
+
+    Example:
+        ```python
+        record = store.load(episode_id)       # or sa.run(...), sa.load_record(json_text)
+        record.status, record.reason          # how it ended
+        record.transcript()                   # what happened, private actions marked
+        record.transcript("Aiko")             # what Aiko could see
+        record.scores                         # the latest rated verdict's scores, naming its judge
+        record.usage                          # tokens and cost of every call
+        record.failed_or_unrated              # True: a study cannot count it
+        ```
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

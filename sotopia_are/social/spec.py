@@ -100,6 +100,20 @@ class EpisodeSpec(BaseModel):
     more than ``max_stale_turns`` consecutive turns in which nobody did anything
     (Sotopia's rule). Turn ``n`` is
     played at simulated time ``n * turn_seconds``.
+
+    Example:
+        ```python
+        spec = EpisodeSpec(
+            episode_id="kitchen-1",
+            scenario="Two flatmates discuss who cleans the kitchen this week.",
+            agent_names=["Jonas", "Aiko"],
+            agent_backgrounds=["Jonas works nights.", "Aiko cooked all week."],
+            agent_goals=["Swap kitchen duty for bathroom duty.", "Get Jonas to clean."],
+            max_turns=10,
+        )
+        text = Path("examples/scenarios/phone_call.json").read_text()
+        spec = EpisodeSpec.model_validate_json(text)  # a spec file
+        ```
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -31,6 +31,30 @@ def connect(url: str | None = None, data_dir: str | os.PathLike[str] | None = No
     """A store on a reachable Redis; :class:`StorageUnavailableError` naming the fix if not.
 
     ``url`` wins over ``$REDIS_OM_URL``; ``data_dir`` applies only to the embedded server.
+    The server is pinged before anything is written. Use the store as a context manager
+    (or call ``close()``): the last process to leave an embedded server stops it.
+
+    Args:
+        url: A Redis URL (``redis://host:6379/0``, ``rediss://`` for TLS, a password as
+            ``redis://:secret@host:6379/0``). Default: ``$REDIS_OM_URL``, else the
+            embedded Redis.
+        data_dir: Where the embedded Redis keeps its files (default:
+            ``$SOTOPIA_ARE_DATA_DIR``, else ``~/.local/share/sotopia-are``); processes
+            using one directory share one server.
+
+    Returns:
+        The :class:`EpisodeStore` on that server.
+
+    Raises:
+        StorageUnavailableError: The server cannot be reached, refused the password, or
+            the embedded one could not start; the message names the fix.
+
+    Example:
+        ```python
+        with sa.connect() as store:                    # the embedded Redis
+            print(store.episode_ids(tag="pilot"))
+        store = sa.connect("redis://localhost:6379/0")  # a Redis server
+        ```
     """
     source = "the url given" if url else REDIS_URL_ENV
     url = url or os.environ.get(REDIS_URL_ENV) or None

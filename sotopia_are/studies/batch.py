@@ -426,33 +426,80 @@ def batch(
     executor: Executor | None = None,
     preflight: bool = True,
 ) -> BatchResult:
-    """Play ``specs`` times ``repeat`` with LLM agents on ``models`` (one model, a model per
-    agent name, or one such mapping per spec), rate each with
-    ``judge_model`` (if given; ``samples`` times, on ``rubric``), and store everything in
-    ``store``
-    (default: :func:`~sotopia_are.storage.connect`) under ``tag``. ``agent_sampling`` is
-    the agents' sampling (default ``Sampling()``: the provider's settings),
-    ``judge_sampling`` the judge's (default :data:`~sotopia_are.llm.DEFAULT_JUDGE_SAMPLING`,
-    temperature 0); every record keeps both.
+    """Play ``specs`` times ``repeat`` with LLM agents, rate and store every episode.
 
-    ``resume`` skips what a previous run of the batch completed, and what failed or was
-    interrupted ``max_attempts`` times (see the module). At most ``concurrency`` episodes
-    run at once, split over ``workers`` processes (default: the CPU cores); by default
-    each worker runs as many as its agents' endpoint takes requests at once (see the
-    module), and with ``concurrency`` given and ``config.max_concurrency`` not, a
-    worker's share of it also bounds its requests per endpoint. ``on_plan`` is
-    told the plan before anything runs, ``on_outcome`` each episode as it finishes, and
-    ``on_progress`` where the batch stands (:class:`BatchProgress`) when an episode starts
-    or finishes and about every :data:`HEARTBEAT_S` while episodes run (all in this
-    process). An
-    episode's own error is its outcome, not an exception. ``executor`` runs the workers
-    elsewhere (e.g. on a Ray cluster: :func:`sotopia_are.cluster.ray_batch`).
-    :class:`BatchError` if the batch's episodes exist and ``resume`` is False, or a
-    configuration error stopped a worker (its unfinished episodes are left ``incomplete``
-    for a resume); ``ValueError`` for a bad plan, rubric or ``max_attempts``. Unless
-    ``preflight`` is False, every model of the agents and the judge is checked first
-    (:func:`~sotopia_are.llm.apreflight`): a :class:`~sotopia_are.llm.ConfigurationError`
-    naming the fix, before the store is touched.
+    Every episode gets a stable id (from ``tag``, the spec's id, the models and the
+    repetition), so running the same batch again with ``resume`` finds what was done.
+    The pending episodes are split over worker processes, each storing its episodes as
+    they are played. An episode's own error is its outcome, not an exception: it is
+    recorded on the episode (``failed``, or complete with the judge's failure) and the
+    others go on. See the module for how resuming, concurrency and dead workers work.
+
+    Args:
+        specs: The episodes to play.
+        models: The agents' models: one model for everyone, ``{agent name: model}``, or
+            one such mapping per spec, in the specs' order.
+        tag: The batch's name: its episodes are stored under it and resumed by it.
+        store: Where to store them (default: :func:`~sotopia_are.storage.connect`).
+        repeat: How many times each spec is played.
+        judge_model: The judge's model; ``None`` leaves the episodes unrated.
+        rubric: The judge's rubric: ``"sotopia_eval"``, ``"goal_only"`` or a rubric
+            JSON file.
+        samples: How many times the judge rates each episode (mean and spread).
+        agent_sampling: The agents' sampling (default ``Sampling()``: the provider's).
+        judge_sampling: The judge's sampling (default
+            :data:`~sotopia_are.llm.DEFAULT_JUDGE_SAMPLING`, temperature 0).
+        config: Settings of every model call: base URL, key, timeouts, concurrency.
+        resume: Skip what a previous run of the batch completed and rated, rerun what
+            failed or was interrupted (up to ``max_attempts`` starts each), rate what
+            is complete but unrated.
+        stale_after: Seconds without an event after which a ``running`` episode is taken
+            as left by a dead run (and played again on resume); more recent ones belong
+            to a run still going and are left alone.
+        max_attempts: How many times one episode may be started before a resume gives
+            up on it.
+        concurrency: Episodes at once in all (default: per worker, as many as its
+            agents' endpoint takes requests at once).
+        workers: Worker processes (default: the CPU cores, at most one per episode).
+        on_plan: Told the :class:`BatchPlan` before anything runs.
+        on_outcome: Told each :class:`EpisodeOutcome` as its episode finishes.
+        on_progress: Told where the batch stands (:class:`BatchProgress`) when an
+            episode starts or finishes and about every :data:`HEARTBEAT_S` while
+            episodes run.
+        executor: Runs the workers elsewhere, e.g. on a Ray cluster
+            (:func:`sotopia_are.cluster.ray_batch`).
+        preflight: Check every model before anything is stored (default true).
+
+    Returns:
+        The :class:`BatchResult`: the plan, one outcome per episode run (in finishing
+        order), usage, and ``failed`` / ``unfinished`` saying what is left to do. Read
+        each episode's record with ``store.load(outcome.episode_id)``.
+
+    Unless ``preflight`` is false, every model of the agents and the judge is checked
+    first (:func:`~sotopia_are.llm.apreflight`), before the store is touched.
+
+    Raises:
+        ConfigurationError: A model of the agents or the judge cannot be called as
+            configured (``sotopia_are.llm.ConfigurationError``, naming the fix).
+        BatchError: The batch's episodes exist and ``resume`` is false, or a
+            configuration error that would fail every episode alike (a rejected key, an
+            unknown model, a broken template, an unreachable store) stopped a worker;
+            its unfinished episodes are left ``incomplete`` for a resume.
+        ValueError: A bad plan (an agent without a model, two specs with one id, not
+            one model mapping per spec), an unknown rubric, or ``max_attempts`` below 1.
+        KeyboardInterrupt: Ctrl-C; the batch's running episodes are stored
+            ``incomplete`` first.
+
+    Example:
+        ```python
+        from sotopia_are.studies import read_specs
+
+        specs = read_specs(Path("examples/scenarios"))
+        result = sa.batch(specs, "openai/qwen", tag="pilot", repeat=5,
+                          judge_model="gpt-4o", resume=True,
+                          config=sa.LLMConfig(api_base="http://localhost:8000/v1"))
+        print(len(result.outcomes), "played;", result.unfinished, "left unfinished")
+        ```
     """
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")

@@ -42,7 +42,31 @@ def spec_from_profiles(
     max_turns: int = 20,
 ) -> EpisodeSpec:
     """The spec of an episode of ``environment`` played by ``agents`` (in the order of the
-    environment's goals). ``ValueError`` if there are not as many agents as goals."""
+    environment's goals). ``ValueError`` if there are not as many agents as goals.
+
+    Args:
+        environment: The scenario, one goal per agent, and how the agents relate.
+        agents: The characters, in the order of the environment's goals; each one's
+            background is :func:`agent_background` of its profile.
+        episode_id: The episode's id (default: the environment's codename, else its
+            ``pk``).
+        max_turns: The most turns the episode may last.
+
+    Returns:
+        An :class:`~sotopia_are.social.EpisodeSpec` with the default rules of play.
+
+    Raises:
+        ValueError: Not as many agents as the environment has goals.
+
+    Example:
+        ```python
+        mara = sa.AgentProfile(first_name="Mara", last_name="Quinn", occupation="Baker")
+        teo = sa.AgentProfile(first_name="Teo", last_name="Alvarez", occupation="Café owner")
+        bakery = sa.EnvironmentProfile(scenario="Closing time at the bakery.",
+                                       agent_goals=["Sell the bread.", "Buy it cheap."])
+        spec = sa.spec_from_profiles(bakery, [mara, teo], max_turns=6)
+        ```
+    """
     if len(agents) != len(environment.agent_goals):
         raise ValueError(
             f"environment {environment.pk} has {len(environment.agent_goals)} agent goals "

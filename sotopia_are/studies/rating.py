@@ -38,11 +38,42 @@ async def arate(
 ) -> EpisodeRecord:
     """``record`` with ``judge``'s verdict added (stored with it when ``store`` is given).
 
-    The judge calls in scope ``<episode_id>/judge`` of its session. ``termination``
-    defaults to the spec's own limits. ``ValueError`` for an episode that is not complete,
-    or one this judge (model, rubric, prompt) already rated, unless ``replace``; unless
-    ``preflight`` is False, :class:`~sotopia_are.llm.ConfigurationError` first if the
-    judge's model cannot be called as configured (:func:`~sotopia_are.llm.apreflight`).
+    The coroutine behind :func:`rate`. The episode is rated from its events, never
+    played again: the judge reads the omniscient transcript derived from them, calling in
+    scope ``<episode_id>/judge`` of its session. A second judge adds a second verdict
+    next to the first.
+
+    Args:
+        record: A complete episode's record (from :func:`run`, ``store.load(id)``,
+            :func:`~sotopia_are.record.load_record` or an import).
+        judge: The judge: its model, rubric, samples and sampling.
+        store: Where to store the verdict with the episode; ``None`` only returns it.
+        termination: The rule that says whether the conversation had ended (default:
+            the spec's own turn and stale-turn limits).
+        replace: Rate again with a judge (model, rubric, prompt) that already rated it,
+            replacing its verdict.
+        preflight: Check the judge's model before rating (default true).
+
+    Returns:
+        The record with the new verdict last in ``verdicts``. A judge that could not
+        rate gives a verdict without ratings (``verdict.rated`` is false), never scores
+        of 0.
+
+    Raises:
+        sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, the judge's
+            model cannot be called as configured (checked before anything else).
+        ValueError: The episode is not complete, or this judge already rated it and
+            ``replace`` is false (refused before any call is made).
+        sotopia_are.storage.StorageError: ``store`` cannot be reached, or no longer
+            holds the episode as ``record`` has it.
+        sotopia_are.llm.PermanentLLMError: The judge's model cannot be used at all (a
+            missing or rejected key, an unknown model).
+
+    Example:
+        ```python
+        second = sa.LLMJudge("claude-3-5-sonnet-latest", rubric=sa.GOAL_ONLY)
+        record = await sa.arate(store.load(episode_id), second, store=store)
+        ```
     """
     if record.status is not EpisodeStatus.COMPLETE:
         raise ValueError(
@@ -85,7 +116,44 @@ def rate(
     replace: bool = False,
     preflight: bool = True,
 ) -> EpisodeRecord:
-    """:func:`arate` on a new event loop (for scripts; inside asyncio, await ``arate``)."""
+    """Rate a stored or returned episode without playing it again: :func:`arate` on a
+    new event loop.
+
+    For scripts; inside a running event loop await :func:`arate`, which takes the same
+    arguments.
+
+    Args:
+        record: A complete episode's record (from :func:`run`, ``store.load(id)``,
+            :func:`~sotopia_are.record.load_record` or an import).
+        judge: The judge: its model, rubric, samples and sampling.
+        store: Where to store the verdict with the episode; ``None`` only returns it.
+        termination: The rule that says whether the conversation had ended (default:
+            the spec's own limits).
+        replace: Rate again with a judge (model, rubric, prompt) that already rated it.
+        preflight: Check the judge's model before rating (default true).
+
+    Returns:
+        The record with the judge's verdict added after any earlier ones; a judge that
+        could not rate gives a verdict without ratings.
+
+    Raises:
+        sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, the judge's
+            model cannot be called as configured (checked before anything else).
+        ValueError: The episode is not complete, or this judge already rated it and
+            ``replace`` is false.
+        sotopia_are.storage.StorageError: ``store`` cannot be reached or does not hold
+            the episode as ``record`` has it.
+        sotopia_are.llm.PermanentLLMError: The judge's model cannot be used at all.
+        RuntimeError: Called from inside a running event loop (use :func:`arate`).
+
+    Example:
+        ```python
+        with sa.connect() as store:
+            record = store.load(episode_id)
+            again = sa.rate(record, sa.LLMJudge("gpt-4o", rubric=sa.GOAL_ONLY), store=store)
+        print([v.judge_model for v in again.verdicts], again.scores)
+        ```
+    """
     return asyncio.run(
         arate(
             record,
@@ -139,7 +207,28 @@ async def arate_script(
     """A script's record (:func:`script_record`) with ``judge``'s verdict, stored as an
     episode tagged ``tag`` when ``store`` is given (``EpisodeExistsError`` if its id is
     taken). Whether the conversation had ended is judged by Sotopia's rules (20 turns, 2
-    stale turns). ``preflight``: as :func:`arate`'s."""
+    stale turns).
+
+    Args:
+        script: The script's text (``Turn #1`` headers, ``Name: …`` lines or a
+            screenplay; see :func:`~sotopia_are.messages.parse_script`).
+        judge: The judge that rates it.
+        context: The scenario, participants, backgrounds and goals: an episode spec or a
+            ``ScriptBackground`` (default: the script's own context preamble).
+        episode_id: The id of the episode the script becomes.
+        store: Where to store it; ``None`` only returns it.
+        tag: The tag it is stored under.
+        preflight: Check the judge's model first (default true).
+
+    Returns:
+        The record of the script played through the engine, with the verdict.
+
+    Raises:
+        sotopia_are.messages.ScriptParseError: A line of the script (or its preamble)
+            cannot be read; the message names the line.
+        ValueError: No ``context`` and no preamble in the script.
+        sotopia_are.storage.EpisodeExistsError: ``store`` already holds ``episode_id``.
+    """
     record = await script_record(script, context, episode_id=episode_id)
     rated = await arate(
         record, judge, termination=RuleBasedTerminatedEvaluator(), preflight=preflight
@@ -159,7 +248,19 @@ def rate_script(
     tag: str = "script",
     preflight: bool = True,
 ) -> EpisodeRecord:
-    """:func:`arate_script` on a new event loop."""
+    """Rate a human-written script: parse it, play it through the engine with scripted
+    agents, rate it and (with ``store``) store it. :func:`arate_script` on a new event
+    loop; it takes the same arguments, returns the same record and raises the same
+    errors.
+
+    Example:
+        ```python
+        script = Path("examples/scripts/bakery_negotiation.txt").read_text()
+        context = Path("examples/scenarios/bakery_negotiation.json").read_text()
+        spec = sa.EpisodeSpec.model_validate_json(context)
+        record = sa.rate_script(script, sa.LLMJudge("gpt-4o"), spec)
+        ```
+    """
     return asyncio.run(
         arate_script(
             script,

@@ -121,7 +121,38 @@ def rate_stored(
     on_outcome: Callable[[RatingOutcome], None] | None = None,
     preflight: bool = True,
 ) -> list[RatingOutcome]:
-    """:func:`arate_stored` on a new event loop."""
+    """Rate stored episodes with one judge or a panel, and store the verdicts:
+    :func:`arate_stored` on a new event loop.
+
+    Args:
+        store: The store holding the episodes.
+        episode_ids: The episodes to rate.
+        judge: A judge, or several (a panel): each adds its own verdict.
+        concurrency: Episodes rated at once.
+        replace: Rate again episodes a judge already rated (its verdict is replaced).
+        on_outcome: Told each :class:`RatingOutcome` as it comes.
+        preflight: Check every judge's model before any rates (default true).
+
+    Returns:
+        One :class:`RatingOutcome` per episode and judge, in the order given: rated,
+        skipped (not complete, or already rated by that judge) or failed, with why.
+
+    Raises:
+        ValueError: No judge, or ``concurrency`` below 1.
+        sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, a judge's
+            model cannot be called as configured (checked before any rates).
+        sotopia_are.llm.PermanentLLMError: A judge's model cannot be used at all (a
+            rejected key, an unknown model): it would fail every episode alike.
+        sotopia_are.storage.StorageError: The store cannot be reached.
+
+    Example:
+        ```python
+        with sa.connect() as store:
+            ids = store.episode_ids(tag="pilot")
+            panel = [sa.LLMJudge("gpt-4o"), sa.LLMJudge("claude-3-5-sonnet-latest")]
+            outcomes = sa.rate_stored(store, ids, panel)
+        ```
+    """
     return asyncio.run(
         arate_stored(
             store,

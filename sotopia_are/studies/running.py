@@ -57,19 +57,56 @@ async def arun(
 ) -> EpisodeRecord:
     """Play ``spec``'s episode, rate it with ``judge`` (if given) and return its record.
 
-    The players are ``agents`` (``models`` then only labels them in the record), or LLM
-    agents on ``models`` (one model for everyone, or ``{agent: model}``) calling through
-    ``session`` (default: a new session on ``config``) with ``sampling`` (default
-    ``Sampling()``, the provider's settings; ``ValueError`` with ``agents``, which bring
-    their own). The record keeps every player's ``sampling`` (``record.agent_sampling``)
-    and the judge's (in its verdict). With a ``store``, the episode is
-    stored as it is played (events streamed as they happen) and the verdict with it;
-    ``store.load(record.episode_id) == record``. ``on_entry`` is called with each
-    conversation entry as it happens (to show the episode live).
+    The coroutine behind :func:`run`, for code already inside an event loop (a notebook,
+    a server, many episodes at once with ``asyncio.gather``). Whatever stops the run (an
+    error below, Ctrl-C, cancellation) leaves the stored episode ``failed`` or
+    ``incomplete`` with the reason, never ``running``.
 
-    First, unless ``preflight`` is False, every model the players and the judge call is
-    checked (:func:`~sotopia_are.llm.apreflight`): a
-    :class:`~sotopia_are.llm.ConfigurationError` naming the fix, before anything is stored.
+    Args:
+        spec: The episode: scenario, participants, goals and rules of play.
+        agents: The players, in the order of ``spec.agent_names`` or by name. Leave out
+            to play with LLM agents on ``models``.
+        models: The agents' model, one for everyone (``"gpt-4o-mini"``) or
+            ``{agent: model}``. With ``agents`` given it only labels them in the record.
+        judge: The judge that rates the finished episode; ``None`` leaves it unrated.
+        store: Where the episode is stored as it is played (events streamed as they
+            happen) and its verdict with it; ``None`` keeps it in memory only.
+        config: Settings of the agents' model calls (base URL, key, timeouts) when no
+            ``session`` is given.
+        session: The LLM session the agents call through (default: a new one on
+            ``config``); its replays and caches apply.
+        sampling: The LLM agents' sampling (default ``Sampling()``: the provider's
+            settings). Only with ``models``: agents of your own bring their own.
+        tag: The study the episode belongs to, for listing and resuming.
+        scenario_id: The id of the scenario it was made from, kept in the record.
+        on_entry: Called with each conversation entry as it happens, to show the
+            episode live.
+        preflight: Check every model the players and the judge call before anything
+            is stored (default true).
+
+    Returns:
+        The episode's :class:`~sotopia_are.record.EpisodeRecord`, with the judge's
+        verdict when rated; with a ``store``, ``store.load(record.episode_id) ==
+        record``. Failures are results, not exceptions: an agent that raises gives a
+        ``failed`` record, a judge that cannot rate gives a verdict without ratings
+        (``record.failed_or_unrated`` is true for both).
+
+    Raises:
+        sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, a model of
+            the players or the judge cannot be called as configured (nothing stored).
+        ValueError: Neither ``agents`` nor ``models`` given, or ``sampling`` with
+            ``agents``.
+        sotopia_are.storage.EpisodeStateError: ``store`` already holds an episode with
+            ``spec.episode_id``.
+        sotopia_are.storage.StorageError: The store cannot be reached or refused a
+            write.
+        sotopia_are.llm.PermanentLLMError: The judge's model cannot be used at all (a
+            missing or rejected key, an unknown model).
+
+    Example:
+        ```python
+        record = await sa.arun(spec, models="gpt-4o-mini", judge=sa.LLMJudge("gpt-4o"))
+        ```
     """
     players = _players(spec, agents, models, session or LLMSession(config), sampling)
     if preflight:
@@ -124,7 +161,60 @@ def run(
     on_entry: Callable[[ConversationEntry], None] | None = None,
     preflight: bool = True,
 ) -> EpisodeRecord:
-    """:func:`arun` on a new event loop (for scripts; inside asyncio, await ``arun``)."""
+    """Play one episode, rate it and store it: :func:`arun` on a new event loop.
+
+    For scripts; inside a running event loop (a notebook, asyncio code) await
+    :func:`arun` instead, which takes the same arguments.
+
+    Args:
+        spec: The episode: scenario, participants, goals and rules of play.
+        agents: The players, in the order of ``spec.agent_names`` or by name. Leave out
+            to play with LLM agents on ``models``.
+        models: The agents' model, one for everyone (``"gpt-4o-mini"``) or
+            ``{agent: model}``. With ``agents`` given it only labels them in the record.
+        judge: The judge that rates the finished episode; ``None`` leaves it unrated.
+        store: Where the episode is stored as it is played, and its verdict with it;
+            ``None`` keeps it in memory only.
+        config: Settings of the agents' model calls (base URL, key, timeouts) when no
+            ``session`` is given.
+        session: The LLM session the agents call through (default: a new one on
+            ``config``).
+        sampling: The LLM agents' sampling (default ``Sampling()``: the provider's
+            settings). Only with ``models``.
+        tag: The study the episode belongs to, for listing and resuming.
+        scenario_id: The id of the scenario it was made from, kept in the record.
+        on_entry: Called with each conversation entry as it happens.
+        preflight: Check every model the players and the judge call before anything
+            is stored (default true).
+
+    Returns:
+        The episode's :class:`~sotopia_are.record.EpisodeRecord`, rated when a judge was
+        given. A failed agent or judge is recorded in it, not raised
+        (``record.failed_or_unrated``).
+
+    Raises:
+        sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, a model of
+            the players or the judge cannot be called as configured (nothing stored).
+        ValueError: Neither ``agents`` nor ``models`` given, or ``sampling`` with
+            ``agents``.
+        sotopia_are.storage.EpisodeStateError: ``store`` already holds an episode with
+            ``spec.episode_id``.
+        sotopia_are.storage.StorageError: The store cannot be reached or refused a
+            write.
+        sotopia_are.llm.PermanentLLMError: The judge's model cannot be used at all (a
+            missing or rejected key, an unknown model).
+        RuntimeError: Called from inside a running event loop (use :func:`arun`).
+
+    Example:
+        ```python
+        import sotopia_are as sa
+
+        with sa.connect() as store:
+            record = sa.run(spec, models="gpt-4o-mini", judge=sa.LLMJudge("gpt-4o"),
+                            store=store, tag="pilot")
+        print(record.status, record.scores)
+        ```
+    """
     return asyncio.run(
         arun(
             spec,

@@ -1,4 +1,5 @@
-"""The README's dry run, command by command, against the stand-in as a user starts it."""
+"""The docs' dry run (Getting started), command by command, against the stand-in as a user
+starts it."""
 
 import re
 import shlex
@@ -13,13 +14,13 @@ from cli_support import invoke
 
 from sotopia_are.storage import connect
 
-README = Path(__file__).parents[2] / "README.md"
+PAGE = Path(__file__).parents[2] / "docs" / "getting-started.md"
 
 
 def _dry_run_commands() -> list[str]:
-    text = README.read_text("utf-8")
+    text = PAGE.read_text("utf-8")
     block = re.search(r"<!-- dry-run -->\n```bash\n(.*?)```", text, re.S)
-    assert block, "the README has no dry-run block"
+    assert block, "the getting-started page has no dry-run block"
     return [line for line in block.group(1).splitlines() if line.strip()]
 
 
