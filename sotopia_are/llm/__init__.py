@@ -41,9 +41,12 @@ from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
 from sotopia_are.llm.sampling import (
     AGENT_SAMPLING_ENV,
     DEFAULT_JUDGE_SAMPLING,
+    EXTRA_PREFIX,
     JUDGE_SAMPLING_ENV,
+    KNOWN_SETTINGS,
     RESERVED_PARAMS,
     Sampling,
+    request_seed,
 )
 from sotopia_are.llm.session import Generation, LLMSession, generate
 from sotopia_are.llm.structured import (
@@ -66,7 +69,9 @@ __all__ = [
     "DEFAULT_HOSTED_CONCURRENCY",
     "DEFAULT_JUDGE_SAMPLING",
     "DEFAULT_LOCAL_CONCURRENCY",
+    "EXTRA_PREFIX",
     "JUDGE_SAMPLING_ENV",
+    "KNOWN_SETTINGS",
     "OUTPUT_MODES",
     "REQUEST_ATTEMPTS_ENV",
     "RESERVED_PARAMS",
@@ -109,5 +114,6 @@ __all__ = [
     "generate",
     "packaged_prompts_dir",
     "parse_reply",
+    "request_seed",
     "resolve_output_mode",
 ]
