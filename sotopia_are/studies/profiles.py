@@ -42,14 +42,15 @@ def spec_from_profiles(
     max_turns: int = 20,
 ) -> EpisodeSpec:
     """The spec of an episode of ``environment`` played by ``agents`` (in the order of the
-    environment's goals). ``ValueError`` if there are not as many agents as goals."""
+    environment's goals), named ``episode_id`` if given, else without an id (each run
+    then gets a fresh one). ``ValueError`` if there are not as many agents as goals."""
     if len(agents) != len(environment.agent_goals):
         raise ValueError(
             f"environment {environment.pk} has {len(environment.agent_goals)} agent goals "
             f"but {len(agents)} agents were given"
         )
     return EpisodeSpec(
-        episode_id=episode_id or environment.codename or environment.pk,
+        **({"episode_id": episode_id} if episode_id is not None else {}),
         scenario=environment.scenario,
         agent_names=[agent.name for agent in agents],
         agent_backgrounds=[agent_background(agent) for agent in agents],

@@ -48,8 +48,16 @@ async def arun(
     tag: str = "",
     scenario_id: str = "",
     on_entry: Callable[[ConversationEntry], None] | None = None,
+    replace: bool = False,
 ) -> EpisodeRecord:
     """Play ``spec``'s episode, rate it with ``judge`` (if given) and return its record.
+
+    A spec without an ``episode_id`` is played under a fresh one each call
+    (``EpisodeSpec.for_run``: ``<scenario words>-<6 hex>``), so the same spec can be run
+    again and again. A spec with one is that episode: if ``store`` holds it complete,
+    :class:`~sotopia_are.storage.EpisodeExistsError` naming the ways out, before anything
+    runs — unless ``replace``, which deletes the stored one first (a failed or
+    interrupted one is played again under its id, as a resumed batch does).
 
     The players are ``agents`` (``models`` then only labels them in the record), or LLM
     agents on ``models`` (one model for everyone, or ``{agent: model}``) calling through
@@ -61,11 +69,14 @@ async def arun(
     ``store.load(record.episode_id) == record``. ``on_entry`` is called with each
     conversation entry as it happens (to show the episode live).
     """
+    spec = spec.for_run()
     players = _players(spec, agents, models, session or LLMSession(config), sampling)
     model_names = _model_names(spec, models)
     sampled = _sampling_of(players)
     recorder = None
     if store is not None:
+        if replace:
+            store.delete_episode(spec.episode_id)
         recorder = EpisodeRecorder(store, tag=tag, models=model_names, sampling=sampled)
         recorder.start(spec, scenario_id=scenario_id)
     sinks: list[Sink] = [recorder] if recorder else []
@@ -110,6 +121,7 @@ def run(
     tag: str = "",
     scenario_id: str = "",
     on_entry: Callable[[ConversationEntry], None] | None = None,
+    replace: bool = False,
 ) -> EpisodeRecord:
     """:func:`arun` on a new event loop (for scripts; inside asyncio, await ``arun``)."""
     return asyncio.run(
@@ -125,6 +137,7 @@ def run(
             tag=tag,
             scenario_id=scenario_id,
             on_entry=on_entry,
+            replace=replace,
         )
     )
 
