@@ -198,12 +198,12 @@ class EpisodeSpec(BaseModel):
         """Whether ``episode_id`` was given (else each run gets a fresh one)."""
         return "episode_id" in self.model_fields_set
 
-    def for_run(self, name: str | None = None) -> EpisodeSpec:
+    def for_run(self) -> EpisodeSpec:
         """The spec one run plays: this one if its id was given, else a copy under a fresh
-        id (:func:`fresh_episode_id` of ``name``, default the scenario's :func:`slug`)."""
+        id (:func:`fresh_episode_id` of the scenario's :func:`slug`)."""
         if self.id_given:
             return self
-        return self.replace(episode_id=fresh_episode_id(name or slug(self.scenario)))
+        return self.replace(episode_id=fresh_episode_id(slug(self.scenario)))
 
     def content_id(self) -> str:
         """A name for what this spec plays, whatever its id: the scenario's :func:`slug`
