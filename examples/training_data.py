@@ -49,9 +49,9 @@ spec = sa.EpisodeSpec(
 with LocalLLMServer(varied) as server, sa.connect() as store, tempfile.TemporaryDirectory() as out:
     config = sa.LLMConfig(api_base=server.url)
     judge = sa.LLMJudge("openai/judge", config=config)
-    for n in range(4):  # collect: four rated episodes of one scenario
+    for _ in range(4):  # collect: four rated episodes of one scenario (each a fresh id)
         sa.run(
-            spec.replace(episode_id=f"bakery-{n}"),
+            spec,
             models="openai/agent",
             judge=judge,
             store=store,

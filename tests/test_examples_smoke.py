@@ -1,8 +1,9 @@
 """Smoke runs of every ``examples/*.py`` and of a tiny ``benchmarks/episodes.py``.
 
 Each is run as a user would run it: a subprocess from the repository root, no stdin, its
-data directory a fresh temporary one; then each test checks one: exit 0 and a line that
-only a run that got to its end prints. Most of their time is importing litellm (the
+data directory a fresh temporary one, and then once more on that same store (a rerun must
+work too); then each test checks one: exit 0 and a line that only a run that got to its
+end prints, both times. Most of their time is importing litellm (the
 benchmark does so in each of its three child processes), so they run side by side.
 """
 
@@ -54,11 +55,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
     everything at once.
     """
 
-    def start(*args: str) -> subprocess.Popen[str]:
+    def start(*args: str, data: Path | None = None) -> subprocess.Popen[str]:
+        data = data or tmp_path_factory.mktemp("data")
         return subprocess.Popen(
             [sys.executable, *args],
             cwd=ROOT,
-            env={**os.environ, "SOTOPIA_ARE_DATA_DIR": str(tmp_path_factory.mktemp("data"))},
+            env={**os.environ, "SOTOPIA_ARE_DATA_DIR": str(data)},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -76,7 +78,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
 
     benchmark = start(*BENCHMARK)
     try:
-        results = {name: finish(start(f"examples/{name}")) for name in EXAMPLE_LINES}
+        results = {}
+        for name in EXAMPLE_LINES:
+            # Twice on one store: an example must run again as a user reruns it.
+            data = tmp_path_factory.mktemp("data")
+            results[name] = finish(start(f"examples/{name}", data=data))
+            results[f"{name} again"] = finish(start(f"examples/{name}", data=data))
         results[BENCHMARK[0]] = finish(benchmark)
         yield results
     finally:
@@ -102,9 +109,9 @@ def test_every_example_is_smoke_tested() -> None:
 def test_example_runs_to_its_end(runs: dict[str, Run], name: str) -> None:
     if name in NEEDS_RL and importlib.util.find_spec("pettingzoo") is None:
         pytest.skip("the rl extra is not installed: pip install -e '.[rl]'")
-    run = runs[name]
-    assert run.returncode == 0, run.stderr
-    assert EXAMPLE_LINES[name] in run.stdout, run.stdout
+    for run in (runs[name], runs[f"{name} again"]):  # the second on the first's store
+        assert run.returncode == 0, run.stderr
+        assert EXAMPLE_LINES[name] in run.stdout, run.stdout
 
 
 def test_episodes_benchmark_prints_its_table(runs: dict[str, Run]) -> None:

@@ -43,7 +43,10 @@ class LLMAgent:
     its calls are scoped ``"<episode_id>/<name>"``. ``template`` is the prompt template's
     name; ``sampling`` is sent with every request, over the session config's ``params``
     (default ``Sampling()``: the provider's own settings; its ``max_tokens`` replaces
-    :data:`ACTION_MAX_TOKENS`).
+    :data:`ACTION_MAX_TOKENS`). With a sampling ``seed`` (a study's), each request sends
+    the seed drawn from it, ``episode_seed`` (the episode's ``EpisodeSpec.seed``), the
+    agent's name and the turn (``Sampling.params``), so the repeats of an episode differ
+    and a rerun of it sends the same requests.
     :meth:`call_records` holds every call this agent made, failed ones included. Reusing
     the agent in another episode (a turn not after the last it played) is a ValueError,
     so no episode's records ever carry another's calls.
@@ -58,12 +61,14 @@ class LLMAgent:
         scope: str | None = None,
         template: str = ACTION_TEMPLATE,
         sampling: Sampling | None = None,
+        episode_seed: int = 0,
     ) -> None:
         self._name = name
         self.model = model
         self.session = session.scoped(name if scope is None else scope)
         self.template = template
         self.sampling = Sampling() if sampling is None else sampling
+        self.episode_seed = episode_seed
         self._last_turn: int | None = None
 
     @property
@@ -106,7 +111,7 @@ class LLMAgent:
             self.template,
             self.prompt_variables(turn),
             output_type,
-            params=self.sampling.params(),
+            params=self.sampling.params("agent", self.episode_seed, self._name, turn.turn_number),
             max_tokens=ACTION_MAX_TOKENS,
         )
         return AgentAction.model_validate(
@@ -131,7 +136,8 @@ def llm_agents_for(
     ``session.scoped(spec.episode_id)`` (so its calls are scoped ``"<episode_id>/<name>"``).
 
     ``models`` is one model for everyone or ``{participant: model}``; ValueError naming
-    the participants without one. ``sampling`` is every agent's (see :class:`LLMAgent`).
+    the participants without one. ``sampling`` is every agent's, each drawing its
+    requests' seeds with the spec's ``seed`` (see :class:`LLMAgent`).
     Use it as the runner's agent factory::
 
         await run_episodes(specs, lambda spec: llm_agents_for(spec, models, session))
@@ -148,6 +154,6 @@ def llm_agents_for(
         chosen = {name: models[name] for name in spec.agent_names}
     episode = session.scoped(spec.episode_id)
     return [
-        LLMAgent(name, model, episode, template=template, sampling=sampling)
+        LLMAgent(name, model, episode, template=template, sampling=sampling, episode_seed=spec.seed)
         for name, model in chosen.items()
     ]

@@ -12,7 +12,6 @@ the bakery scenario LLM vs LLM instead, rates it with the judge, and does the sa
 from __future__ import annotations
 
 import shlex
-import uuid
 from pathlib import Path
 from typing import Annotated
 
@@ -22,7 +21,7 @@ import sotopia_are
 from sotopia_are.agents import ScriptedAgent
 from sotopia_are.llm import LLMSession
 from sotopia_are.simulation.files import write_text_atomically
-from sotopia_are.social import EpisodeSpec, import_episode, script_spec
+from sotopia_are.social import EpisodeSpec, fresh_episode_id, import_episode, script_spec
 from sotopia_are.storage import EpisodeStore, export_episode_json
 
 from .common import cli_errors, fail, load_spec, read_text
@@ -58,7 +57,7 @@ def _examples_dir(given: Path | None) -> Path:
 
 def _fresh_id(name: str) -> str:
     # A new id per run: the demo can be run again and again on the same store.
-    return f"demo-{name.replace('_', '-')}-{uuid.uuid4().hex[:6]}"
+    return fresh_episode_id(f"demo-{name.replace('_', '-')}")
 
 
 def _replay(store: EpisodeStore, examples: Path, name: str) -> EpisodeSpec:

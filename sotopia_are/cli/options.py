@@ -107,7 +107,11 @@ PreflightOption = Annotated[
 EvaluateOption = Annotated[
     bool, typer.Option("--evaluate/--no-evaluate", help="Rate each episode with the judge.")
 ]
-_SAMPLING = "as KEY=VALUE,…: temperature, top_p, max_tokens, seed or any request parameter"
+_SAMPLING = (
+    "as KEY=VALUE,…: temperature, top_p, max_tokens, seed (a study's: each request sends "
+    "one drawn from it), presence_penalty, frequency_penalty, stop, logit_bias, top_k, "
+    "min_p, repetition_penalty; extra.NAME=VALUE passes a provider's own parameter"
+)
 _HELP = {
     "model": "Every agent's model (a litellm name: gpt-4o-mini, ollama/llama3, openai/NAME "
     "with --api-base).",
@@ -182,12 +186,15 @@ class ModelOptions:
     ] = "auto"
 
     def agent_sampling(self) -> Sampling:
-        """The agents' sampling from ``--sampling``; :func:`fail` naming a bad item."""
-        return _parsed(self.sampling, "--sampling")
+        """The agents' sampling from ``--sampling`` (or its variable); :func:`fail` naming
+        a bad item."""
+        return _parsed(self.sampling, "--sampling", AGENT_SAMPLING_ENV)
 
     def judge_settings(self) -> Sampling:
-        """The judge's sampling: its default with ``--judge-sampling`` over it."""
-        return DEFAULT_JUDGE_SAMPLING.merged(_parsed(self.judge_sampling, "--judge-sampling"))
+        """The judge's sampling: its default with ``--judge-sampling`` (or its variable)
+        over it."""
+        given = _parsed(self.judge_sampling, "--judge-sampling", JUDGE_SAMPLING_ENV)
+        return DEFAULT_JUDGE_SAMPLING.merged(given)
 
     def config(self, concurrency: int | None = None) -> LLMConfig:
         """How every call is made: the endpoint, transport, JSON answers, timeouts and
@@ -275,11 +282,12 @@ class ModelOptions:
         return list(dict.fromkeys(names))
 
 
-def _parsed(text: str, option: str) -> Sampling:
+def _parsed(text: str, option: str, variable: str) -> Sampling:
     try:
         return Sampling.parse(text)
     except ValueError as error:
-        fail(f"{option} {text!r}: {error}")
+        # Typer gives the option's value or the variable's alike; name both.
+        fail(f"{option} (or ${variable}) {text!r}: {error}")
 
 
 @dataclass(frozen=True)

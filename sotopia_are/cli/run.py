@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from sotopia_are.llm import LLMSession
+from sotopia_are.social import fresh_episode_id
+from sotopia_are.social.spec import slug
 from sotopia_are.studies import spec_from_stored_profiles
 
 from .common import cli_errors, fail, load_spec
@@ -72,10 +73,13 @@ def run(
         else:
             ids = [pk.strip() for pk in str(agent_ids).split(",") if pk.strip()]
             spec = spec_from_stored_profiles(store, str(env_id), ids)
-        scenario_id = env_id or spec.episode_id
-        # A fresh id per run: the same scenario may be run many times.
+        # A spec file names a scenario (its episode_id, else the file's name), played
+        # under a fresh id each run: the same file may be run many times.
+        scenario_id = env_id or (
+            spec.episode_id if spec.id_given or spec_file is None else slug(spec_file.stem)
+        )
         spec = spec.replace(
-            episode_id=f"{spec.episode_id}-{uuid.uuid4().hex[:8]}",
+            episode_id=fresh_episode_id(scenario_id),
             **({"max_turns": max_turns} if max_turns is not None else {}),
         )
         chosen = models.agent_models(spec.agent_names)

@@ -62,9 +62,12 @@ class LLMJudge:
     run concurrently; each dimension reports the mean and the spread of the valid samples
     (see :class:`DimensionScore`).
     Repeated samples only differ if the model samples (a ``sampling`` temperature above
-    0) and no response cache answers the repeats. With more than one sample, sample *n*
-    calls in scope ``sample-<n>`` (under the session's), so a replay gives every sample
-    its own recorded answer although all send the same request. ``session`` defaults to a
+    0) and no response cache answers the repeats. With a sampling ``seed`` (a study's),
+    sample *n* of an episode sends the seed drawn from it, the episode's seed and *n*
+    (``Sampling.params``): the samples draw differently, a rerun draws alike. With more
+    than one sample, sample *n* calls in scope ``sample-<n>`` (under the session's), so a
+    replay gives every sample its own recorded answer even when all send the same request
+    (no seed). ``session`` defaults to a
     fresh :class:`LLMSession` on ``config``; ``template`` names another judge prompt
     taking the same variables.
 
@@ -141,11 +144,13 @@ class LLMJudge:
         transcript: str,
         *,
         session: LLMSession | None = None,
+        episode_seed: int = 0,
     ) -> Evaluation:
         """Rate every participant of ``background`` from the omniscient ``transcript``.
 
         ``session`` (e.g. an episode's scoped session) replaces the judge's own for this
-        call, so the judge's calls are accounted with the episode's.
+        call, so the judge's calls are accounted with the episode's; ``episode_seed`` (the
+        episode's ``EpisodeSpec.seed``) goes into the requests' seeds (see the class).
         """
         names = list(background.agent_names)
         output_type = self.rubric.output_model(names)
@@ -157,7 +162,7 @@ class LLMJudge:
                     use if self.samples == 1 else use.scoped(f"sample-{number}"),
                     variables,
                     output_type,
-                    number,
+                    ("judge", episode_seed, number),
                 )
                 for number in range(1, self.samples + 1)
             )
@@ -185,28 +190,34 @@ class LLMJudge:
         recorded answers.
         """
         use = session or self.session.scoped(f"{episode.spec.episode_id}/judge")
-        return await self.evaluate(episode.spec.background(), episode.transcript(), session=use)
+        return await self.evaluate(
+            episode.spec.background(),
+            episode.transcript(),
+            session=use,
+            episode_seed=episode.spec.seed,
+        )
 
     async def _sample(
         self,
         session: LLMSession,
         variables: Mapping[str, Any],
         output_type: type[BaseModel],
-        number: int,
+        draw: tuple[str, int, int],
     ) -> tuple[BaseModel | JudgeFailure, LLMCall | None]:
-        """One judge call: the validated answer or the failure, and the call's record."""
+        """One judge call (sample ``draw[-1]``, its seed drawn with ``draw``): the
+        validated answer or the failure, and the call's record."""
         try:
             generation = await session.generate(
                 self.model,
                 self.template,
                 variables,
                 output_type,
-                params=self.sampling.params(),
+                params=self.sampling.params(*draw),
                 max_tokens=self.max_tokens(len(variables["agents"])),
             )
         except _RECORDED_FAILURES as exc:
             failure = JudgeFailure(
-                sample=number,
+                sample=draw[-1],
                 error_type=type(exc).__name__,
                 error=str(exc),
                 attempts=exc.call.attempts if exc.call is not None else [],

@@ -46,9 +46,12 @@ from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
 from sotopia_are.llm.sampling import (
     AGENT_SAMPLING_ENV,
     DEFAULT_JUDGE_SAMPLING,
+    EXTRA_PREFIX,
     JUDGE_SAMPLING_ENV,
+    KNOWN_SETTINGS,
     RESERVED_PARAMS,
     Sampling,
+    request_seed,
 )
 from sotopia_are.llm.session import Generation, LLMSession, generate
 from sotopia_are.llm.structured import (
@@ -73,7 +76,9 @@ __all__ = [
     "DEFAULT_JUDGE_SAMPLING",
     "DEFAULT_LOCAL_CONCURRENCY",
     "DEFAULT_MAX_WAIT_S",
+    "EXTRA_PREFIX",
     "JUDGE_SAMPLING_ENV",
+    "KNOWN_SETTINGS",
     "OUTPUT_MODES",
     "PREFLIGHT_TIMEOUT_S",
     "REQUEST_ATTEMPTS_ENV",
@@ -121,5 +126,6 @@ __all__ = [
     "packaged_prompts_dir",
     "parse_reply",
     "preflight",
+    "request_seed",
     "resolve_output_mode",
 ]

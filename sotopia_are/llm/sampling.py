@@ -6,23 +6,48 @@ they make (:meth:`Sampling.params`), and each call's record keeps the parameters
 The judge's default is :data:`DEFAULT_JUDGE_SAMPLING` (temperature 0: a rating should not
 depend on the draw); the agents' default is ``Sampling()`` (the provider's defaults).
 
+The settings are the OpenAI chat parameters a study varies (:data:`KNOWN_SETTINGS`) and
+three that local servers (vLLM, llama.cpp, Ollama's OpenAI API) take; an unknown name is
+refused naming the nearest known one, so a typo is never sent as a parameter the server
+ignores. Any other parameter of a provider goes in ``extra`` — written ``extra.NAME=VALUE``
+— and is passed as given.
+
+A sampling ``seed`` is the seed of a study, not of one request: agents and judges send
+each request :func:`request_seed` of it and what identifies the request (the episode's
+seed, who asks, the turn or sample), so the repeats of an episode draw differently and
+the same study sends the same requests again.
+
 On the command line and in environment variables a sampling is written
-``temperature=0.7,top_p=0.9,seed=3,presence_penalty=0.1`` (:meth:`Sampling.parse`).
+``temperature=0.7,top_p=0.9,seed=3,presence_penalty=0.1,extra.reasoning_effort=low``
+(:meth:`Sampling.parse`).
 """
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import json
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "AGENT_SAMPLING_ENV",
     "DEFAULT_JUDGE_SAMPLING",
+    "EXTRA_PREFIX",
     "JUDGE_SAMPLING_ENV",
+    "KNOWN_SETTINGS",
     "RESERVED_PARAMS",
     "Sampling",
+    "request_seed",
 ]
 
 AGENT_SAMPLING_ENV = "SOTOPIA_ARE_SAMPLING"
@@ -37,8 +62,57 @@ RESERVED_PARAMS = frozenset(
 prompt, the model and endpoint, the structured-output format, and one whole answer per
 request (the call record keeps one)."""
 
-_NAMED = ("temperature", "top_p", "max_tokens", "seed")
+KNOWN_SETTINGS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "stop",
+    "logit_bias",
+    "top_k",
+    "min_p",
+    "repetition_penalty",
+)
+"""The settings :class:`Sampling` names, in the order they are sent and written: the
+OpenAI chat parameters of sampling, then ``top_k``, ``min_p`` and
+``repetition_penalty``, which vLLM, llama.cpp and Ollama take (a hosted provider may
+refuse them)."""
+
+EXTRA_PREFIX = "extra."
+"""How a provider-specific parameter is written in :meth:`Sampling.parse`'s text:
+``extra.NAME=VALUE`` (it goes to :attr:`Sampling.extra`)."""
+
+# Kept in `extra` before they were named; a stored sampling that has them there is read
+# with them in their fields.
+_FORMERLY_EXTRA = frozenset(KNOWN_SETTINGS[4:])
+_SEED_BITS = 31  # what every provider that takes a seed accepts (a signed 32-bit int)
 _JSON = json.JSONDecoder()
+
+
+def request_seed(study_seed: int, *parts: str | int) -> int:
+    """The seed one request sends: a stable hash (blake2b) of the study's ``study_seed``
+    and ``parts`` (what identifies the request in the study), in ``[0, 2**31)``.
+
+    The same arguments give the same seed in every process and Python version; any other
+    part gives an unrelated one.
+    """
+    text = "\x1f".join(str(part) for part in (study_seed, *parts))
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> (64 - _SEED_BITS)
+
+
+def _unknown_setting(key: str) -> str:
+    """Why ``key`` is not a setting, naming the nearest known one and how to pass a
+    provider's own parameter."""
+    nearest = difflib.get_close_matches(key, KNOWN_SETTINGS, n=1, cutoff=0.6)
+    hint = f"did you mean {nearest[0]!r}? " if nearest else ""
+    return (
+        f"unknown sampling setting {key!r}: {hint}The settings are "
+        f"{', '.join(KNOWN_SETTINGS)}; a parameter of your provider's own is passed as "
+        f"given when written {EXTRA_PREFIX}{key}=VALUE (in Python: extra={{{key!r}: ...}})"
+    )
 
 
 class Sampling(BaseModel):
@@ -46,10 +120,15 @@ class Sampling(BaseModel):
     the provider.
 
     ``temperature`` is in [0, 2], ``top_p`` in (0, 1], ``max_tokens`` (the answer's
-    budget) at least 1 and replaces the caller's own budget; ``seed`` asks providers that
-    support it for repeatable draws. ``extra`` passes other provider parameters through
-    as given (``presence_penalty``, ``frequency_penalty``, ``stop``, ``extra_body``…); its
-    keys are keyword names, neither the named settings nor :data:`RESERVED_PARAMS`.
+    budget) at least 1 and replaces the caller's own budget; ``seed`` is the study's seed:
+    each request sends a seed derived from it (see :meth:`params`). ``presence_penalty``
+    and ``frequency_penalty`` are in [-2, 2], ``stop`` is a text or a list of texts,
+    ``logit_bias`` maps token ids to a bias in [-100, 100]; ``top_k`` (-1 or 0: off, as
+    the server reads it), ``min_p`` in [0, 1] and ``repetition_penalty`` (above 0) are for
+    local servers. ``extra`` passes a provider's other parameters through as given
+    (``reasoning_effort``, ``extra_body``…); its keys are keyword names, neither the
+    named settings nor :data:`RESERVED_PARAMS`. An unknown keyword is a ``ValueError``
+    naming the nearest setting.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
@@ -58,13 +137,44 @@ class Sampling(BaseModel):
     top_p: float | None = Field(default=None, gt=0, le=1, strict=True)
     max_tokens: int | None = Field(default=None, ge=1, strict=True)
     seed: int | None = Field(default=None, strict=True)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2, strict=True)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2, strict=True)
+    stop: str | list[str] | None = None
+    logit_bias: dict[str, float] | None = None
+    top_k: int | None = Field(default=None, ge=-1, strict=True)
+    min_p: float | None = Field(default=None, ge=0, le=1, strict=True)
+    repetition_penalty: float | None = Field(default=None, gt=0, strict=True)
     extra: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        for key in data:
+            if key not in cls.model_fields:
+                raise ValueError(_unknown_setting(str(key)))
+        extra = data.get("extra")
+        moved = _FORMERLY_EXTRA.intersection(extra) if isinstance(extra, dict) else set()
+        if not moved or not isinstance(extra, dict):
+            return data
+        # A sampling stored before these were named kept them in extra.
+        kept = {key: value for key, value in extra.items() if key not in moved}
+        return {**{key: extra[key] for key in moved}, **data, "extra": kept}
+
+    @field_validator("logit_bias")
+    @classmethod
+    def _bias_range(cls, bias: dict[str, float] | None) -> dict[str, float] | None:
+        for token, value in (bias or {}).items():
+            if not -100 <= value <= 100:
+                raise ValueError(f"the bias of token {token!r} is {value}, not in [-100, 100]")
+        return bias
 
     @field_validator("extra")
     @classmethod
     def _pass_through_only(cls, extra: dict[str, JsonValue]) -> dict[str, JsonValue]:
         for key in extra:
-            if key in _NAMED:
+            if key in KNOWN_SETTINGS:
                 raise ValueError(f"{key!r} is a named setting: give it as Sampling({key}=...)")
             if key in RESERVED_PARAMS:
                 raise ValueError(f"{key!r} is set by sotopia_are itself, not a sampling setting")
@@ -72,11 +182,20 @@ class Sampling(BaseModel):
                 raise ValueError(f"{key!r} is not a parameter name (letters, digits, _)")
         return extra
 
-    def params(self) -> dict[str, JsonValue]:
-        """The request parameters this sends: the settings given, then ``extra``."""
+    def params(self, *draw: str | int) -> dict[str, JsonValue]:
+        """The request parameters this sends: the settings given, then ``extra``.
+
+        ``draw`` identifies one request in the study (e.g. the episode's seed, the agent
+        and the turn); with a ``seed``, the request sends :func:`request_seed` of the
+        seed and ``draw`` in its place, so two requests that differ in ``draw`` draw
+        differently and the same request draws alike in every run. Without ``draw`` the
+        seed is sent as it is.
+        """
         named: dict[str, JsonValue] = {
-            name: getattr(self, name) for name in _NAMED if getattr(self, name) is not None
+            name: getattr(self, name) for name in KNOWN_SETTINGS if getattr(self, name) is not None
         }
+        if self.seed is not None and draw:
+            named["seed"] = request_seed(self.seed, *draw)
         return {**named, **self.extra}
 
     def merged(self, other: Sampling) -> Sampling:
@@ -96,22 +215,25 @@ class Sampling(BaseModel):
     def __str__(self) -> str:
         """The settings as :meth:`parse` reads them (empty for ``Sampling()``)."""
         # Not params(): a None in extra is kept, so parse gives back an equal value.
-        items = [(n, getattr(self, n)) for n in _NAMED if getattr(self, n) is not None]
+        items = [(n, getattr(self, n)) for n in KNOWN_SETTINGS if getattr(self, n) is not None]
+        extra = [(f"{EXTRA_PREFIX}{key}", value) for key, value in self.extra.items()]
         return ",".join(
             f"{key}={json.dumps(value, ensure_ascii=False, separators=(',', ':'))}"
-            for key, value in [*items, *self.extra.items()]
+            for key, value in [*items, *extra]
         )
 
     @classmethod
     def parse(cls, text: str) -> Self:
         """The settings written as ``key=value`` items separated by commas, e.g.
-        ``temperature=0.7,top_p=0.9,seed=3,presence_penalty=0.1``.
+        ``temperature=0.7,top_p=0.9,seed=3,extra.reasoning_effort=low``.
 
-        A value is JSON (a number, ``true``, ``null``, a quoted string, a list or an
-        object, commas inside it included), else the bare text up to the next comma as a
-        string. Keys other than the named settings go to ``extra``; ``null`` for a named
-        setting leaves it to the provider (see :meth:`merged`). An empty text is
-        ``Sampling()``. ``ValueError`` naming the item that is not a valid setting.
+        A key is one of :data:`KNOWN_SETTINGS`, or ``extra.NAME`` for a parameter of the
+        provider's own (passed as given). A value is JSON (a number, ``true``, ``null``, a
+        quoted string, a list or an object, commas inside it included), else the bare
+        text up to the next comma as a string; ``null`` for a named setting leaves it to
+        the provider (see :meth:`merged`). An empty text is ``Sampling()``.
+        ``ValueError`` naming the item that is not a valid setting, and for an unknown
+        key the nearest known one.
         """
         fields: dict[str, Any] = {}
         extra: dict[str, JsonValue] = {}
@@ -127,12 +249,18 @@ class Sampling(BaseModel):
                 raise ValueError(f"sampling item {item!r} is not key=value")
             start, key = position, text[position:equals].strip()
             value, position = _value(text, equals + 1, key)
-            if not key.isidentifier():
+            name = key.removeprefix(EXTRA_PREFIX)
+            if not name.isidentifier():
                 item = text[start:position].rstrip(",").strip()
-                raise ValueError(f"sampling item {item!r}: {key!r} is not a parameter name")
-            if key in fields or key in extra:
-                raise ValueError(f"sampling item {key!r} is given twice")
-            (fields if key in _NAMED else extra)[key] = value
+                raise ValueError(f"sampling item {item!r}: {name!r} is not a parameter name")
+            if name in fields or name in extra:
+                raise ValueError(f"sampling item {name!r} is given twice")
+            if key.startswith(EXTRA_PREFIX):
+                extra[name] = value
+            elif key in KNOWN_SETTINGS:
+                fields[key] = value
+            else:
+                raise ValueError(_unknown_setting(key))
         try:
             return cls.model_validate({**fields, "extra": extra})
         except ValidationError as error:

@@ -22,7 +22,14 @@ from .result import EpisodeResult
 from .runner import AgentFactory, run_episode, run_episodes
 from .scenario import EpisodeScenario
 from .sinks import EpisodeSink, EventCallback, Sink
-from .spec import ALL_ACTION_TYPES, HIDDEN_GOAL, EpisodeSpec, ScheduledEnvEvent, TurnPolicyName
+from .spec import (
+    ALL_ACTION_TYPES,
+    HIDDEN_GOAL,
+    EpisodeSpec,
+    ScheduledEnvEvent,
+    TurnPolicyName,
+    fresh_episode_id,
+)
 from .status import EpisodeStatus
 from .termination import EpisodeState, MaxTurnsAndStaleRule, TerminationRule, is_stale
 from .turn_taking import (
@@ -72,6 +79,7 @@ __all__ = [
     "entry_of",
     "episode_trace",
     "export_episode",
+    "fresh_episode_id",
     "import_episode",
     "is_stale",
     "is_visible",

@@ -2,11 +2,19 @@
 
 A spec plus the agents' decisions determine the event log: the same spec, seed and
 recorded model responses give the same log, byte for byte (design rule 2).
+
+A spec given an ``episode_id`` is that one episode. A spec without one stands for a new
+episode each time it is run: :meth:`EpisodeSpec.for_run` gives it a fresh id
+(:func:`fresh_episode_id`), and a batch names it by its content
+(:meth:`EpisodeSpec.content_id`) so a resumed batch finds its episodes again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import secrets
+import unicodedata
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -24,6 +32,8 @@ __all__ = [
     "ScheduledEnvEvent",
     "TurnPolicyName",
     "check_safe_id",
+    "fresh_episode_id",
+    "slug",
 ]
 
 ALL_ACTION_TYPES: tuple[ActionType, ...] = get_args(ActionType)
@@ -53,6 +63,22 @@ def check_safe_id(value: str, what: str = "episode id", *, empty: bool = False) 
     if (empty and value == "") or _SAFE_ID.fullmatch(value):
         return value
     raise ValueError(f"{what} {value!r} is not allowed: use {SAFE_ID_CHARACTERS}")
+
+
+def slug(text: str, *, words: int = 4) -> str:
+    """A short readable name from ``text``: its first ``words`` words of letters and
+    digits, lowercased, accents dropped, joined by ``-`` (at most 40 characters;
+    ``episode`` if none)."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    found = re.findall(r"[a-z0-9]+", ascii_text.lower())[:words]
+    return "-".join(found)[:40].strip("-") or "episode"
+
+
+def fresh_episode_id(name: str) -> str:
+    """A new episode id: ``name`` (made a safe id, see :func:`slug`) and 6 random hex
+    digits, e.g. ``bakery-negotiation-3f9a1c``."""
+    base = name if _SAFE_ID.fullmatch(name) and len(name) <= 64 else slug(name)
+    return f"{base}-{secrets.token_hex(3)}"
 
 
 class ScheduledEnvEvent(BaseModel):
@@ -101,10 +127,13 @@ class EpisodeSpec(BaseModel):
     (Sotopia's rule). Turn ``n`` is
     played at simulated time ``n * turn_seconds``.
 
+    ``episode_id`` names the one episode this spec is; left out, the spec stands for a
+    new episode each run (:attr:`id_given` is False; ``episode_id`` is then the
+    placeholder ``"episode"`` until :meth:`for_run` gives it a fresh one).
+
     Example:
         ```python
         spec = EpisodeSpec(
-            episode_id="kitchen-1",
             scenario="Two flatmates discuss who cleans the kitchen this week.",
             agent_names=["Jonas", "Aiko"],
             agent_backgrounds=["Jonas works nights.", "Aiko cooked all week."],
@@ -170,8 +199,30 @@ class EpisodeSpec(BaseModel):
 
     def replace(self, **changes: Any) -> EpisodeSpec:
         """A copy with ``changes`` (e.g. a new ``episode_id``), validated again (a
-        ``model_copy`` would skip the spec's checks)."""
-        return EpisodeSpec.model_validate({**self.model_dump(), **changes})
+        ``model_copy`` would skip the spec's checks). A spec without an id of its own
+        stays so unless ``changes`` give one."""
+        data = self.model_dump()
+        if not self.id_given:
+            del data["episode_id"]
+        return EpisodeSpec.model_validate({**data, **changes})
+
+    @property
+    def id_given(self) -> bool:
+        """Whether ``episode_id`` was given (else each run gets a fresh one)."""
+        return "episode_id" in self.model_fields_set
+
+    def for_run(self) -> EpisodeSpec:
+        """The spec one run plays: this one if its id was given, else a copy under a fresh
+        id (:func:`fresh_episode_id` of the scenario's :func:`slug`)."""
+        if self.id_given:
+            return self
+        return self.replace(episode_id=fresh_episode_id(slug(self.scenario)))
+
+    def content_id(self) -> str:
+        """A name for what this spec plays, whatever its id: the scenario's :func:`slug`
+        and 8 hex digits of a hash of every other field, so equal specs get the same."""
+        played = self.model_dump_json(exclude={"episode_id"})
+        return f"{slug(self.scenario)}-{hashlib.sha256(played.encode()).hexdigest()[:8]}"
 
     def time_of_turn(self, turn_number: int) -> float:
         """The simulated time at which ``turn_number`` is played."""

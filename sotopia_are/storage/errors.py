@@ -12,6 +12,7 @@ __all__ = [
     "StorageError",
     "StorageUnavailableError",
     "UnreadableRecordError",
+    "already_played",
 ]
 
 
@@ -39,7 +40,19 @@ class EpisodeStateError(StorageError):
 
 
 class EpisodeExistsError(EpisodeStateError):
-    """Restoring (importing) an episode whose id is already stored, without ``replace``."""
+    """An episode whose id is already stored: restored (imported) without ``replace``, or
+    started again when it is complete (see :func:`already_played`)."""
+
+
+def already_played(episode_id: str, location: str) -> str:
+    """Why episode ``episode_id``, complete in the store at ``location``, is not played
+    again, and the ways out."""
+    return (
+        f"episode {episode_id} is already stored, complete, in {location}. To play it "
+        "again: leave episode_id out of the spec (each run then gets a fresh id), or "
+        "replace the stored one (sa.run(..., replace=True)); for a batch, resume it "
+        "(--resume, resume=True) or use a new tag"
+    )
 
 
 class StorageConflictError(StorageError):

@@ -43,6 +43,7 @@ from sotopia_are.storage.errors import (
     StorageConflictError,
     StorageUnavailableError,
     UnreadableRecordError,
+    already_played,
 )
 from sotopia_are.storage.events import EVENT_FIELD, decode_event, encode_event
 from sotopia_are.storage.fields import dumps_canonical
@@ -274,8 +275,9 @@ class EpisodeStore:
         """Record that ``episode`` starts now; returns the stored record (``running``).
 
         An episode with the same pk that failed or is incomplete is started afresh: its old
-        events are dropped and ``attempt`` counts up. Raises :class:`EpisodeStateError`
-        if that episode is complete or still running.
+        events are dropped and ``attempt`` counts up. Raises :class:`EpisodeExistsError`
+        (naming the ways out) if that episode is complete, :class:`EpisodeStateError` if
+        it is still running.
         """
         key = episode.redis_key(episode.pk)
         now = self._clock()
@@ -283,14 +285,11 @@ class EpisodeStore:
 
         def write(pipe: Any) -> EpisodeLog:
             old = _read_episode(pipe, episode.pk)
-            if old is not None and old.status in (EpisodeStatus.COMPLETE, EpisodeStatus.RUNNING):
+            if old is not None and old.status is EpisodeStatus.COMPLETE:
+                raise EpisodeExistsError(already_played(episode.pk, self.location))
+            if old is not None and old.status is EpisodeStatus.RUNNING:
                 raise EpisodeStateError(
-                    f"episode {episode.pk} is {old.status.value}; "
-                    + (
-                        "delete it to run it again"
-                        if old.status is EpisodeStatus.COMPLETE
-                        else "if its run died, mark_interrupted() it first"
-                    )
+                    f"episode {episode.pk} is running; if its run died, mark_interrupted() it first"
                 )
             started = episode.replace(
                 status=EpisodeStatus.RUNNING,

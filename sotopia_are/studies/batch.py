@@ -249,25 +249,33 @@ def plan_batch(
 ) -> list[BatchEpisode]:
     """Each spec ``repeat`` times, under a stable id and seed ``spec.seed + repetition``,
     played by ``models`` (agent name → model, or one such mapping per spec).
-    ``ValueError`` naming the agents without a model, for two specs with one id, or for
+
+    The stable id is a hash of ``tag``, the spec's name, the models and the repetition;
+    the name (the episodes' scenario id) is the spec's ``episode_id``, or for a spec
+    without one its ``content_id()``, so a resumed batch plans the same ids again.
+    ``ValueError`` naming the agents without a model, for two specs with one name, or for
     not one mapping per spec."""
     each = [models] * len(specs) if isinstance(models, Mapping) else list(models)
     if len(each) != len(specs):
         raise ValueError(f"{len(each)} model mappings for {len(specs)} specs; give one per spec")
     planned: list[BatchEpisode] = []
     for spec, given in zip(specs, each, strict=True):
-        missing = [name for name in spec.agent_names if name not in given]
+        name = spec.episode_id if spec.id_given else spec.content_id()
+        missing = [agent for agent in spec.agent_names if agent not in given]
         if missing:
-            raise ValueError(f"spec {spec.episode_id!r}: no model for {', '.join(missing)}")
-        chosen = {name: given[name] for name in spec.agent_names}
+            raise ValueError(f"spec {name!r}: no model for {', '.join(missing)}")
+        chosen = {agent: given[agent] for agent in spec.agent_names}
         for repetition in range(repeat):
             episode_id = stable_episode_id(
-                tag, spec.episode_id, json.dumps(chosen, sort_keys=True), str(repetition)
+                tag, name, json.dumps(chosen, sort_keys=True), str(repetition)
             )
             played = spec.replace(episode_id=episode_id, seed=spec.seed + repetition)
-            planned.append(BatchEpisode(played, spec.episode_id, chosen))
+            planned.append(BatchEpisode(played, name, chosen))
     if len({p.spec.episode_id for p in planned}) != len(planned):
-        raise ValueError("two specs share an episode_id; give each spec of a batch its own")
+        raise ValueError(
+            "two specs share an episode_id (or, without one, are the same spec); give each "
+            "spec of a batch its own, and play a spec more than once with repeat (-n)"
+        )
     return planned
 
 

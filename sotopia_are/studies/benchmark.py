@@ -45,7 +45,8 @@ def benchmark_specs(
     planned = []
     for spec in specs:
         for index, agent in enumerate(spec.agent_names):
-            played = spec.replace(episode_id=tested_scenario_id(spec.episode_id, index))
+            name = spec.episode_id if spec.id_given else spec.content_id()
+            played = spec.replace(episode_id=tested_scenario_id(name, index))
             for model in dict.fromkeys(models):
                 for partner in dict.fromkeys(partners):
                     chosen = dict.fromkeys(spec.agent_names, partner) | {agent: model}

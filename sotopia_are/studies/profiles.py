@@ -42,14 +42,14 @@ def spec_from_profiles(
     max_turns: int = 20,
 ) -> EpisodeSpec:
     """The spec of an episode of ``environment`` played by ``agents`` (in the order of the
-    environment's goals). ``ValueError`` if there are not as many agents as goals.
+    environment's goals), named ``episode_id`` if given, else without an id (each run
+    then gets a fresh one). ``ValueError`` if there are not as many agents as goals.
 
     Args:
         environment: The scenario, one goal per agent, and how the agents relate.
         agents: The characters, in the order of the environment's goals; each one's
             background is :func:`agent_background` of its profile.
-        episode_id: The episode's id (default: the environment's codename, else its
-            ``pk``).
+        episode_id: The episode's id (default: none, so each run gets a fresh one).
         max_turns: The most turns the episode may last.
 
     Returns:
@@ -73,7 +73,7 @@ def spec_from_profiles(
             f"but {len(agents)} agents were given"
         )
     return EpisodeSpec(
-        episode_id=episode_id or environment.codename or environment.pk,
+        **({"episode_id": episode_id} if episode_id is not None else {}),
         scenario=environment.scenario,
         agent_names=[agent.name for agent in agents],
         agent_backgrounds=[agent_background(agent) for agent in agents],

@@ -89,6 +89,7 @@ async def arate(
         record.spec.background(),
         record.transcript(),
         session=judge.session.scoped(f"{record.episode_id}/judge"),
+        episode_seed=record.spec.seed,
     )
     warnings = episode_judge_warnings(evaluation, record)
     rule = termination or RuleBasedTerminatedEvaluator(

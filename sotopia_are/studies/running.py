@@ -54,6 +54,7 @@ async def arun(
     scenario_id: str = "",
     on_entry: Callable[[ConversationEntry], None] | None = None,
     preflight: bool = True,
+    replace: bool = False,
 ) -> EpisodeRecord:
     """Play ``spec``'s episode, rate it with ``judge`` (if given) and return its record.
 
@@ -83,6 +84,8 @@ async def arun(
             episode live.
         preflight: Check every model the players and the judge call before anything
             is stored (default true).
+        replace: Delete a stored episode with the spec's explicit id first, to play
+            it again.
 
     Returns:
         The episode's :class:`~sotopia_are.record.EpisodeRecord`, with the judge's
@@ -96,8 +99,8 @@ async def arun(
             the players or the judge cannot be called as configured (nothing stored).
         ValueError: Neither ``agents`` nor ``models`` given, or ``sampling`` with
             ``agents``.
-        sotopia_are.storage.EpisodeStateError: ``store`` already holds an episode with
-            ``spec.episode_id``.
+        sotopia_are.storage.EpisodeExistsError: ``store`` already holds a complete
+            episode with the spec's explicit ``episode_id`` and ``replace`` is false.
         sotopia_are.storage.StorageError: The store cannot be reached or refused a
             write.
         sotopia_are.llm.PermanentLLMError: The judge's model cannot be used at all (a
@@ -108,6 +111,7 @@ async def arun(
         record = await sa.arun(spec, models="gpt-4o-mini", judge=sa.LLMJudge("gpt-4o"))
         ```
     """
+    spec = spec.for_run()
     players = _players(spec, agents, models, session or LLMSession(config), sampling)
     if preflight:
         await apreflight([*agent_uses(players), *judge_uses([judge] if judge else [])])
@@ -115,6 +119,8 @@ async def arun(
     sampled = _sampling_of(players)
     recorder = None
     if store is not None:
+        if replace:
+            store.delete_episode(spec.episode_id)
         recorder = EpisodeRecorder(store, tag=tag, models=model_names, sampling=sampled)
         recorder.start(spec, scenario_id=scenario_id)
     sinks: list[Sink] = [recorder] if recorder else []
@@ -160,6 +166,7 @@ def run(
     scenario_id: str = "",
     on_entry: Callable[[ConversationEntry], None] | None = None,
     preflight: bool = True,
+    replace: bool = False,
 ) -> EpisodeRecord:
     """Play one episode, rate it and store it: :func:`arun` on a new event loop.
 
@@ -186,6 +193,8 @@ def run(
         on_entry: Called with each conversation entry as it happens.
         preflight: Check every model the players and the judge call before anything
             is stored (default true).
+        replace: Delete a stored episode with the spec's explicit id first, to play
+            it again.
 
     Returns:
         The episode's :class:`~sotopia_are.record.EpisodeRecord`, rated when a judge was
@@ -197,8 +206,8 @@ def run(
             the players or the judge cannot be called as configured (nothing stored).
         ValueError: Neither ``agents`` nor ``models`` given, or ``sampling`` with
             ``agents``.
-        sotopia_are.storage.EpisodeStateError: ``store`` already holds an episode with
-            ``spec.episode_id``.
+        sotopia_are.storage.EpisodeExistsError: ``store`` already holds a complete
+            episode with the spec's explicit ``episode_id`` and ``replace`` is false.
         sotopia_are.storage.StorageError: The store cannot be reached or refused a
             write.
         sotopia_are.llm.PermanentLLMError: The judge's model cannot be used at all (a
@@ -229,6 +238,7 @@ def run(
             scenario_id=scenario_id,
             on_entry=on_entry,
             preflight=preflight,
+            replace=replace,
         )
     )
 

@@ -4,7 +4,9 @@ Agents get valid, varied actions — mostly speech, now and then a gesture, a pr
 to another participant when the request allows one, and leaving near the end — and the
 judge gets valid ratings that differ between participants and episodes. Everything is
 read from the request: its JSON schema (what is allowed) and its prompt (who speaks, which
-turn). The choices are a hash of the request, so a replayed study gets the same answers.
+turn). The choices are a hash of the request's messages and its ``seed`` (when it sends
+one), so a replayed study gets the same answers and requests that differ only in their
+seed — the repeats of a seeded study — get different ones, as from a model that samples.
 """
 
 from __future__ import annotations
@@ -42,7 +44,10 @@ def play_rule(request: Mapping[str, Any]) -> ReplyLike:
         return echo_rule(request)
     definitions = schema.get("$defs", {})
     properties = schema.get("properties", {})
-    seed = _digest(json.dumps(request.get("messages"), sort_keys=True))
+    drawn = request.get("messages")
+    if request.get("seed") is not None:
+        drawn = [drawn, request["seed"]]
+    seed = _digest(json.dumps(drawn, sort_keys=True))
     if "action_type" in properties:
         return json.dumps(_action(properties, definitions, _prompt(request), seed))
     return json.dumps(_ratings(schema, definitions, seed))

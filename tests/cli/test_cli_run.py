@@ -1,7 +1,9 @@
 """`sotopia-are run`: one LLM episode against the local server, from a spec or profiles."""
 
+import pytest
 from cli_support import BAKERY, EXAMPLES, MODEL, SCENARIOS, conversation_rule, invoke
 
+from sotopia_are.llm import request_seed
 from sotopia_are.storage import EpisodeStatus, connect
 from sotopia_are.testing import LocalLLMServer
 
@@ -68,11 +70,16 @@ def test_cli_run_sends_and_records_the_sampling_of_agents_and_judge(
     agent_requests = [r.body for r in llm_server.chat_requests[:-1]]
     judge_request = llm_server.chat_requests[-1].body
     assert agent_requests and all(
-        (b["temperature"], b["top_p"], b["seed"], b["presence_penalty"]) == (0.7, 0.9, 11, 0.5)
+        (b["temperature"], b["top_p"], b["presence_penalty"]) == (0.7, 0.9, 0.5)
         for b in agent_requests
     )
+    # Each request's seed is drawn from the study's seed, the episode's, the agent, the turn.
+    assert [b["seed"] for b in agent_requests] == [
+        request_seed(11, "agent", 0, BAKERY[turn % 2], turn) for turn in range(2)
+    ]
     # The judge keeps its default temperature 0 under the seed it was given.
-    assert (judge_request["temperature"], judge_request["seed"]) == (0, 3)
+    assert judge_request["temperature"] == 0
+    assert judge_request["seed"] == request_seed(3, "judge", 0, 1)
     assert "top_p" not in judge_request
     with connect() as store:
         (episode_id,) = store.episode_ids(tag="sampled")
@@ -81,12 +88,51 @@ def test_cli_run_sends_and_records_the_sampling_of_agents_and_judge(
         "temperature=0.7,top_p=0.9,seed=11,presence_penalty=0.5"
     }
     assert record.verdict is not None and str(record.verdict.sampling) == "temperature=0.0,seed=3"
-    assert all(call.params["seed"] == 11 for call in record.calls)
+    assert [call.params["seed"] for call in record.calls] == [b["seed"] for b in agent_requests]
 
 
 def test_cli_run_refuses_a_bad_sampling_setting(redis_url: str) -> None:
     spec = SCENARIOS / "bakery_negotiation.json"
     result = invoke("run", spec, "--model", MODEL, "--sampling", "temperature=hot")
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: --sampling 'temperature=hot'")
+    assert result.stderr.startswith(
+        "error: --sampling (or $SOTOPIA_ARE_SAMPLING) 'temperature=hot'"
+    )
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("option", "variable"),
+    [("--sampling", "SOTOPIA_ARE_SAMPLING"), ("--judge-sampling", "SOTOPIA_ARE_JUDGE_SAMPLING")],
+)
+def test_cli_an_unknown_sampling_key_from_a_flag_or_its_variable_names_the_nearest_one(
+    redis_url: str, llm_server: LocalLLMServer, option: str, variable: str
+) -> None:
+    args = ("run", SCENARIOS / "bakery_negotiation.json", "--model", MODEL, "--api-base",
+            llm_server.url, "--max-turns", "2", "--tag", "typo")  # fmt: skip
+    for result in (
+        invoke(*args, option, "temprature=0.7"),
+        invoke(*args, env={variable: "temprature=0.7"}),
+    ):
+        assert result.exit_code == 1, result.output
+        assert "unknown sampling setting 'temprature': did you mean 'temperature'?" in (
+            result.stderr
+        )
+        assert f"${variable}" in result.stderr and "Traceback" not in result.output
+    assert llm_server.requests == []  # nothing was sent
+    with connect() as store:
+        assert store.episode_ids(tag="typo") == []  # nothing was stored
+
+
+def test_cli_a_provider_parameter_is_sent_when_marked_extra(
+    redis_url: str, llm_server: LocalLLMServer
+) -> None:
+    llm_server.rule = conversation_rule(BAKERY)
+    result = invoke(
+        "run", SCENARIOS / "bakery_negotiation.json", "--model", MODEL, "--api-base",
+        llm_server.url, "--max-turns", "1", "--no-evaluate", "--sampling",
+        "top_k=20,extra.reasoning_effort=low",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    [sent] = [r.body for r in llm_server.requests]
+    assert (sent["top_k"], sent["reasoning_effort"]) == (20, "low")

@@ -10,6 +10,7 @@ import pytest
 
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.storage import (
+    EpisodeExistsError,
     EpisodeLog,
     EpisodeStateError,
     EpisodeStatus,
@@ -115,7 +116,7 @@ def test_storage_restart_rules(store: EpisodeStore) -> None:
     assert again.attempt == 2 and again.event_count == 0
     assert store.read_events("e1") == []  # a fresh attempt starts a fresh stream
     store.finish_episode("e1")
-    with pytest.raises(EpisodeStateError, match="delete it"):
+    with pytest.raises(EpisodeExistsError, match=r"already stored, complete.*replace=True"):
         store.start_episode(episode("e1"))
     assert store.delete_episode("e1") is True
     assert store.client.dbsize() == 0  # record, stream and index entries all gone

@@ -29,8 +29,10 @@ SAMPLING = st.builds(
     top_p=st.none() | st.floats(min_value=0, max_value=1, exclude_min=True),
     max_tokens=st.none() | st.integers(min_value=1, max_value=4096),
     seed=st.none() | st.integers(),
+    presence_penalty=st.none() | st.floats(-2, 2),
+    stop=st.none() | st.lists(TEXT, max_size=2),
     extra=st.dictionaries(
-        st.sampled_from(["presence_penalty", "stop", "extra_body"]),
+        st.sampled_from(["reasoning_effort", "user", "extra_body"]),
         st.none() | st.floats(-2, 2) | st.lists(TEXT, max_size=2) | st.just({"top_k": 20}),
         max_size=2,
     ),

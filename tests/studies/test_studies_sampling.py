@@ -9,14 +9,14 @@ import pytest
 
 import sotopia_are as sa
 from sotopia_are.agents import ScriptedAgent
-from sotopia_are.llm import DEFAULT_JUDGE_SAMPLING, Sampling
+from sotopia_are.llm import DEFAULT_JUDGE_SAMPLING, Sampling, request_seed
 from sotopia_are.messages import AgentAction
 from sotopia_are.storage import EpisodeStore, connect
 from sotopia_are.testing import LocalLLMServer, ReceivedRequest, schema_rule
 
 MODEL = "openai/test-model"
 NAMES = ["Mara Quinn", "Teo Alvarez"]
-AGENTS = Sampling(temperature=0.7, seed=3, max_tokens=77, extra={"presence_penalty": 0.1})
+AGENTS = Sampling(temperature=0.7, seed=3, max_tokens=77, presence_penalty=0.1)
 JUDGE = Sampling(temperature=0.0, seed=11)
 HELLO = AgentAction(action_type="speak", argument="Evening! Any bread left?")
 
@@ -36,6 +36,11 @@ def spec(episode_id: str = "bakery-1") -> sa.EpisodeSpec:
 def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
     with connect() as opened:
         yield opened
+
+
+def unseeded(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` but their seed (each request sends its own, drawn from the study's)."""
+    return {key: value for key, value in params.items() if key != "seed"}
 
 
 def judge(server: LocalLLMServer, **kwargs: Any) -> sa.LLMJudge:
@@ -91,10 +96,14 @@ async def test_settings_given_go_with_every_request_and_stay_in_the_stored_recor
 
     agents, [judged] = split(llm_server)
     assert len(agents) == 2
-    for request in agents:
+    for turn, request in enumerate(agents):
         # max_tokens replaces the agent's own answer budget.
-        assert {k: request.body.get(k) for k in AGENTS.params()} == AGENTS.params()
-    assert judged.body["temperature"] == 0.0 and judged.body["seed"] == 11
+        assert {k: request.body.get(k) for k in AGENTS.params()} == {
+            **AGENTS.params(),
+            "seed": request_seed(3, "agent", 0, NAMES[turn % 2], turn),
+        }
+    assert judged.body["temperature"] == 0.0
+    assert judged.body["seed"] == request_seed(11, "judge", 0, 1)
     assert judged.body["max_tokens"] == judge(llm_server).max_tokens(2)  # its own budget
 
     loaded = store.load(record.episode_id)
@@ -103,10 +112,12 @@ async def test_settings_given_go_with_every_request_and_stay_in_the_stored_recor
     [verdict] = loaded.verdicts
     assert verdict.sampling == JUDGE
     assert len(loaded.calls) == 2 and verdict.evaluation.calls
+    # Each call's record keeps the seed its request sent.
+    assert [call.params["seed"] for call in loaded.calls] == [r.body["seed"] for r in agents]
     for call in loaded.calls:
-        assert AGENTS.params().items() <= call.params.items()
+        assert unseeded(AGENTS.params()).items() <= call.params.items()
     for call in verdict.evaluation.calls:
-        assert JUDGE.params().items() <= call.params.items()
+        assert {**JUDGE.params(), "seed": judged.body["seed"]}.items() <= call.params.items()
 
 
 async def test_a_second_rating_keeps_its_judges_sampling(
@@ -144,8 +155,12 @@ def test_a_batch_sends_and_keeps_both_settings_in_every_worker(
     assert result.workers == 2 and not result.failed
     agents, judged = split(llm_server)
     assert len(agents) == 4 and len(judged) == 2
-    assert all(r.body["seed"] == 3 and r.body["presence_penalty"] == 0.1 for r in agents)
-    assert all(r.body["seed"] == 11 and r.body["temperature"] == 0.0 for r in judged)
+    assert all(r.body["presence_penalty"] == 0.1 for r in agents)
+    assert all(r.body["temperature"] == 0.0 for r in judged)
+    # The two episodes of one spec seed share the study's draws; every request of an
+    # episode has its own.
+    assert len({r.body["seed"] for r in agents}) == 2
+    assert {r.body["seed"] for r in judged} == {request_seed(11, "judge", 0, 1)}
     for outcome in result.outcomes:
         record = store.load(outcome.episode_id)
         assert record.agent_sampling == dict.fromkeys(NAMES, AGENTS)
