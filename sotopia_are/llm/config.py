@@ -44,6 +44,7 @@ __all__ = [
     "API_KEY_ENV",
     "DEFAULT_HOSTED_CONCURRENCY",
     "DEFAULT_LOCAL_CONCURRENCY",
+    "DEFAULT_MAX_REPLY_BYTES",
     "REQUEST_ATTEMPTS_ENV",
     "TIMEOUT_ENV",
     "TRANSPORT_ENV",
@@ -70,6 +71,12 @@ so on two cores 256 requests are in flight: vLLM's default batch (``max_num_seqs
 three times what two cores keep busy against a 50 ms server (about 1,400 calls/s x 50
 ms). Measured on 1,000 episodes x 20 turns (benchmarks/throughput.py), 256 per worker was
 no faster and took 120 MB more at the peak."""
+
+DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
+"""The largest reply body the HTTP transport reads, counted after decompression
+(``LLMConfig.max_reply_bytes``): a chat completion is kilobytes, and a small gzip reply
+that inflates without bound (a gzip bomb, 1 MB on the wire for 1 GB) must not take the
+process's memory."""
 
 DEFAULT_HOSTED_CONCURRENCY = 16
 """Requests in flight per endpoint and process at a provider's own endpoint (no
@@ -117,6 +124,8 @@ class LLMConfig(BaseModel):
     request (``temperature``, ``max_tokens``, ``seed``…). ``timeout_s`` bounds each request
     (raise it for a slow model, e.g. on a CPU; with ``retry.max_timeouts`` it also bounds
     how long a stuck server goes unreported).
+    ``max_reply_bytes`` caps a reply's body over the HTTP transport, counted after
+    decompression (a larger one is a malformed reply, recorded on the call and retried).
     ``max_tokens`` is sent when neither ``params`` nor the caller (an agent's or judge's own
     budget) gives one, so no request leaves the answer's length to the server.
     """
@@ -132,6 +141,7 @@ class LLMConfig(BaseModel):
     output_attempts: int = Field(default=3, ge=1)
     output_mode: OutputMode = "auto"
     max_tokens: int = Field(default=1024, ge=1)
+    max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1)
     params: dict[str, JsonValue] = {}
 
     def endpoint(
@@ -147,6 +157,7 @@ class LLMConfig(BaseModel):
             model=model,
             api_base=base,
             api_key=api_key or self.api_key or os.environ.get(API_KEY_ENV) or None,
+            max_reply_bytes=self.max_reply_bytes,
             transport="http"
             if choose_transport(model, base, self.transport) == "http"
             else "litellm",
@@ -170,13 +181,14 @@ class Endpoint:
     ``api_key`` None means none was given: the provider's variable is read, or at an
     ``api_base`` without one a placeholder is sent (see :mod:`sotopia_are.llm.transport`).
     ``transport``: how its requests are sent (:meth:`LLMConfig.endpoint` resolves
-    ``auto``).
+    ``auto``); ``max_reply_bytes``: the HTTP transport's cap on a reply body.
     """
 
     model: str
     api_base: str | None
     api_key: str | None = field(default=None, repr=False)
     transport: Literal["http", "litellm"] = "litellm"
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
 
     @property
     def key(self) -> str:
