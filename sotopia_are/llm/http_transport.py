@@ -388,6 +388,8 @@ def _completion(endpoint: Endpoint, model: str, raw: bytes) -> LLMResponse:
         raise malformed(endpoint, "a body that is not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise malformed(endpoint, json_problem(error)) from None
+    except RecursionError:
+        raise malformed(endpoint, "a JSON body nested too deep to read") from None
     if not isinstance(reply, dict):
         raise malformed(endpoint, "a JSON body of another shape")
     choices = reply.get("choices")
