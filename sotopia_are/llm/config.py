@@ -36,6 +36,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from sotopia_are.llm.errors import PermanentLLMError
 from sotopia_are.llm.http_transport import TransportChoice, choose_transport
 from sotopia_are.llm.structured import OutputMode
 
@@ -151,12 +152,20 @@ class LLMConfig(BaseModel):
         ``SOTOPIA_ARE_*`` environment variables, then litellm's provider defaults; and how
         (the transport ``auto`` chooses). A
         :class:`~sotopia_are.llm.errors.PermanentLLMError` for transport ``http`` without an
-        ``api_base``."""
+        ``api_base``, or for a key holding a control character (from whichever source)."""
         base = api_base or self.api_base or os.environ.get(API_BASE_ENV) or None
+        key = api_key or self.api_key or os.environ.get(API_KEY_ENV) or None
+        if key is not None and not key.isprintable():
+            source = "the key given" if api_key or self.api_key else API_KEY_ENV
+            raise PermanentLLMError(
+                f"the API key of model {model!r} ({source}) holds a control character (a "
+                "newline pasted with it?), which no HTTP header may carry: set it again "
+                "without one"
+            )
         return Endpoint(
             model=model,
             api_base=base,
-            api_key=api_key or self.api_key or os.environ.get(API_KEY_ENV) or None,
+            api_key=key,
             max_reply_bytes=self.max_reply_bytes,
             transport="http"
             if choose_transport(model, base, self.transport) == "http"
