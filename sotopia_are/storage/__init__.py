@@ -16,6 +16,7 @@ from sotopia_are.storage.errors import (
     RecordNotFoundError,
     StorageConflictError,
     StorageError,
+    StorageRefusedError,
     StorageUnavailableError,
     UnreadableRecordError,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "RelationshipType",
     "StorageConflictError",
     "StorageError",
+    "StorageRefusedError",
     "StorageUnavailableError",
     "StoredModel",
     "UnreadableRecordError",

@@ -83,6 +83,7 @@ from sotopia_are.storage import (
     EpisodeLog,
     EpisodeStore,
     StorageError,
+    StorageRefusedError,
     StorageUnavailableError,
     connect,
     stable_episode_id,
@@ -597,7 +598,12 @@ def fails_every_episode(error: BaseException) -> bool:
     if isinstance(error, RequestRejectedError):
         return False
     return isinstance(
-        error, PermanentLLMError | TemplateError | ReplayMissError | StorageUnavailableError
+        error,
+        PermanentLLMError
+        | TemplateError
+        | ReplayMissError
+        | StorageUnavailableError
+        | StorageRefusedError,
     )
 
 
