@@ -88,21 +88,24 @@ def test_every_kind_of_write_refused_is_a_storage_refusal(
 ) -> None:
     store.start_episode(episode("running"))
     refuse, named = REFUSALS[cause]
-    refuse(server, tmp_path)
-    writes: dict[str, Callable[[], object]] = {
-        "start": lambda: store.start_episode(episode("e2")),
-        "append": lambda: store.append_call("running", {"model": MODEL}),
-        "save": lambda: store.save(AgentProfile(first_name="Mara", last_name="Quinn")),
-    }
-    for name, write in writes.items():
-        with pytest.raises(StorageRefusedError) as refused:
-            write()
-        assert refused.value.cause == cause, name
-        message = str(refused.value)
-        assert f"Redis at {server.url} refuses writes" in message and named in message
-        assert "Fix:" in message
-    assert store.get_episode("running").status is sa.EpisodeStatus.RUNNING  # reads still work
-    admin(server).config_set("save", "")  # else a failing server refuses to shut down
+    try:
+        refuse(server, tmp_path)
+        writes: dict[str, Callable[[], object]] = {
+            "start": lambda: store.start_episode(episode("e2")),
+            "append": lambda: store.append_call("running", {"model": MODEL}),
+            "save": lambda: store.save(AgentProfile(first_name="Mara", last_name="Quinn")),
+        }
+        for name, write in writes.items():
+            with pytest.raises(StorageRefusedError) as refused:
+                write()
+            assert refused.value.cause == cause, name
+            message = str(refused.value)
+            assert f"Redis at {server.url} refuses writes" in message and named in message
+            assert "Fix:" in message
+        reads = store.get_episode("running").status  # reads still work
+        assert reads is sa.EpisodeStatus.RUNNING
+    finally:
+        admin(server).config_set("save", "")  # else a failing server refuses to shut down
 
 
 def spec(name: str) -> EpisodeSpec:
