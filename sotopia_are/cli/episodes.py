@@ -15,7 +15,7 @@ import typer
 from sotopia_are.llm import ConfigurationError, LLMError
 from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import ConversationEntry, EpisodeSpec, EpisodeStatus, SocialAgent
-from sotopia_are.storage import EpisodeStore, StorageError
+from sotopia_are.storage import EpisodeStore, RecordNotFoundError, StorageError
 from sotopia_are.studies import run
 
 from .common import INTERRUPTED_EXIT, fail, print_scores, printable
@@ -33,8 +33,10 @@ def _stopped_as(store: EpisodeStore, episode_id: str) -> str:
     """How a stopped episode was left in the store, for the ``interrupted: …`` line."""
     try:
         status = store.load(episode_id).status
+    except RecordNotFoundError:
+        return f"{episode_id} was not stored"
     except (StorageError, ValueError):
-        return f"{episode_id} could not be marked incomplete (the store cannot be reached)"
+        return f"{episode_id} could not be marked incomplete (the store cannot be read)"
     if status is EpisodeStatus.COMPLETE:
         return f"{episode_id} stored as complete but not rated (rate it with 'evaluate')"
     return f"{episode_id} stored as {status.value}"

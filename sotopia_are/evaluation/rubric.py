@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from sotopia_are.llm import packaged_prompts_dir
+from sotopia_are.simulation.data_handler.reader import loads_json
 
 from .judge_reply import normalize_judge_reply
 
@@ -99,7 +100,7 @@ class Rubric(BaseModel):
         """
         path = Path(path)
         try:
-            data: Any = json.loads(path.read_text(encoding="utf-8"))
+            data: Any = loads_json(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise RubricError(f"cannot read rubric file {path}: {exc.strerror}") from exc
         except json.JSONDecodeError as exc:

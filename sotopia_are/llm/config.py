@@ -40,6 +40,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from sotopia_are.llm.errors import PermanentLLMError
 from sotopia_are.llm.http_transport import TransportChoice, choose_transport
 from sotopia_are.llm.structured import OutputMode
 
@@ -49,6 +50,7 @@ __all__ = [
     "DEFAULT_HOSTED_CONCURRENCY",
     "DEFAULT_INITIAL_CONCURRENCY",
     "DEFAULT_LOCAL_CONCURRENCY",
+    "DEFAULT_MAX_REPLY_BYTES",
     "DEFAULT_MAX_WAIT_S",
     "REQUEST_ATTEMPTS_ENV",
     "TIMEOUT_ENV",
@@ -76,6 +78,12 @@ so on two cores 256 requests are in flight: vLLM's default batch (``max_num_seqs
 three times what two cores keep busy against a 50 ms server (about 1,400 calls/s x 50
 ms). Measured on 1,000 episodes x 20 turns (benchmarks/throughput.py), 256 per worker was
 no faster and took 120 MB more at the peak."""
+
+DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
+"""The largest reply body the HTTP transport reads, counted after decompression
+(``LLMConfig.max_reply_bytes``): a chat completion is kilobytes, and a small gzip reply
+that inflates without bound (a gzip bomb, 1 MB on the wire for 1 GB) must not take the
+process's memory."""
 
 DEFAULT_INITIAL_CONCURRENCY = 4
 """Requests in flight per endpoint and process a run starts with: few enough for a local
@@ -140,6 +148,8 @@ class LLMConfig(BaseModel):
     (it answered nothing for that long: the request times out; with
     ``retry.max_timeouts`` this bounds how long a stuck server goes unreported; see
     :mod:`~sotopia_are.llm.watchdog`). ``max_wait_s`` bounds one request's wait in any case.
+    ``max_reply_bytes`` caps a reply's body over the HTTP transport, counted after
+    decompression (a larger one is a malformed reply, recorded on the call and retried).
     ``max_tokens`` is sent when neither ``params`` nor the caller (an agent's or judge's own
     budget) gives one, so no request leaves the answer's length to the server.
 
@@ -164,6 +174,7 @@ class LLMConfig(BaseModel):
     output_attempts: int = Field(default=3, ge=1)
     output_mode: OutputMode = "auto"
     max_tokens: int = Field(default=1024, ge=1)
+    max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1)
     params: dict[str, JsonValue] = {}
 
     def endpoint(
@@ -173,12 +184,21 @@ class LLMConfig(BaseModel):
         ``SOTOPIA_ARE_*`` environment variables, then litellm's provider defaults; and how
         (the transport ``auto`` chooses). A
         :class:`~sotopia_are.llm.errors.PermanentLLMError` for transport ``http`` without an
-        ``api_base``."""
+        ``api_base``, or for a key holding a control character (from whichever source)."""
         base = api_base or self.api_base or os.environ.get(API_BASE_ENV) or None
+        key = api_key or self.api_key or os.environ.get(API_KEY_ENV) or None
+        if key is not None and not key.isprintable():
+            source = "the key given" if api_key or self.api_key else API_KEY_ENV
+            raise PermanentLLMError(
+                f"the API key of model {model!r} ({source}) holds a control character (a "
+                "newline pasted with it?), which no HTTP header may carry: set it again "
+                "without one"
+            )
         return Endpoint(
             model=model,
             api_base=base,
-            api_key=api_key or self.api_key or os.environ.get(API_KEY_ENV) or None,
+            api_key=key,
+            max_reply_bytes=self.max_reply_bytes,
             transport="http"
             if choose_transport(model, base, self.transport) == "http"
             else "litellm",
@@ -202,13 +222,14 @@ class Endpoint:
     ``api_key`` None means none was given: the provider's variable is read, or at an
     ``api_base`` without one a placeholder is sent (see :mod:`sotopia_are.llm.transport`).
     ``transport``: how its requests are sent (:meth:`LLMConfig.endpoint` resolves
-    ``auto``).
+    ``auto``); ``max_reply_bytes``: the HTTP transport's cap on a reply body.
     """
 
     model: str
     api_base: str | None
     api_key: str | None = field(default=None, repr=False)
     transport: Literal["http", "litellm"] = "litellm"
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
 
     @property
     def key(self) -> str:

@@ -334,10 +334,17 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
         async with session.post(
             url, data=data, headers=headers, timeout=_client_timeout(timeout_s)
         ) as response:
-            raw = await response.read()
             status = response.status
+            raw = await _read_capped(response, endpoint.max_reply_bytes)
             if not 200 <= status < 300:
-                raise _status_error(endpoint, status, response.reason, raw, response.headers)
+                raise _status_error(endpoint, status, response.reason, raw or b"", response.headers)
+            if raw is None:
+                raise malformed(
+                    endpoint,
+                    f"a body over {endpoint.max_reply_bytes:,} bytes once decompressed (the "
+                    "reply-size cap, LLMConfig.max_reply_bytes; a compressed reply that "
+                    "inflates without bound is cut off there)",
+                )
     except HTTPTransportError:
         raise
     except TimeoutError as exc:
@@ -354,6 +361,25 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
     return _completion(endpoint, request.model, raw)
 
 
+async def _read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes | None:
+    """The decompressed body of ``response``, or None once it grows past ``cap`` bytes.
+
+    Read in chunks so that a small compressed reply that inflates to gigabytes (a gzip
+    bomb) is cut off at the cap instead of being held whole, as ``response.read()``
+    would."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(_READ_CHUNK):
+        size += len(chunk)
+        if size > cap:
+            return None
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+_READ_CHUNK = 1 << 16
+
+
 def _completion(endpoint: Endpoint, model: str, raw: bytes) -> LLMResponse:
     """The answer in a 200's body ``raw``, or :class:`MalformedReplyError`."""
     try:
@@ -362,6 +388,8 @@ def _completion(endpoint: Endpoint, model: str, raw: bytes) -> LLMResponse:
         raise malformed(endpoint, "a body that is not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise malformed(endpoint, json_problem(error)) from None
+    except RecursionError:
+        raise malformed(endpoint, "a JSON body nested too deep to read") from None
     if not isinstance(reply, dict):
         raise malformed(endpoint, "a JSON body of another shape")
     choices = reply.get("choices")

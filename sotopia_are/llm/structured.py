@@ -208,12 +208,16 @@ def extract_json(text: str) -> Any:
             return json.loads(candidate)
         except json.JSONDecodeError:
             continue
+        except RecursionError:
+            raise OutputValidationError("the reply's JSON is nested too deep to read") from None
     decoder = json.JSONDecoder()
     for match in re.finditer(r"[{\[]", text):
         try:
             value, _end = decoder.raw_decode(text, match.start())
         except json.JSONDecodeError:
             continue
+        except RecursionError:
+            raise OutputValidationError("the reply's JSON is nested too deep to read") from None
         return value
     raise OutputValidationError("the reply contains no JSON object")
 
@@ -227,6 +231,9 @@ def parse_reply(text: str, output_type: type[M]) -> ParsedReply[M]:
     """Parse ``text``, normalise its JSON if ``output_type`` says how
     (:class:`NormalizesReplies`), and validate it as ``output_type``."""
     data = extract_json(text)
+    unencodable = _lone_surrogate(data, "(root)")
+    if unencodable is not None:
+        raise OutputValidationError(unencodable)
     notes: list[str] = []
     if _normalizes(output_type):
         data, notes = output_type.normalize_reply(data)  # type: ignore[attr-defined]
@@ -237,6 +244,34 @@ def parse_reply(text: str, output_type: type[M]) -> ParsedReply[M]:
         raise OutputValidationError(
             f"the JSON does not match {output_type.__name__}: {problems}"
         ) from exc
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any, where: str) -> str | None:
+    """What is wrong when a string in the JSON ``value`` holds a lone surrogate (a
+    ``\\ud800`` escape with no partner: ``json.loads`` joins real pairs), else None. Such
+    text cannot be encoded as UTF-8, so no record holding it could be stored."""
+    if isinstance(value, str):
+        found = _SURROGATE.search(value)
+        if found is None:
+            return None
+        code = f"\\u{ord(found.group()):04x}"
+        return f"{where}: the text holds a lone surrogate ({code}), which is not valid Unicode"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            problem = _lone_surrogate(key, where) or _lone_surrogate(
+                item, key if where == "(root)" else f"{where}.{key}"
+            )
+            if problem is not None:
+                return problem
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            problem = _lone_surrogate(item, str(index) if where == "(root)" else f"{where}.{index}")
+            if problem is not None:
+                return problem
+    return None
 
 
 @functools.lru_cache(maxsize=512)

@@ -12,7 +12,9 @@ client refuses to send a request without one. A provider's default endpoint (no
 
 A 200 that is not a chat completion becomes a :class:`MalformedReplyError` saying what
 was wrong with it; litellm would report it as an ``IndexError`` (no choices) or as a
-"500" with a parser traceback in its message (no message, not JSON, cut off).
+"500" with a parser traceback in its message (no message, not JSON, cut off, not UTF-8).
+A reply whose text is not valid Unicode (a lone surrogate) is malformed too, on either
+transport, so it is asked for again rather than failing the episode when it is stored.
 """
 
 from __future__ import annotations
@@ -39,8 +41,29 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
     either way.
     """
     if endpoint.transport == "http":
-        return await http_transport.send(request, endpoint, timeout_s)
-    return await _send_litellm(request, endpoint, timeout_s)
+        response = await http_transport.send(request, endpoint, timeout_s)
+    else:
+        response = await _send_litellm(request, endpoint, timeout_s)
+    problem = _unencodable(response.text)
+    if problem is not None:
+        raise _malformed(endpoint, problem)
+    return response
+
+
+def _unencodable(text: str) -> str | None:
+    """What is wrong with a reply's ``text`` that cannot be encoded as UTF-8 (a lone
+    surrogate, which a JSON body may carry as a ``\\ud800`` escape), else None. Such text
+    would fail the episode later, when its record is written; as a malformed reply it is
+    asked for again."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = f"\\u{ord(text[error.start]):04x}"
+        return (
+            f"a reply whose text is not valid Unicode (a lone surrogate {code} at character "
+            f"{error.start})"
+        )
+    return None
 
 
 async def _send_litellm(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLMResponse:
@@ -97,6 +120,8 @@ def _unreadable_reply(exc: BaseException) -> str | None:
             return None  # the server sent an error status: not a malformed 200
         if isinstance(seen, json.JSONDecodeError):
             return json_problem(seen)
+        if isinstance(seen, UnicodeDecodeError) or "codec can't decode" in str(seen):
+            return "a body that is not UTF-8 text"
         text = str(seen)
         if "Invalid response object" in text:
             return "a reply whose first choice has no message"

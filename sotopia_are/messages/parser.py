@@ -13,8 +13,10 @@ by the end of the script or by a well-formed next step — a participant's actio
 header numbered above the current turn (alone, or with a participant's action) — provided
 that step reads through to a well-formed step after it too (one step of look-ahead, so an
 embedded transcript's `Turn #5: Ann said: "…"` does not end the speech when what follows
-it cannot be read). A bare `Turn #N` line always starts the next turn, and so does a later
-`Turn #N: Name …` of a participant unless the line before it ends in the quote. If the
+it cannot be read). A later `Turn #N: Name …` of a participant starts the next turn unless
+the line before it ends in the quote, and so does a bare `Turn #N` line, unless the speech
+goes on past it, through lines that are no step of their own, to a closing quote followed
+by a well-formed next step (speech quoting a script reads to its closing quote). If the
 line that closes a speech reads as an explicit action of its own (`Bob said: "…"`,
 `Bob [action] …`, `Turn #N: Bob …` from this turn on), a missing quote cannot be told
 from quoted text: that is a `ScriptParseError` at the line rather than a guess.
@@ -728,16 +730,31 @@ class _Parser:
         # The earliest closing line of each strength: strong, weak, and one followed by a
         # line that is neither (which then gets its own error).
         earliest: dict[str, int] = {}
+        # Past a bare `Turn #N` line the speech goes on only through lines that are no
+        # step of their own (or bare headers), to a closing quote with a strong boundary:
+        # speech that quotes a script (`Turn #2` alone on a line) reads to its closing
+        # quote, while a missing quote before the next turn's action is still reported.
+        past_bare_header = False
         for end in range(index, len(self.lines)):
-            if end > index and self._starts_next_turn(end, start, self.turn):
-                break
+            if end > index:
+                if past_bare_header:
+                    if _bare_header(self.lines[end]):
+                        continue
+                    if self._well_formed_step(end, self.turn) is not None:
+                        break
+                elif self._starts_next_turn(end, start, self.turn):
+                    if earliest or not _bare_header(self.lines[end]):
+                        break
+                    past_bare_header = True
+                    continue
             text = first if end == index else self.lines[end]
             if not _closing(text, start.closer, start.colon):
                 continue
             strength = self._boundary_after(end)
             if strength == "strong":
                 return self._closed_at(start, first, index, end)
-            earliest.setdefault(strength, end)
+            if not past_bare_header:
+                earliest.setdefault(strength, end)
         for strength in ("weak", "none"):
             if strength in earliest:
                 return self._closed_at(start, first, index, earliest[strength])

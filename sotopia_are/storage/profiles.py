@@ -10,10 +10,9 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Annotated
 
-from redis_om import Field
-
 from sotopia_are.storage.fields import AS_JSON_TEXT
 from sotopia_are.storage.record import StoredModel
+from sotopia_are.storage.redis_om_import import Field
 
 __all__ = ["AgentProfile", "EnvironmentProfile", "RelationshipProfile", "RelationshipType"]
 

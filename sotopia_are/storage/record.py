@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from typing import Any, Self, cast
 
 from pydantic_core import to_jsonable_python
-from redis_om import HashModel
 
 from sotopia_are.storage.keys import KEY_PREFIX
+from sotopia_are.storage.redis_om_import import HashModel
 
 __all__ = ["StoredModel"]
 

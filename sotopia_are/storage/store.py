@@ -41,6 +41,7 @@ from sotopia_are.storage.errors import (
     EpisodeStateError,
     RecordNotFoundError,
     StorageConflictError,
+    StorageRefusedError,
     StorageUnavailableError,
     UnreadableRecordError,
     already_played,
@@ -179,6 +180,39 @@ class EpisodeStore:
                 f"lost the connection to {self.location}: {error}. Fix: check that the server "
                 "is running, then resume (completed episodes are kept and skipped)."
             ) from error
+        except redis.ResponseError as error:
+            refused = self._refusal(error)
+            if refused is None:
+                raise
+            raise refused from error
+
+    def _refusal(self, error: BaseException) -> StorageRefusedError | None:
+        """The :class:`StorageRefusedError` a server's refusal to write (``error``) is, or
+        None for any other reply."""
+        said = str(error)
+        if "maxmemory" in said:  # redis-py names it OutOfMemoryError (not in its stubs)
+            return StorageRefusedError(
+                f"{self.location} refuses writes: it is at its memory limit (maxmemory) and "
+                "evicts nothing. Fix: free memory there (delete episodes no longer needed), "
+                "raise its limit (CONFIG SET maxmemory), or use another server; then resume "
+                "(completed episodes are kept and skipped).",
+                "memory",
+            )
+        if isinstance(error, redis.exceptions.ReadOnlyError) or "READONLY" in said:
+            return StorageRefusedError(
+                f"{self.location} refuses writes: it is a read-only replica. Fix: point "
+                "--redis-url (or REDIS_OM_URL) at the primary server, then resume.",
+                "read-only",
+            )
+        if "MISCONF" in said:
+            detail = said.split("MISCONF", 1)[1].strip()
+            return StorageRefusedError(
+                f"{self.location} refuses writes: it cannot save to disk (disk full or not "
+                f"writable; it said: {detail}). Fix: free disk space or repair its data "
+                "directory (see the server's log), then resume.",
+                "disk",
+            )
+        return None
 
     def _watched(self, keys: list[str], body: Callable[[Any], T]) -> T:
         """Run ``body(pipe)`` with ``keys`` watched, retrying when another writer got there
@@ -384,6 +418,8 @@ class EpisodeStore:
         for append, reply in zip(appends, replies, strict=True):
             if isinstance(reply, redis.ResponseError) and "NOT_RUNNING" in str(reply):
                 outcomes.append(_not_running(append.episode_id))
+            elif isinstance(reply, redis.ResponseError) and (refused := self._refusal(reply)):
+                outcomes.append(refused)
             else:
                 outcomes.append(reply if isinstance(reply, BaseException) else str(reply))
         return outcomes

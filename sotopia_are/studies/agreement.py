@@ -26,6 +26,7 @@ from typing import Any
 
 from sotopia_are.messages import ScriptBackground
 from sotopia_are.record import EpisodeRecord
+from sotopia_are.simulation.data_handler.reader import loads_json
 from sotopia_are.storage import EpisodeStore, RecordNotFoundError
 
 from .correlation import bootstrap_ci, pearson, spearman
@@ -165,7 +166,7 @@ def read_human_ratings(paths: Iterable[Path]) -> HumanRatings:
 
 def _from_json(text: str, path: Path) -> LabelledEpisode:
     try:
-        document = json.loads(text)
+        document = loads_json(text)
     except json.JSONDecodeError as error:
         raise AgreementError(f"{path}: not JSON: {error}") from None
     if not isinstance(document, dict):
@@ -199,7 +200,7 @@ def _from_csv(text: str, path: Path) -> list[LabelledEpisode]:
         for row in reader:
             where = f"{path}: line {reader.line_num}"
             try:
-                names = json.loads(row["data"] or "")["names"]
+                names = loads_json(row["data"] or "")["names"]
             except (json.JSONDecodeError, KeyError, TypeError):
                 raise AgreementError(f"{where}: its data column has no JSON names list") from None
             if not isinstance(names, list) or len(names) != 2:
@@ -280,7 +281,7 @@ def labelled_scripts(path: Path) -> dict[str, tuple[str, ScriptBackground]]:
 
 def _script_of(data: str, where: str) -> tuple[str, ScriptBackground]:
     try:
-        episode = json.loads(data)
+        episode = loads_json(data)
         names = [str(name) for name in episode["names"]]
         info = episode["personal_info"]
         background = ScriptBackground(

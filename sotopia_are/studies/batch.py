@@ -83,11 +83,13 @@ from sotopia_are.llm import (
 )
 from sotopia_are.llm.errors import RequestRejectedError
 from sotopia_are.record import EpisodeRecord
+from sotopia_are.simulation.data_handler.reader import loads_json
 from sotopia_are.social import EpisodeSpec, EpisodeStatus
 from sotopia_are.storage import (
     EpisodeLog,
     EpisodeStore,
     StorageError,
+    StorageRefusedError,
     StorageUnavailableError,
     connect,
     stable_episode_id,
@@ -226,7 +228,7 @@ def read_specs(path: Path) -> list[EpisodeSpec]:
         items = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
         return [_spec(f"{path}:{number}", line) for number, line in items]
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not JSON: {error}") from None
     if isinstance(data, list):
@@ -676,7 +678,12 @@ def fails_every_episode(error: BaseException) -> bool:
     if isinstance(error, RequestRejectedError):
         return False
     return isinstance(
-        error, PermanentLLMError | TemplateError | ReplayMissError | StorageUnavailableError
+        error,
+        PermanentLLMError
+        | TemplateError
+        | ReplayMissError
+        | StorageUnavailableError
+        | StorageRefusedError,
     )
 
 

@@ -26,7 +26,8 @@ __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Parse arguments and serve until Ctrl-C."""
+    """Parse arguments and serve until Ctrl-C; exit 1 with one ``error:`` line when the
+    address cannot be bound (a port in use)."""
     parser = argparse.ArgumentParser(prog="python -m sotopia_are.testing", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
@@ -50,7 +51,15 @@ def main(argv: list[str] | None = None) -> None:
     else:
         rule = schema_rule if args.simple else play_rule
     server = LocalLLMServer(rule, host=args.host, port=args.port, latency=args.latency)
-    server.start()
+    try:
+        server.start()
+    except OSError as error:
+        # A port in use (or a host not on this machine) is the user's to fix: no traceback.
+        parser.exit(
+            1,
+            f"error: cannot serve on {args.host}:{args.port}: {error.strerror or error}; "
+            "pass another --port (0 picks a free one) or --host\n",
+        )
     print(f"OpenAI-compatible test server at {server.url} (model: openai/<any name>)", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()

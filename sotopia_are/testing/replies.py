@@ -1,7 +1,8 @@
 """Scripted replies of the local OpenAI-compatible test server.
 
 A :class:`Reply` says what the server answers to one request: a normal completion, an
-HTTP error (429 with ``Retry-After``, 500, 401…), a raw malformed body, a delay, or a hang.
+HTTP error (429 with ``Retry-After``, 500, 401…), a raw malformed body (a gzip bomb
+among them), a delay, or a hang.
 A *rule* is any callable that maps the request's JSON body to a ``Reply`` (or to a plain
 string, shorthand for a normal completion with that text).
 """
@@ -9,6 +10,7 @@ string, shorthand for a normal completion with that text).
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -66,6 +68,20 @@ class Reply:
     def malformed(cls, body: bytes = b'{"choices": [ this is not json') -> Reply:
         """A 200 whose body is not valid JSON."""
         return cls(body=body)
+
+    @classmethod
+    def gzip_bomb(cls, inflated_bytes: int) -> Reply:
+        """A 200 chat completion sent gzip-compressed whose body inflates to about
+        ``inflated_bytes`` (its content is spaces): about a thousandth of that on the
+        wire, so a client that inflates it unbounded holds all of it."""
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: the gzip container
+        parts = [compressor.compress(b'{"choices": [{"index": 0, "message": {"content": "')]
+        block = b" " * (1 << 20)
+        for start in range(0, inflated_bytes, len(block)):
+            parts.append(compressor.compress(block[: inflated_bytes - start]))
+        parts.append(compressor.compress(b'"}}]}'))
+        parts.append(compressor.flush())
+        return cls(body=b"".join(parts), headers={"Content-Encoding": "gzip"})
 
     @classmethod
     def hanging(cls) -> Reply:

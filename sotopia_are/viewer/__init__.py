@@ -9,7 +9,7 @@ script of its own but the static file's filters.
 from .filters import EpisodeFilter
 from .pages import render_episode, render_index, render_message, render_static, render_tag
 from .plots import Bar, Histogram, histogram
-from .server import ViewerServer, serve, static_page
+from .server import ViewerApp, ViewerServer, serve, static_page
 from .summary import DimensionStats, TagDetail, TagSummary, tag_detail, tag_summaries
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "Histogram",
     "TagDetail",
     "TagSummary",
+    "ViewerApp",
     "ViewerServer",
     "histogram",
     "render_episode",
