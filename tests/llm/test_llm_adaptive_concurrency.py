@@ -206,12 +206,14 @@ async def test_a_two_slot_server_that_queues_is_waited_for_and_the_limit_comes_d
 async def test_a_run_against_a_slot_server_settles_near_its_slots(
     llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
 ) -> None:
-    llm_server.slots, llm_server.latency = 2, 0.05
+    llm_server.slots, llm_server.latency = 2, 0.1
     llm_server.rule = lambda _request: "fine"
     registry = ConcurrencyRegistry()
     session = make_session({"concurrency": registry}, timeout_s=5.0)
-    calls = [session.generate(MODEL, "test/plain.j2", {"word": str(n)}) for n in range(200)]
+    calls = [session.generate(MODEL, "test/plain.j2", {"word": str(n)}) for n in range(100)]
     await asyncio.gather(*calls)
     limit = registry.limit(f"{MODEL}@{llm_server.url}", DEFAULT_LOCAL_CONCURRENCY)
-    assert 2 <= limit.limit <= 6  # not the ceiling of 128: the server has two slots
+    # Not the ceiling of 128: the server has two slots. (On a loaded machine our own
+    # event loop's lag adds to the latency of these short answers, so it may go lower.)
+    assert 1 <= limit.limit <= 6
     assert llm_server.max_in_flight <= 8
