@@ -22,6 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+
+# Defined here, not in a layer's module: messages, simulation and llm import nothing of ours
+# (DESIGN.md), but every module may import the package itself, which loads nothing eagerly.
+class SotopiaAreError(Exception):
+    """The base of every error sotopia_are raises: ``except sa.SotopiaAreError`` catches
+    them all, and the CLI reports exactly these as ``error: …`` lines (anything else is a
+    bug). Each error also keeps its built-in base (a bad rubric is a ``ValueError`` too);
+    the tree is in :mod:`sotopia_are.studies.errors`."""
+
+
 # name -> the module it lives in; the one list of the public face.
 _EXPORTS: dict[str, str] = {
     # verbs
@@ -67,7 +77,8 @@ _EXPORTS: dict[str, str] = {
     "LLMConfig": "sotopia_are.llm",
     "LLMSession": "sotopia_are.llm",
     "Sampling": "sotopia_are.llm",
-    # errors
+    # errors (the tree: sotopia_are.studies.errors)
+    "SotopiaAreError": "sotopia_are",
     "LLMError": "sotopia_are.llm",
     "GenerationError": "sotopia_are.llm",
     "PermanentLLMError": "sotopia_are.llm",
@@ -109,6 +120,7 @@ __all__ = [
     "ScriptParseError",
     "ScriptWritingAgent",
     "ScriptedAgent",
+    "SotopiaAreError",
     "StorageError",
     "TransientLLMError",
     "Usage",

@@ -44,6 +44,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
+from sotopia_are import SotopiaAreError
+
 from .action import ActionType, AgentAction, reject_duplicate_recipients, validate_recipients
 from .screenplay import (
     CueError,
@@ -127,7 +129,7 @@ _BYLINE = re.compile(r"(?:written\s+)?by\s", re.IGNORECASE)
 _LABEL_WORDS = 3
 
 
-class ScriptParseError(ValueError):
+class ScriptParseError(SotopiaAreError, ValueError):
     """A script line that cannot be read; the message gives the 1-based line and quotes it."""
 
     def __init__(self, reason: str, line_number: int | None = None, line: str = "") -> None:

@@ -15,6 +15,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.evaluation import Evaluation
 from sotopia_are.llm import LLMCall, Sampling, Usage
 from sotopia_are.messages import AgentAction
@@ -66,7 +67,7 @@ VERDICTS_KEY = "episode_verdicts"
 (each judge's scores, reasoning, failures, warnings and calls), when it has any."""
 
 
-class RecordVersionError(ValueError):
+class RecordVersionError(SotopiaAreError, ValueError):
     """A record written by a newer sotopia_are than this one."""
 
 

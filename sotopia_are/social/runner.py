@@ -20,6 +20,7 @@ import asyncio
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.llm import Usage
 from sotopia_are.messages import AgentAction
 from sotopia_are.simulation.environment import Environment, EnvironmentConfig
@@ -48,7 +49,7 @@ AgentFactory = Callable[[EpisodeSpec], Sequence[SocialAgent] | Mapping[str, Soci
 """Makes the agents of one episode (called when the episode starts)."""
 
 
-class _Failure(Exception):
+class _Failure(SotopiaAreError):
     """Ends an episode as failed: ``agent`` (or None for the turn order) and why."""
 
     def __init__(self, agent: str | None, reason: str) -> None:

@@ -29,6 +29,7 @@ from typing import Any, TypeVar, cast
 import redis
 from pydantic import JsonValue, ValidationError
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.llm import LLMCall
 from sotopia_are.record import EpisodeRecord, EpisodeSummary, Verdict
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
@@ -958,7 +959,7 @@ def _encode_calls(calls: Iterable[CallData]) -> list[str]:
     ]
 
 
-class _Absent(Exception):
+class _Absent(SotopiaAreError):
     """A listed record that was deleted after the index was read: not an error."""
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.messages import ScriptBackground
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.simulation.data_handler.reader import loads_json
@@ -48,7 +49,7 @@ __all__ = [
 _SCORE_KEY = re.compile(r"^(?P<dimension>[a-z][a-z_]*?)_(?P<agent>[12])$")
 
 
-class AgreementError(ValueError):
+class AgreementError(SotopiaAreError, ValueError):
     """A labelled set that cannot be read, or nothing to compare; the message says why."""
 
 

@@ -67,6 +67,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import LLMJudge, Rubric
 from sotopia_are.llm import (
@@ -124,7 +125,7 @@ ModelChoice = Mapping[str, str] | Sequence[Mapping[str, str]]
 per spec, in the specs' order (e.g. a benchmark's model under test in one role)."""
 
 
-class BatchError(RuntimeError):
+class BatchError(SotopiaAreError, RuntimeError):
     """A batch that cannot start, or a worker that stopped; the message says what to do."""
 
 
