@@ -4,8 +4,9 @@ Exit codes of every command: 0 success, 1 a user or input error (one ``error: â€
 on stderr, never a traceback) or an episode that failed or could not be rated, 2 a usage
 error (Typer's own) or a model that cannot be called as configured (one ``error: â€¦`` line,
 found by the preflight before any episode is stored), 130 Ctrl-C, 141 the reader of the
-output went away (``| head``). :func:`cli_errors` turns the errors the lower layers raise
-for bad input or an unusable server into exit 1, a configuration error into exit 2.
+output went away (``| head``). :func:`cli_errors` turns the library's errors
+(:class:`~sotopia_are.SotopiaAreError`) into exit 1, a configuration error into exit 2;
+any other exception is a bug and keeps its traceback, with a note asking to report it.
 """
 
 from __future__ import annotations
@@ -90,13 +91,18 @@ def cli_errors() -> Iterator[None]:
     A :class:`~sotopia_are.SotopiaAreError` (bad input, an unreachable server, a missing
     episode, a model that fails) is the user's to fix: exit 1, or
     :data:`CONFIGURATION_EXIT` for a :class:`~sotopia_are.llm.ConfigurationError` from the
-    preflight. So is a file the system refuses (missing, unreadable). Any other exception
-    keeps its traceback, with a note that it is a bug to report.
+    preflight. So are a value a pydantic model refuses and a file the system refuses
+    (missing, unreadable). Any other exception keeps its traceback, with
+    :data:`BUG_NOTE` under it.
     """
     try:
         yield
     except BrokenPipeError:
         _quiet_broken_pipe()
+    except ValidationError as error:
+        # The library's values (specs, profiles, configurations) are pydantic models: one
+        # that refuses what the user gave raises pydantic's own error, no SotopiaAreError.
+        fail(describe_validation(error))
     except RecordNotFoundError as error:
         fail(
             f"{error}; see 'sotopia-are list'"

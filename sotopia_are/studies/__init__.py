@@ -34,6 +34,7 @@ from .batch_report import (
     unfinished_causes,
 )
 from .benchmark import BenchmarkResult, benchmark, benchmark_specs
+from .errors import StudyInputError
 from .files import (
     ExportFormat,
     ImportedFile,
@@ -96,6 +97,7 @@ __all__ = [
     "ScenarioLoadError",
     "ScenarioRun",
     "StoredBatch",
+    "StudyInputError",
     "Task",
     "TaskSet",
     "agent_background",

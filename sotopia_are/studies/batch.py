@@ -67,7 +67,6 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from sotopia_are import SotopiaAreError
 from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import LLMJudge, Rubric
 from sotopia_are.llm import (
@@ -97,6 +96,7 @@ from sotopia_are.storage import (
 )
 
 from .batch_report import BatchProgress
+from .errors import BatchError, StudyInputError
 from .rating import arate
 from .running import arun
 
@@ -123,10 +123,6 @@ HEARTBEAT_S = 1.0
 ModelChoice = Mapping[str, str] | Sequence[Mapping[str, str]]
 """The agents' models: one mapping of agent name → model for every spec, or one mapping
 per spec, in the specs' order (e.g. a benchmark's model under test in one role)."""
-
-
-class BatchError(SotopiaAreError, RuntimeError):
-    """A batch that cannot start, or a worker that stopped; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -217,12 +213,12 @@ class BatchResult:
 def read_specs(path: Path) -> list[EpisodeSpec]:
     """The specs in ``path``: a JSONL file (one spec a line), a JSON file (a spec or a list
     of specs), or a directory of such files (``*.json``, ``*.jsonl``, not recursive).
-    ``ValueError`` naming the file (and line) of anything that is not a valid spec;
-    ``OSError`` for an unreadable file."""
+    :class:`StudyInputError` naming the file (and line) of anything that is not a valid
+    spec; ``OSError`` for an unreadable file."""
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file())
         if not files:
-            raise ValueError(f"{path} holds no .json or .jsonl spec files")
+            raise StudyInputError(f"{path} holds no .json or .jsonl spec files")
         return [spec for file in files for spec in read_specs(file)]
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
@@ -231,7 +227,7 @@ def read_specs(path: Path) -> list[EpisodeSpec]:
     try:
         data = loads_json(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: not JSON: {error}") from None
+        raise StudyInputError(f"{path}: not JSON: {error}") from None
     if isinstance(data, list):
         return [_spec(f"{path}[{index}]", json.dumps(item)) for index, item in enumerate(data)]
     return [_spec(str(path), text)]
@@ -244,7 +240,7 @@ def _spec(where: str, text: str) -> EpisodeSpec:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in error.errors()
         )
-        raise ValueError(f"{where}: not a valid episode spec: {problems}") from None
+        raise StudyInputError(f"{where}: not a valid episode spec: {problems}") from None
 
 
 def plan_batch(
@@ -256,17 +252,19 @@ def plan_batch(
     The stable id is a hash of ``tag``, the spec's name, the models and the repetition;
     the name (the episodes' scenario id) is the spec's ``episode_id``, or for a spec
     without one its ``content_id()``, so a resumed batch plans the same ids again.
-    ``ValueError`` naming the agents without a model, for two specs with one name, or for
-    not one mapping per spec."""
+    :class:`StudyInputError` naming the agents without a model, for two specs with one
+    name, or for not one mapping per spec."""
     each = [models] * len(specs) if isinstance(models, Mapping) else list(models)
     if len(each) != len(specs):
-        raise ValueError(f"{len(each)} model mappings for {len(specs)} specs; give one per spec")
+        raise StudyInputError(
+            f"{len(each)} model mappings for {len(specs)} specs; give one per spec"
+        )
     planned: list[BatchEpisode] = []
     for spec, given in zip(specs, each, strict=True):
         name = spec.episode_id if spec.id_given else spec.content_id()
         missing = [agent for agent in spec.agent_names if agent not in given]
         if missing:
-            raise ValueError(f"spec {name!r}: no model for {', '.join(missing)}")
+            raise StudyInputError(f"spec {name!r}: no model for {', '.join(missing)}")
         chosen = {agent: given[agent] for agent in spec.agent_names}
         for repetition in range(repeat):
             episode_id = stable_episode_id(
@@ -275,7 +273,7 @@ def plan_batch(
             played = spec.replace(episode_id=episode_id, seed=spec.seed + repetition)
             planned.append(BatchEpisode(played, name, chosen))
     if len({p.spec.episode_id for p in planned}) != len(planned):
-        raise ValueError(
+        raise StudyInputError(
             "two specs share an episode_id (or, without one, are the same spec); give each "
             "spec of a batch its own, and play a spec more than once with repeat (-n)"
         )
@@ -496,8 +494,9 @@ def batch(
             configuration error that would fail every episode alike (a rejected key, an
             unknown model, a broken template, an unreachable store) stopped a worker;
             its unfinished episodes are left ``incomplete`` for a resume.
-        ValueError: A bad plan (an agent without a model, two specs with one id, not
-            one model mapping per spec), an unknown rubric, or ``max_attempts`` below 1.
+        StudyInputError: A bad plan (an agent without a model, two specs with one id, not
+            one model mapping per spec) or ``max_attempts`` below 1.
+        RubricError: An unknown rubric.
         KeyboardInterrupt: Ctrl-C; the batch's running episodes are stored
             ``incomplete`` first.
 
@@ -513,7 +512,7 @@ def batch(
         ```
     """
     if max_attempts < 1:
-        raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
+        raise StudyInputError(f"max_attempts must be at least 1, got {max_attempts}")
     everyone = {name for spec in specs for name in spec.agent_names}
     chosen = dict.fromkeys(everyone, models) if isinstance(models, str) else models
     planned = plan_batch(specs, chosen, tag=tag, repeat=repeat)
@@ -640,7 +639,7 @@ def _worker_concurrency(
     """
     if concurrency is not None:
         if concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+            raise StudyInputError(f"concurrency must be at least 1, got {concurrency}")
         share = max(math.ceil(concurrency / workers), 1)
         if config.max_concurrency is None:
             config = config.model_copy(update={"max_concurrency": share})

@@ -22,6 +22,7 @@ from sotopia_are.record import EpisodeRecord, Verdict, record_of_result
 from sotopia_are.social import EpisodeSpec, EpisodeStatus, run_episode, script_spec
 from sotopia_are.storage import EpisodeStore
 
+from .errors import StudyInputError
 from .preflight import judge_uses
 
 __all__ = ["arate", "arate_script", "rate", "rate_script", "script_record"]
@@ -76,7 +77,7 @@ async def arate(
         ```
     """
     if record.status is not EpisodeStatus.COMPLETE:
-        raise ValueError(
+        raise StudyInputError(
             f"episode {record.episode_id} is {record.status.value}, not complete: only a "
             "finished episode can be rated"
         )
@@ -181,7 +182,7 @@ async def script_record(
     if context is None:
         context = parse_background(script)
         if context is None:
-            raise ValueError(
+            raise StudyInputError(
                 "the script has no context preamble (scenario, backgrounds, goals); give "
                 "its context as an EpisodeSpec or ScriptBackground"
             )

@@ -33,6 +33,7 @@ from sotopia_are.social import (
 )
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore, StorageError
 
+from .errors import StudyInputError
 from .preflight import agent_uses, judge_uses
 
 __all__ = ["arun", "mark_stopped", "run"]
@@ -272,13 +273,13 @@ def _players(
 ) -> Agents:
     if agents is not None:
         if sampling is not None:
-            raise ValueError(
+            raise StudyInputError(
                 "sampling is for the LLM agents built from models; give agents of your own "
                 "theirs (LLMAgent(..., sampling=...))"
             )
         return agents
     if models is None:
-        raise ValueError("give the episode's agents, or models to play it with LLM agents")
+        raise StudyInputError("give the episode's agents, or models to play it with LLM agents")
     return llm_agents_for(spec, models, session, sampling=sampling)
 
 

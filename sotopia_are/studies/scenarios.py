@@ -14,7 +14,6 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sotopia_are import SotopiaAreError
 from sotopia_are.simulation.data_handler.errors import ScenarioFormatError
 from sotopia_are.simulation.data_handler.loading import AppSourceError, import_scenario
 from sotopia_are.simulation.environment import (
@@ -29,12 +28,9 @@ from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import EpisodeSpec
 
+from .errors import ScenarioLoadError
+
 __all__ = ["LoadedScenario", "ScenarioLoadError", "ScenarioRun", "load_scenario", "run_scenario"]
-
-
-class ScenarioLoadError(SotopiaAreError, ValueError):
-    """A scenario file that cannot be read or imported, or an app source that cannot be
-    loaded; nothing was imported. The message says where, what, and how to proceed."""
 
 
 @dataclass(frozen=True)
