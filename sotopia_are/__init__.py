@@ -80,12 +80,16 @@ _EXPORTS: dict[str, str] = {
     # errors (the tree: sotopia_are.studies.errors)
     "SotopiaAreError": "sotopia_are",
     "LLMError": "sotopia_are.llm",
+    "ConfigurationError": "sotopia_are.llm",
     "GenerationError": "sotopia_are.llm",
     "PermanentLLMError": "sotopia_are.llm",
     "TransientLLMError": "sotopia_are.llm",
     "StorageError": "sotopia_are.storage",
+    "RecordNotFoundError": "sotopia_are.storage",
     "ScriptParseError": "sotopia_are.messages",
     "RecordVersionError": "sotopia_are.record",
+    "VerdictExistsError": "sotopia_are.record",
+    "StudyInputError": "sotopia_are.studies",
     "RubricError": "sotopia_are.evaluation",
 }
 
@@ -96,6 +100,7 @@ __all__ = [
     "SOTOPIA_EVAL",
     "AgentAction",
     "AgentProfile",
+    "ConfigurationError",
     "Dimension",
     "EnvironmentProfile",
     "EpisodeRecord",
@@ -110,6 +115,7 @@ __all__ = [
     "LLMJudge",
     "LLMSession",
     "PermanentLLMError",
+    "RecordNotFoundError",
     "RecordVersionError",
     "RelationshipProfile",
     "Rubric",
@@ -122,9 +128,11 @@ __all__ = [
     "ScriptedAgent",
     "SotopiaAreError",
     "StorageError",
+    "StudyInputError",
     "TransientLLMError",
     "Usage",
     "Verdict",
+    "VerdictExistsError",
     "__version__",
     "arate",
     "arate_script",
@@ -158,6 +166,7 @@ if TYPE_CHECKING:
         RubricError,
     )
     from sotopia_are.llm import (
+        ConfigurationError,
         GenerationError,
         LLMConfig,
         LLMError,
@@ -174,27 +183,38 @@ if TYPE_CHECKING:
         ScriptParseError,
         parse_script,
     )
-    from sotopia_are.record import EpisodeRecord, RecordVersionError, Verdict, load_record
+    from sotopia_are.record import (
+        EpisodeRecord,
+        RecordVersionError,
+        Verdict,
+        VerdictExistsError,
+        load_record,
+    )
     from sotopia_are.social import EpisodeSpec, EpisodeStatus
     from sotopia_are.storage import (
         AgentProfile,
         EnvironmentProfile,
         EpisodeStore,
+        RecordNotFoundError,
         RelationshipProfile,
         StorageError,
         connect,
     )
     from sotopia_are.studies import (
+        StudyInputError,
         arate,
         arate_script,
         arun,
-        batch,
         rate,
         rate_script,
         rate_stored,
         run,
         spec_from_profiles,
     )
+
+    # From its module: with every layer importing SotopiaAreError from this package, mypy
+    # reads `from sotopia_are.studies import batch` as the submodule of that name.
+    from sotopia_are.studies.batch import batch
 
 
 def __getattr__(name: str) -> Any:

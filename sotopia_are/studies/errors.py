@@ -6,62 +6,64 @@ anything else as a bug. Each error also keeps the built-in base it is known by, 
 ``except ValueError`` or ``except KeyError`` still work where they did. The classes are
 defined in the layer that raises them (a lower layer cannot import this module) and all
 but :class:`~sotopia_are.cluster.ClusterError` (the optional cluster front end) are
-importable from here::
+importable from here:
 
-    SotopiaAreError                       sotopia_are (the face: sa.SotopiaAreError)
-    ├── LLMError                          llm: a model call, its prompt or its replay
-    │   ├── TemplateError                   a prompt template missing or malformed
-    │   ├── PermanentLLMError               retrying cannot fix it (key, model, request)
-    │   │   ├── ConfigurationError            a model unusable as configured (preflight)
-    │   │   └── RequestRejectedError          the server refused this one request
-    │   ├── TransientLLMError               rate limits, timeouts, 5xx outlasted the retries
-    │   │   └── MalformedReplyError           a 200 that is not a chat completion
-    │   ├── GenerationError                 no output validated after every attempt
-    │   └── ReplayMissError                 a request the recording does not hold
-    ├── HTTPTransportError                llm: the HTTP transport's request failed (each
-    │   ├── APIConnectionError              becomes an LLMError before it leaves llm)
-    │   ├── Timeout
-    │   ├── InvalidURLError
-    │   ├── BadRequestError
-    │   │   └── UnprocessableEntityError
-    │   ├── AuthenticationError
-    │   ├── PermissionDeniedError
-    │   ├── NotFoundError
-    │   ├── RateLimitError
-    │   └── InternalServerError
-    │       ├── BadGatewayError
-    │       └── ServiceUnavailableError
-    ├── OutputValidationError (ValueError)   llm: a reply that does not fit its schema
-    ├── ScriptParseError (ValueError)        messages: a script line that does not read
-    ├── CueError (ValueError)                messages: a screenplay cue that does not read
-    ├── UnknownAppClassError (LookupError)   simulation: no App class by that name
-    ├── ScenarioFormatError (ValueError)     simulation: an ARE scenario file that won't import
-    ├── ScenarioExportError (ValueError)     simulation: a scenario that won't export as JSON
-    ├── AppSourceError (ValueError)          simulation: App classes that cannot be loaded
-    ├── UnsafeIdError (ValueError)           social: an episode id, tag or pk not allowed
-    ├── HumanInputError (RuntimeError)       agents: no answer from the person at the keyboard
-    ├── ScriptExhaustedError (RuntimeError)  agents: a scripted agent out of lines
-    ├── ScriptMismatchError (ValueError)     agents: a script not for this episode
-    ├── RubricError (ValueError)             evaluation: a rubric that cannot be used
-    ├── RecordFormatError (ValueError)       record: data that is not an episode record
-    ├── RecordVersionError (ValueError)      record: a record of a newer sotopia_are
-    ├── RecordCheckError (ValueError)        record: imported data that fails its checks
-    ├── VerdictExistsError (ValueError)      record: the judge already rated the episode
-    ├── StorageError                         storage: the store
-    │   ├── StorageUnavailableError            Redis unreachable or not starting
-    │   ├── StorageRefusedError                Redis refuses writes (memory, read-only, disk)
-    │   ├── RecordNotFoundError (KeyError)     no record with that key
-    │   ├── EpisodeStateError                  an operation the episode's status forbids
-    │   │   └── EpisodeExistsError               the episode id is stored already
-    │   ├── StorageConflictError               a write kept losing to other writers
-    │   ├── JsonlFormatError (ValueError)      a JSONL line that is no valid record
-    │   └── UnreadableRecordError              a key that holds no record of ours
-    ├── EmptySelectionError (ValueError)     storage: a listing or export that holds nothing
-    ├── StudyInputError (ValueError)         studies: what a verb was given cannot be used
-    ├── AgreementError (ValueError)          studies: human ratings that cannot be compared
-    ├── ScenarioLoadError (ValueError)       studies: a scenario file or app source
-    └── BatchError (RuntimeError)            studies: a batch that cannot start or go on
-        └── ClusterError                       cluster: a batch that cannot run on the cluster
+```text
+SotopiaAreError                       sotopia_are (the face: sa.SotopiaAreError)
+├── LLMError                          llm: a model call, its prompt or its replay
+│   ├── TemplateError                   a prompt template missing or malformed
+│   ├── PermanentLLMError               retrying cannot fix it (key, model, request)
+│   │   ├── ConfigurationError            a model unusable as configured (preflight)
+│   │   └── RequestRejectedError          the server refused this one request
+│   ├── TransientLLMError               rate limits, timeouts, 5xx outlasted the retries
+│   │   └── MalformedReplyError           a 200 that is not a chat completion
+│   ├── GenerationError                 no output validated after every attempt
+│   └── ReplayMissError                 a request the recording does not hold
+├── HTTPTransportError                llm: the HTTP transport's request failed (each
+│   ├── APIConnectionError              becomes an LLMError before it leaves llm)
+│   ├── Timeout
+│   ├── InvalidURLError
+│   ├── BadRequestError
+│   │   └── UnprocessableEntityError
+│   ├── AuthenticationError
+│   ├── PermissionDeniedError
+│   ├── NotFoundError
+│   ├── RateLimitError
+│   └── InternalServerError
+│       ├── BadGatewayError
+│       └── ServiceUnavailableError
+├── OutputValidationError (ValueError)   llm: a reply that does not fit its schema
+├── ScriptParseError (ValueError)        messages: a script line that does not read
+├── CueError (ValueError)                messages: a screenplay cue that does not read
+├── UnknownAppClassError (LookupError)   simulation: no App class by that name
+├── ScenarioFormatError (ValueError)     simulation: an ARE scenario file that won't import
+├── ScenarioExportError (ValueError)     simulation: a scenario that won't export as JSON
+├── AppSourceError (ValueError)          simulation: App classes that cannot be loaded
+├── UnsafeIdError (ValueError)           social: an episode id, tag or pk not allowed
+├── HumanInputError (RuntimeError)       agents: no answer from the person at the keyboard
+├── ScriptExhaustedError (RuntimeError)  agents: a scripted agent out of lines
+├── ScriptMismatchError (ValueError)     agents: a script not for this episode
+├── RubricError (ValueError)             evaluation: a rubric that cannot be used
+├── RecordFormatError (ValueError)       record: data that is not an episode record
+├── RecordVersionError (ValueError)      record: a record of a newer sotopia_are
+├── RecordCheckError (ValueError)        record: imported data that fails its checks
+├── VerdictExistsError (ValueError)      record: the judge already rated the episode
+├── StorageError                         storage: the store
+│   ├── StorageUnavailableError            Redis unreachable or not starting
+│   ├── StorageRefusedError                Redis refuses writes (memory, read-only, disk)
+│   ├── RecordNotFoundError (KeyError)     no record with that key
+│   ├── EpisodeStateError                  an operation the episode's status forbids
+│   │   └── EpisodeExistsError               the episode id is stored already
+│   ├── StorageConflictError               a write kept losing to other writers
+│   ├── JsonlFormatError (ValueError)      a JSONL line that is no valid record
+│   └── UnreadableRecordError              a key that holds no record of ours
+├── EmptySelectionError (ValueError)     storage: a listing or export that holds nothing
+├── StudyInputError (ValueError)         studies: what a verb was given cannot be used
+├── AgreementError (ValueError)          studies: human ratings that cannot be compared
+├── ScenarioLoadError (ValueError)       studies: a scenario file or app source
+└── BatchError (RuntimeError)            studies: a batch that cannot start or go on
+    └── ClusterError                       cluster: a batch that cannot run on the cluster
+```
 
 A pydantic ``ValidationError`` (a ``ValueError``) is what the library's value types
 (:class:`~sotopia_are.EpisodeSpec`, :class:`~sotopia_are.LLMConfig`, the profiles…) raise
