@@ -134,5 +134,5 @@ def test_cli_a_provider_parameter_is_sent_when_marked_extra(
         "top_k=20,extra.reasoning_effort=low",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    [sent] = [r.body for r in llm_server.requests]
+    [sent] = [r.body for r in llm_server.chat_requests]  # not the preflight's
     assert (sent["top_k"], sent["reasoning_effort"]) == (20, "low")
