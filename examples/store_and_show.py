@@ -22,7 +22,7 @@ async def main() -> None:
         (EXAMPLES / "scenarios" / "garden_committee.json").read_text(encoding="utf-8")
     )
     script = (EXAMPLES / "scripts" / "garden_committee.txt").read_text(encoding="utf-8")
-    spec = script_spec(base, script)
+    spec = script_spec(base, script).for_run()  # a fresh id from the file's scenario name
     with tempfile.TemporaryDirectory() as data_dir, connect(data_dir=data_dir) as store:
         recorder = EpisodeRecorder(store, tag="example")
         await run_episode(

@@ -40,6 +40,7 @@ def varied(request: dict) -> str:
 
 
 spec = sa.EpisodeSpec(
+    name="bakery",  # the scenario's: each run gets a fresh episode id, its records this name
     scenario="Ten minutes before closing, a café owner asks about the unsold bread.",
     agent_names=["Mara Quinn", "Teo Alvarez"],
     agent_backgrounds=["Mara is the baker.", "Teo runs the café next door."],
@@ -57,7 +58,6 @@ with LocalLLMServer(varied) as server, sa.connect() as store, tempfile.Temporary
             store=store,
             config=config,
             tag="training-example",
-            scenario_id="bakery",
         )
 
     datasets.disable_progress_bars()

@@ -66,7 +66,7 @@ def _replay(store: EpisodeStore, examples: Path, name: str) -> EpisodeSpec:
     text = read_text(examples / "scripts" / f"{name}.txt")
     spec = script_spec(base.replace(episode_id=_fresh_id(name)), text)
     agents = ScriptedAgent.from_script(text, spec.agent_names)
-    record = play_here(store, spec, agents, tag=DEMO_TAG, scenario_id=base.episode_id)
+    record = play_here(store, spec, agents, tag=DEMO_TAG, scenario_id=base.stable_name())
     print_record(record)
     typer.echo(f"stored as {spec.episode_id}\n")
     return spec
@@ -145,7 +145,7 @@ def demo(
                 sampling=models.agent_sampling(),
                 judge=models.judge(session),
                 tag=DEMO_TAG,
-                scenario_id=base.episode_id,
+                scenario_id=base.stable_name(),
             )
             print_record(record)
             failed = unusable(record, judged=True)

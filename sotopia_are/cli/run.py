@@ -73,10 +73,12 @@ def run(
         else:
             ids = [pk.strip() for pk in str(agent_ids).split(",") if pk.strip()]
             spec = spec_from_stored_profiles(store, str(env_id), ids)
-        # A spec file names a scenario (its episode_id, else the file's name), played
-        # under a fresh id each run: the same file may be run many times.
-        scenario_id = env_id or (
-            spec.episode_id if spec.id_given or spec_file is None else slug(spec_file.stem)
+        # A spec file names a scenario (its name, else its episode_id, else the file's
+        # name), played under a fresh id each run: the same file may be run many times.
+        scenario_id = (
+            env_id
+            or spec.name
+            or (spec.episode_id if spec.id_given or spec_file is None else slug(spec_file.stem))
         )
         spec = spec.replace(
             episode_id=fresh_episode_id(scenario_id),

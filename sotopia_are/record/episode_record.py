@@ -261,7 +261,8 @@ def record_of_result(
 ) -> EpisodeRecord:
     """The record of a finished run (no verdict yet): its events exported as ARE's
     completed events, and the agents' calls in participant order. ``sampling`` is the
-    LLM agents' (by name)."""
+    LLM agents' (by name); ``scenario_id`` defaults to the spec's ``name``, else the
+    episode's id."""
     chosen = dict(models or {})
     sampled = dict(sampling or {})
     return EpisodeRecord(
@@ -270,7 +271,7 @@ def record_of_result(
         models={name: chosen.get(name, "") for name in result.spec.agent_names},
         agent_sampling={n: sampled[n] for n in result.spec.agent_names if n in sampled},
         tag=tag,
-        scenario_id=scenario_id or result.episode_id,
+        scenario_id=scenario_id or result.spec.name or result.episode_id,
         status=result.status,
         reason=result.reason,
         failed_agent=result.failed_agent,
@@ -303,7 +304,7 @@ def record_from_are_json(
         spec=episode.spec,
         models=dict.fromkeys(episode.spec.agent_names, ""),
         tag=tag,
-        scenario_id=episode.spec.episode_id,
+        scenario_id=episode.spec.name or episode.spec.episode_id,
         status=EpisodeStatus(config.get(STATUS_KEY, EpisodeStatus.COMPLETE.value)),
         reason=reason,
         events=tuple(convert_completed_event(event) for event in episode.events),

@@ -8,7 +8,6 @@ an oracle's expected call, the :class:`EventMetadata` of a finished call, and th
 
 from __future__ import annotations
 
-import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.ids import new_id
+from sotopia_are.simulation.tool_utils import OperationType
 
 if TYPE_CHECKING:
     from sotopia_are.simulation.event_log import EventLog
@@ -29,13 +29,6 @@ __all__ = [
     "OperationType",
     "function_name",
 ]
-
-
-class OperationType(enum.Enum):
-    """Whether an app call reads or changes the app's state."""
-
-    READ = "read"
-    WRITE = "write"
 
 
 class AbstractEnvironment(ABC):

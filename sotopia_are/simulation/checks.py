@@ -10,6 +10,7 @@ holds or its timeout passes with milestones unmet. Timeouts count ticks of
 from __future__ import annotations
 
 import enum
+import re
 import traceback
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from sotopia_are.simulation.actions import AbstractEnvironment, EventMetadata
 from sotopia_are.simulation.event_queue import EventQueue
 from sotopia_are.simulation.events import AbstractEvent, ConditionCheckEvent, ValidationEvent
 
-__all__ = ["CHECK_KINDS", "CheckOutcome", "Checks"]
+__all__ = ["CHECK_KINDS", "CheckOutcome", "Checks", "check_base_id", "check_event_id"]
 
 CHECK_KINDS = (ConditionCheckEvent, ValidationEvent)
 """The event kinds that recur until settled (for ``isinstance``)."""
@@ -37,10 +38,28 @@ class CheckOutcome(enum.Enum):
     FAILED = "failed"
 
 
+_CHECK_SUFFIX = re.compile(r"CHECK_\d+")
+
+
+def check_event_id(event_id: str, index: int) -> str:
+    """The log id of a condition check's ``index``-th evaluation (from 0), as ARE writes
+    it: ``<id>-CHECK_<index>`` (an id that already holds ``CHECK_<n>`` has ``n`` replaced)."""
+    if _CHECK_SUFFIX.search(event_id):
+        return _CHECK_SUFFIX.sub(f"CHECK_{index}", event_id)
+    return f"{event_id}-CHECK_{index}"
+
+
+def check_base_id(logged_id: str) -> str:
+    """The check's own id behind the log id of one of its evaluations (the id itself if
+    it has no ``-CHECK_<n>`` suffix)."""
+    return re.sub(r"-CHECK_\d+$", "", logged_id)
+
+
 @dataclass
 class _Progress:
     first_check: float
     achieved: set[int]
+    checks: int = 0
 
 
 class Checks:
@@ -58,23 +77,26 @@ class Checks:
 
     def run_condition(
         self, event: ConditionCheckEvent, env: AbstractEnvironment, now: float
-    ) -> tuple[CheckOutcome, EventMetadata | None]:
-        """Evaluate ``event``'s condition at ``now``: the outcome, and what to log (None
-        when PENDING). ValueError if it has no condition."""
+    ) -> tuple[CheckOutcome, EventMetadata, int]:
+        """Evaluate ``event``'s condition at ``now``: the outcome, its record (return value
+        True or False, or why the predicate raised) and which evaluation of this check it
+        was (from 0). ValueError if it has no condition."""
         if event.action is None:
             raise ValueError(f"condition check {event.event_id} has no condition")
-        self._progress.setdefault(event, _Progress(now, set()))
+        progress = self._progress.setdefault(event, _Progress(now, set()))
+        index = progress.checks
+        progress.checks += 1
         try:
             holds = event.action.execute(env)
         except Exception as error:
             # A broken predicate never holds: log why, and release no dependant.
             del self._progress[event]
-            return CheckOutcome.BROKEN, _failure(error)
+            return CheckOutcome.BROKEN, _failure(error), index
         if holds:
             del self._progress[event]
-            return CheckOutcome.PASSED, EventMetadata(return_value=True)
+            return CheckOutcome.PASSED, EventMetadata(return_value=True), index
         self._recheck(event, now)
-        return CheckOutcome.PENDING, None
+        return CheckOutcome.PENDING, EventMetadata(return_value=False), index
 
     def run_validation(
         self, event: ValidationEvent, env: AbstractEnvironment, now: float

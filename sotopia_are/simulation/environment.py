@@ -150,8 +150,9 @@ class Environment(EnvironmentCore):
                 if self.config.exit_when_no_events and self._idle(swept):
                     return
                 if self._next_due() is None:
-                    self._wakeup.wait()  # until something is scheduled, or stop/pause
-                    continue
+                    # Nothing is left to run: the run is over, as in ARE (whose queue
+                    # loop ends once its queue is empty, whatever exit_when_no_events).
+                    return
                 if not self._step():
                     return  # the next event lies beyond the duration
                 for _ in range(_STEPS_PER_LOCK):

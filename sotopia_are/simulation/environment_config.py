@@ -29,6 +29,9 @@ class EnvironmentConfig:
     - verbose: log each tick at INFO level.
     - virtual_clock: never read the wall clock (default: True iff queue_based_loop); a
       virtual time-based loop advances one tick per iteration without sleeping.
+    - log_every_condition_check: log each evaluation of a condition check, as ARE does
+      (ids ``<id>-CHECK_<n>``, return value True/False); False logs only the evaluation
+      that held (or raised), under the check's own id.
     """
 
     start_time: float | None = 0
@@ -41,6 +44,7 @@ class EnvironmentConfig:
     wait_for_user_input_timeout: float | None = None
     verbose: bool = True
     virtual_clock: bool | None = None
+    log_every_condition_check: bool = True
 
     def __post_init__(self) -> None:
         def number(value: object) -> bool:

@@ -19,14 +19,14 @@ Rules the core keeps:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any
 
 from sotopia_are.simulation.actions import AbstractEnvironment, EventMetadata
 from sotopia_are.simulation.apps.app import App
-from sotopia_are.simulation.checks import CHECK_KINDS, CheckOutcome, Checks
+from sotopia_are.simulation.checks import CHECK_KINDS, CheckOutcome, Checks, check_event_id
 from sotopia_are.simulation.environment_config import (
     EnvironmentConfig,
     EnvironmentState,
@@ -48,8 +48,13 @@ from sotopia_are.simulation.notification_system import (
     VerboseNotificationSystem,
 )
 from sotopia_are.simulation.oracle import dump_state, run_oracle
-from sotopia_are.simulation.placeholders import has_placeholder, resolve_arg_placeholders
+from sotopia_are.simulation.placeholders import (
+    has_placeholder,
+    resolve_arg_placeholders,
+    resolve_in_place,
+)
 from sotopia_are.simulation.time_manager import TimeManager
+from sotopia_are.simulation.tool_utils import AppTool
 
 __all__ = ["EnvironmentCore"]
 
@@ -118,6 +123,8 @@ class EnvironmentCore(AbstractEnvironment):
         self._waiting: dict[AbstractEvent, int] = {}
         self._checks = Checks(self.event_queue, self.config.time_increment_in_seconds)
         self._lock: AbstractContextManager[object] = _NO_LOCK
+        # The wall-clock time of the tick running now, on a real clock (see _tick).
+        self._measured: float | None = None
         self._finalized = False
 
     # ----------------------------------------------------------------- queries
@@ -202,12 +209,61 @@ class EnvironmentCore(AbstractEnvironment):
             for event in [events] if isinstance(events, CompletedEvent) else events:
                 self._record(event)
 
-    def resolve_arg_placeholders(self, event: Event) -> Event:
+    def resolve_arg_placeholders(
+        self, event: Event, past_events: Iterable[CompletedEvent] | None = None
+    ) -> Event:
         """``event`` with ``{{event_id}}`` / ``{{event_id.key.sub}}`` args replaced by the
-        return values of past events (a copy; ``event`` itself is returned unchanged if it
-        has none). A whole-string placeholder keeps the value's type; embedded ones are
-        formatted into the string. KeyError if a referenced event has not completed."""
-        return resolve_arg_placeholders(event, self._event_log)
+        return values of past events.
+
+        Without ``past_events``: against this environment's log, as the kernel runs
+        events — a copy (``event`` itself if it has none); a whole-string placeholder keeps
+        the value's type, embedded ones are formatted into the string; KeyError if a
+        referenced event has not completed. With ``past_events``: ARE's method — only
+        whole-string placeholders (surrounding blanks allowed) are resolved, into
+        ``event.action.resolved_args`` in place; one naming no past event, or a key its
+        value lacks, is left as written; ``event`` is returned.
+        """
+        if past_events is None:
+            return resolve_arg_placeholders(event, self._event_log)
+        return resolve_in_place(event, past_events)
+
+    def get_latest_event(self) -> CompletedEvent | None:
+        """The last completed event, if any."""
+        with self._lock:
+            return self._event_log[-1] if len(self._event_log) else None
+
+    def get_event_log_size(self) -> int:
+        """How many events completed."""
+        return len(self._event_log)
+
+    def get_event_queue_length(self) -> int:
+        """How many events are queued."""
+        return len(self.event_queue)
+
+    def has_app(self, app_name: str) -> bool:
+        """Whether an app ``app_name`` is registered."""
+        return app_name in self.apps
+
+    @property
+    def time_increment_in_seconds(self) -> int:
+        """Seconds per tick (the configuration's)."""
+        return self.config.time_increment_in_seconds
+
+    def get_tools_by_app(self) -> dict[str, list[AppTool]]:
+        """The agent's tools of each registered app, by app name."""
+        return {name: app.get_tools() for name, app in self.apps.items()}
+
+    def get_tools(self) -> list[AppTool]:
+        """The agent's tools of every registered app."""
+        return [tool for tools in self.get_tools_by_app().values() for tool in tools]
+
+    def get_user_tools_by_app(self) -> dict[str, list[AppTool]]:
+        """The user's tools of each registered app, by app name."""
+        return {name: app.get_user_tools() for name, app in self.apps.items()}
+
+    def get_user_tools(self) -> list[AppTool]:
+        """The user's tools of every registered app."""
+        return [tool for tools in self.get_user_tools_by_app().values() for tool in tools]
 
     # --------------------------------------------------------------- step API
 
@@ -224,6 +280,19 @@ class EnvironmentCore(AbstractEnvironment):
         """
         with self._lock:
             return self._step()
+
+    def tick(self) -> None:
+        """Run every event due at the clock's time now (ARE's ``tick``); starts a SETUP
+        environment."""
+        with self._lock:
+            if self.state is EnvironmentState.SETUP:
+                self._begin()
+            if self.state is EnvironmentState.RUNNING:
+                self._tick(self.time_manager.time())
+
+    def prepare_events_for_start(self) -> None:
+        """ARE's step before a first :meth:`tick`; nothing to do here, where
+        :meth:`schedule` queues events at once."""
 
     def run_until(self, until: float) -> None:
         """Step through every time <= ``until``; a virtual clock then stands at ``until``
@@ -380,30 +449,43 @@ class EnvironmentCore(AbstractEnvironment):
                 waiting[child] = pending - 1
 
     def _record(self, completed: CompletedEvent) -> None:
+        measured = self._measured
+        if measured is not None and completed.event_time != measured:
+            completed.measured_time = measured
         self._event_log.put(completed)
         self.notification_system.handle_event(completed)
         for listener in self._listeners:
             listener(completed)
 
     def _tick(self, now: float) -> None:
-        """Run every queued event due at or before ``now``, then close the tick."""
+        """Run every queued event due at or before ``now``, then close the tick.
+
+        Each event runs, and is logged, at the time it was due (as ARE logs the
+        scheduled tick); on a real clock the time it actually ran is kept beside, in
+        ``CompletedEvent.measured_time``, when that differs.
+        """
         if self.config.verbose:
             logger.info("tick at %s", now)
         pop_due = self.event_queue.pop_due
+        if not self.time_manager.virtual:
+            self._measured = now
         try:
             while self.state is _RUNNING:
-                event = pop_due(now)
-                if event is None:
+                popped = pop_due(now)
+                if popped is None:
                     break
+                due, event = popped
                 run = _RUNNERS.get(type(event))
                 if run is None:
                     run = _runner_for(type(event))
-                run(self, event, now)
+                run(self, event, due)
             self.notification_system.handle_timeout_after_events(now)
         except BaseException as error:
             self.exception = error
             self._finish(EnvironmentState.FAILED)
             raise
+        finally:
+            self._measured = None
 
     # One runner per event kind, looked up in _RUNNERS by the event's type.
 
@@ -420,7 +502,13 @@ class EnvironmentCore(AbstractEnvironment):
         self._complete(oracle, now)
 
     def _run_condition(self, event: ConditionCheckEvent, now: float) -> None:
-        self._settle(event, now, *self._checks.run_condition(event, self, now))
+        outcome, metadata, index = self._checks.run_condition(event, self, now)
+        if self.config.log_every_condition_check:
+            self._record_own(event, now, metadata, check_event_id(event.event_id, index))
+            if outcome is CheckOutcome.PASSED:
+                self._complete(event, now)
+            return
+        self._settle(event, now, outcome, None if outcome is CheckOutcome.PENDING else metadata)
 
     def _run_validation(self, event: ValidationEvent, now: float) -> None:
         self._settle(event, now, *self._checks.run_validation(event, self, now))
@@ -450,13 +538,15 @@ class EnvironmentCore(AbstractEnvironment):
         event: ConditionCheckEvent | ValidationEvent | StopEvent,
         now: float,
         metadata: EventMetadata,
+        event_id: str | None = None,
     ) -> None:
-        """Log an event the kernel runs itself (no app call): a check, or a stop."""
+        """Log an event the kernel runs itself (no app call): a check, or a stop;
+        ``event_id`` replaces the event's own id in the record."""
         self._record(
             CompletedEvent(
                 event_type=event.event_type,
                 event_time=now,
-                event_id=event.event_id,
+                event_id=event.event_id if event_id is None else event_id,
                 dependencies=list(event.dependencies),
                 event_relative_time=event.event_relative_time,
                 action=event.action if isinstance(event, ConditionCheckEvent) else None,

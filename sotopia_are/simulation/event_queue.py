@@ -56,14 +56,14 @@ class EventQueue:
         self._live -= keeps_alive
         return due, event
 
-    def pop_due(self, now: float) -> AbstractEvent | None:
-        """Remove and return the next event if it is due at or before ``now``."""
+    def pop_due(self, now: float) -> tuple[float, AbstractEvent] | None:
+        """Remove and return the next ``(due, event)`` if it is due at or before ``now``."""
         heap = self._heap
         if not heap or heap[0][0] > now:
             return None
         entry = heapq.heappop(heap)
         self._live -= entry[4]
-        return entry[3]
+        return entry[0], entry[3]
 
     def has_live_events(self) -> bool:
         """Whether any queued event keeps the run alive."""

@@ -146,10 +146,15 @@ class AbstractEvent:
 
 @dataclass(eq=False, slots=True)
 class CompletedEvent(AbstractEvent):
-    """The log record of an event that ran: its action, the time it ran, and the outcome."""
+    """The log record of an event that ran: its action, the time it ran, and the outcome.
+
+    ``event_time`` is the simulated time the event was due (ARE's scheduled tick); on a
+    real clock, ``measured_time`` holds the clock's time when it actually ran, if later.
+    """
 
     action: Action | ConditionCheckAction | None = None
     metadata: EventMetadata = field(default_factory=EventMetadata)
+    measured_time: float | None = None
 
     def failed(self) -> bool:
         """Whether the action raised."""
@@ -162,6 +167,53 @@ class CompletedEvent(AbstractEvent):
     def app_name(self) -> str:
         """The app the action called ("" if none)."""
         return self.action.app_name if self.action is not None else ""
+
+    def app_class_name(self) -> str | None:
+        """The class name of the app the action called (None for a check or a function)."""
+        if isinstance(self.action, Action) and self.action.app is not None:
+            return type(self.action.app).__name__
+        return None
+
+    @property
+    def tool_name(self) -> str:
+        """``"<AppClass>__<function>"``, as ARE's validation names a tool call."""
+        return f"{self.app_class_name() or 'NoApp'}__{self.function_name() or 'NoFunction'}"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CompletedEvent:
+        """The record :meth:`to_dict` (or ARE's ``to_dict``) wrote, without live objects: the
+        action's function is a stub named as the recorded one and raising if called, its
+        app None; dependencies keep only their ids (as events without action)."""
+        action_data = data.get("action") or None
+        action: Action | None = None
+        if action_data:
+            name = action_data.get("function") or action_data.get("function_name") or ""
+            action = Action(
+                function=_recorded_function(str(name)),
+                args=dict(action_data.get("args") or {}),
+                resolved_args=dict(action_data.get("resolved_args") or {}),
+                action_id=str(action_data.get("action_id") or ""),
+                operation_type=OperationType(
+                    str(action_data.get("operation_type") or "read").lower()
+                ),
+            )
+        metadata = data.get("metadata") or {}
+        return cls(
+            event_type=EventType(data["event_type"]),
+            event_time=data.get("event_time"),
+            event_relative_time=data.get("event_relative_time"),
+            event_id=str(data["event_id"]),
+            dependencies=[
+                AbstractEvent(event_id=str(dep)) for dep in data.get("dependencies") or []
+            ],
+            action=action,
+            metadata=EventMetadata(
+                return_value=metadata.get("return_value"),
+                exception=metadata.get("exception"),
+                exception_stack_trace=metadata.get("exception_stack_trace"),
+                completed=metadata.get("completed", True),
+            ),
+        )
 
     def function_name(self) -> str:
         """The function the action called ("" if none)."""
@@ -200,7 +252,17 @@ class CompletedEvent(AbstractEvent):
                 "exception_stack_trace": self.metadata.exception_stack_trace,
                 "completed": self.metadata.completed,
             },
-        }
+        } | ({} if self.measured_time is None else {"measured_time": self.measured_time})
+
+
+def _recorded_function(name: str) -> Callable[..., Any]:
+    """A stand-in for a recorded call's function: it has the name, and cannot be run."""
+
+    def recorded(**_: Any) -> Any:
+        raise RuntimeError(f"{name} was read from a record and cannot be run again")
+
+    recorded.__name__ = recorded.__qualname__ = name or "recorded"
+    return recorded
 
 
 def _jsonable(value: Any) -> Any:
@@ -232,6 +294,20 @@ class Event(AbstractEvent):
             event_type=event_type,
             action=Action(function=function, args=kwargs, operation_type=operation_type),
         )
+
+    def app_class_name(self) -> str | None:
+        """The class name of the app the action calls (None without one)."""
+        app = self.action.app if self.action is not None else None
+        return type(app).__name__ if app is not None else None
+
+    def app_name(self) -> str | None:
+        """The name of the app the action calls (None without one)."""
+        app = self.action.app if self.action is not None else None
+        return app.name if app is not None else None
+
+    def function_name(self) -> str | None:
+        """The name of the function the action calls (None without an action)."""
+        return self.action.function_name if self.action is not None else None
 
     def oracle(self) -> OracleEvent:
         """The oracle version of this event: what the agent is expected to do."""

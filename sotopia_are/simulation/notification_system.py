@@ -23,6 +23,7 @@ __all__ = [
     "Message",
     "MessageQueue",
     "MessageType",
+    "NotificationSystem",
     "NotificationSystemConfig",
     "VerboseNotificationSystem",
     "VerbosityLevel",
@@ -231,3 +232,11 @@ class VerboseNotificationSystem(BaseNotificationSystem):
     def __init__(self, verbosity_level: VerbosityLevel = VerbosityLevel.MEDIUM) -> None:
         super().__init__(get_notification_tools(verbosity_level))
         self.verbosity_level = verbosity_level
+
+
+class NotificationSystem(VerboseNotificationSystem):
+    """ARE's default notification system: user messages and system notifications only
+    (``VerbosityLevel.LOW``); a fresh one per call."""
+
+    def __init__(self) -> None:
+        super().__init__(VerbosityLevel.LOW)

@@ -4,13 +4,14 @@ stand for the return value (or a part of it) of an event that already completed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from sotopia_are.simulation.actions import Action
 from sotopia_are.simulation.event_log import EventLog
-from sotopia_are.simulation.events import Event
+from sotopia_are.simulation.events import CompletedEvent, Event
 
-__all__ = ["has_placeholder", "resolve_arg_placeholders"]
+__all__ = ["has_placeholder", "resolve_arg_placeholders", "resolve_in_place"]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([^}.\s]+)((?:\.[^}.\s]+)*)\s*\}\}")
 
@@ -68,3 +69,34 @@ def _lookup(log: EventLog, event_id: str, path: str) -> Any:
     for key in filter(None, path.split(".")):
         value = value[key] if isinstance(value, dict) else getattr(value, key)
     return value
+
+
+_WHOLE = re.compile(r"^\{\{(.*?)\}\}$")
+
+
+def resolve_in_place(event: Event, past_events: Iterable[CompletedEvent]) -> Event:
+    """ARE's resolution: ``event.action.resolved_args`` (in place) holds every arg, with a
+    whole-string placeholder (blanks around it allowed) replaced by the value it names in
+    ``past_events``; one naming no past event is kept as written, and a key missing from
+    a value stops the resolution there (later args keep their raw values). Returns
+    ``event``."""
+    action = event.action
+    if action is None or action.args is None:
+        return event
+    by_id = {past.event_id: past for past in past_events}
+    for name, value in action.args.items():
+        action.resolved_args[name] = value
+        match = _WHOLE.match(value.strip()) if isinstance(value, str) else None
+        if match is None:
+            continue
+        event_id, *keys = match.group(1).split(".")
+        past = by_id.get(event_id)
+        if past is None:
+            continue
+        resolved = past.metadata.return_value
+        for key in keys:
+            if not (isinstance(resolved, dict) and key in resolved):
+                return event
+            resolved = resolved[key]
+        action.resolved_args[name] = resolved
+    return event

@@ -51,6 +51,14 @@ class TimeManager:
         """Simulated seconds since the start (offsets included, pauses excluded)."""
         return self._elapsed() + self.offset
 
+    def real_time_passed(self) -> float:
+        """Wall-clock seconds since the start, pauses included (0 on a virtual clock)."""
+        return 0.0 if self.virtual else _time.monotonic() - self._real_start
+
+    def set_offset(self, offset: float) -> None:
+        """Set the offset added to the elapsed time to ``offset`` seconds."""
+        self.offset = offset
+
     def pause(self) -> None:
         """Freeze the clock (a virtual clock is frozen anyway; this only records the state)."""
         if not self.paused:

@@ -19,6 +19,7 @@ from sotopia_are.simulation.actions import (
     EventMetadata,
     OperationType,
 )
+from sotopia_are.simulation.environment_config import EnvironmentState, EnvironmentType
 from sotopia_are.simulation.event_context import current_event
 from sotopia_are.simulation.events import (
     AbstractEvent,
@@ -36,26 +37,42 @@ from sotopia_are.simulation.events import (
     ValidationResult,
 )
 from sotopia_are.simulation.registration import EventRegisterer, disable_events, event_registered
+from sotopia_are.simulation.scenario_metadata import (
+    CapabilityTag,
+    ExecutionMetadata,
+    PlaceholderMetadata,
+    ScenarioGUIConfig,
+    SimulatedGenerationTimeConfig,
+    ToolAugmentationConfig,
+)
 
 __all__ = [
     "AbstractEnvironment",
     "AbstractEvent",
     "Action",
     "ActionDescription",
+    "CapabilityTag",
     "CompletedEvent",
     "CompletedOracleEvent",
     "ConditionCheckAction",
     "ConditionCheckEvent",
+    "EnvironmentState",
+    "EnvironmentType",
     "Event",
     "EventMetadata",
     "EventRegisterer",
     "EventTimeComparator",
     "EventType",
+    "ExecutionMetadata",
     "Hint",
     "HintType",
     "OperationType",
     "OracleEvent",
+    "PlaceholderMetadata",
+    "ScenarioGUIConfig",
+    "SimulatedGenerationTimeConfig",
     "StopEvent",
+    "ToolAugmentationConfig",
     "ValidationEvent",
     "ValidationResult",
     "current_event",

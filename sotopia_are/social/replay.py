@@ -38,15 +38,13 @@ def script_spec(spec: EpisodeSpec, script: str | ScriptInteraction) -> EpisodeSp
     speakers = [item.speaker for item in parse_script(text, spec.agent_names)]
     if not speakers:
         raise ValueError("the script holds no actions to replay")
-    return EpisodeSpec.model_validate(
-        {
-            **spec.model_dump(),
-            "turn_policy": "fixed",
-            "turn_order": speakers,
-            "max_turns": len(speakers),
-            # A script may pause for a while; only its end ends the replay.
-            "max_stale_turns": len(speakers),
-        }
+    # replace() keeps a spec without an id of its own so (each run gets a fresh one).
+    return spec.replace(
+        turn_policy="fixed",
+        turn_order=speakers,
+        max_turns=len(speakers),
+        # A script may pause for a while; only its end ends the replay.
+        max_stale_turns=len(speakers),
     )
 
 

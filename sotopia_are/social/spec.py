@@ -5,8 +5,9 @@ recorded model responses give the same log, byte for byte (design rule 2).
 
 A spec given an ``episode_id`` is that one episode. A spec without one stands for a new
 episode each time it is run: :meth:`EpisodeSpec.for_run` gives it a fresh id
-(:func:`fresh_episode_id`), and a batch names it by its content
-(:meth:`EpisodeSpec.content_id`) so a resumed batch finds its episodes again.
+(:func:`fresh_episode_id`) from its ``name`` (the scenario's name, which its records keep
+as their ``scenario_id``), and a batch names it by that name, else by its content
+(:meth:`EpisodeSpec.stable_name`), so a resumed batch finds its episodes again.
 """
 
 from __future__ import annotations
@@ -135,7 +136,10 @@ class EpisodeSpec(BaseModel):
 
     ``episode_id`` names the one episode this spec is; left out, the spec stands for a
     new episode each run (:attr:`id_given` is False; ``episode_id`` is then the
-    placeholder ``"episode"`` until :meth:`for_run` gives it a fresh one).
+    placeholder ``"episode"`` until :meth:`for_run` gives it a fresh one). ``name``
+    names the scenario rather than one episode of it (the example files carry one):
+    each run's fresh id starts with it, and its records keep it as their
+    ``scenario_id``.
 
     Example:
         ```python
@@ -154,6 +158,10 @@ class EpisodeSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     episode_id: str = "episode"
+    name: str | None = Field(
+        default=None,
+        description="the scenario's name; each run gets a fresh episode id from it",
+    )
     scenario: str
     agent_names: list[str] = Field(min_length=2)
     agent_backgrounds: list[str]
@@ -175,6 +183,12 @@ class EpisodeSpec(BaseModel):
     @classmethod
     def _safe_episode_id(cls, episode_id: str) -> str:
         return check_safe_id(episode_id)
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, name: str | None) -> str | None:
+        # A name becomes part of episode ids and is what a study's records are listed by.
+        return None if name is None else check_safe_id(name, "scenario name")
 
     @model_validator(mode="after")
     def _consistent(self) -> EpisodeSpec:
@@ -219,16 +233,26 @@ class EpisodeSpec(BaseModel):
 
     def for_run(self) -> EpisodeSpec:
         """The spec one run plays: this one if its id was given, else a copy under a fresh
-        id (:func:`fresh_episode_id` of the scenario's :func:`slug`)."""
+        id (:func:`fresh_episode_id` of ``name``, else of the scenario's :func:`slug`)."""
         if self.id_given:
             return self
-        return self.replace(episode_id=fresh_episode_id(slug(self.scenario)))
+        return self.replace(episode_id=fresh_episode_id(self.name or slug(self.scenario)))
 
     def content_id(self) -> str:
-        """A name for what this spec plays, whatever its id: the scenario's :func:`slug`
-        and 8 hex digits of a hash of every other field, so equal specs get the same."""
-        played = self.model_dump_json(exclude={"episode_id"})
+        """A name for what this spec plays, whatever its id and name: the scenario's
+        :func:`slug` and 8 hex digits of a hash of every other field, so equal specs get
+        the same."""
+        # Without the name, ids planned before specs had one are planned again.
+        played = self.model_dump_json(exclude={"episode_id", "name"})
         return f"{slug(self.scenario)}-{hashlib.sha256(played.encode()).hexdigest()[:8]}"
+
+    def stable_name(self) -> str:
+        """What a study calls this spec, the same in every run (a batch's episode ids are
+        made from it): the ``episode_id`` if given, else ``name``, else
+        :meth:`content_id`."""
+        if self.id_given:
+            return self.episode_id
+        return self.name if self.name is not None else self.content_id()
 
     def time_of_turn(self, turn_number: int) -> float:
         """The simulated time at which ``turn_number`` is played."""

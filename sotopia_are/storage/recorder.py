@@ -63,14 +63,15 @@ class EpisodeRecorder:
     ) -> EpisodeLog:
         """Store the episode of ``spec`` as running (see ``EpisodeStore.start_episode``).
 
-        ``scenario_id`` defaults to the spec's episode id (there is no stored scenario).
+        ``scenario_id`` defaults to the spec's ``name``, else its episode id (there is no
+        stored scenario).
         """
         self._started.add(spec.episode_id)
         return self.store.start_episode(
             EpisodeLog(
                 pk=spec.episode_id,
                 tag=self.tag,
-                scenario_id=scenario_id or spec.episode_id,
+                scenario_id=scenario_id or spec.name or spec.episode_id,
                 scenario_codename=scenario_codename,
                 agents=list(spec.agent_names),
                 agent_profiles=list(agent_profiles),

@@ -1,7 +1,7 @@
 """`batch`: many LLM episodes, stored, resumable, across worker processes.
 
 Every episode of a batch has a deterministic id (``stable_episode_id`` of the tag, the
-spec's id, the models and the repetition), so a resumed batch finds what a previous run
+spec's name or id, the models and the repetition), so a resumed batch finds what a previous run
 of the same batch completed and skips it. It reruns the failed and incomplete episodes —
 unless one was already started ``max_attempts`` times (``EpisodeLog.attempt``): a poisoned
 episode is then left as it is, with its reason, and listed in the plan as given up — and
@@ -249,19 +249,22 @@ def plan_batch(
     """Each spec ``repeat`` times, under a stable id and seed ``spec.seed + repetition``,
     played by ``models`` (agent name → model, or one such mapping per spec).
 
-    The stable id is a hash of ``tag``, the spec's name, the models and the repetition;
-    the name (the episodes' scenario id) is the spec's ``episode_id``, or for a spec
-    without one its ``content_id()``, so a resumed batch plans the same ids again.
-    :class:`StudyInputError` naming the agents without a model, for two specs with one
-    name, or for not one mapping per spec."""
+    The stable id is a hash of ``tag``, the spec's :meth:`~EpisodeSpec.stable_name` (its
+    ``episode_id`` if given, else its ``name``, else its ``content_id()``), the models
+    and the repetition, so a resumed batch plans the same ids again; the episodes'
+    scenario id is the spec's ``name``, else that stable name. :class:`StudyInputError`
+    naming the agents without a model, for two specs under one stable name and models
+    (the same spec more than once is ``repeat``), or for not one mapping per spec."""
     each = [models] * len(specs) if isinstance(models, Mapping) else list(models)
     if len(each) != len(specs):
         raise StudyInputError(
             f"{len(each)} model mappings for {len(specs)} specs; give one per spec"
         )
     planned: list[BatchEpisode] = []
+    ids: set[str] = set()
+    shared: set[str] = set()  # stable names planned twice under the same models
     for spec, given in zip(specs, each, strict=True):
-        name = spec.episode_id if spec.id_given else spec.content_id()
+        name = spec.stable_name()
         missing = [agent for agent in spec.agent_names if agent not in given]
         if missing:
             raise StudyInputError(f"spec {name!r}: no model for {', '.join(missing)}")
@@ -271,11 +274,17 @@ def plan_batch(
                 tag, name, json.dumps(chosen, sort_keys=True), str(repetition)
             )
             played = spec.replace(episode_id=episode_id, seed=spec.seed + repetition)
-            planned.append(BatchEpisode(played, name, chosen))
-    if len({p.spec.episode_id for p in planned}) != len(planned):
+            if episode_id in ids:
+                shared.add(name)
+            ids.add(episode_id)
+            planned.append(BatchEpisode(played, spec.name or name, chosen))
+    # Two specs under one name and models would be planned under the same ids: one would
+    # be taken for the other's episodes, on resume too.
+    if shared:
         raise StudyInputError(
-            "two specs share an episode_id (or, without one, are the same spec); give each "
-            "spec of a batch its own, and play a spec more than once with repeat (-n)"
+            f"more than one spec of the batch is named {', '.join(map(repr, sorted(shared)))} "
+            "(a spec's episode_id, else its name; without either, equal specs share one); give "
+            "each spec its own name, and play a spec more than once with repeat (-n)"
         )
     return planned
 

@@ -38,16 +38,20 @@ class BenchmarkResult:
 def benchmark_specs(
     specs: Sequence[EpisodeSpec], models: Sequence[str], partners: Sequence[str]
 ) -> list[tuple[EpisodeSpec, dict[str, str]]]:
-    """Every spec in every role, for each model under test and partner: the spec under
-    scenario id ``<spec id>.tested<k>`` and its agents' models (agent ``k`` the model's,
-    the others the partner's). ``ValueError`` for no model or no partner."""
+    """Every spec in every role, for each model under test and partner: the spec named
+    ``<its stable_name()>.tested<k>`` (the episodes' scenario id) and its agents' models
+    (agent ``k`` the model's, the others the partner's). ``ValueError`` for no model or
+    no partner."""
     if not models or not partners:
         raise StudyInputError("a benchmark needs at least one model under test and a partner")
     planned = []
     for spec in specs:
         for index, agent in enumerate(spec.agent_names):
-            name = spec.episode_id if spec.id_given else spec.content_id()
-            played = spec.replace(episode_id=tested_scenario_id(name, index))
+            # Named, without an id of its own: the batch plans and records it by the name.
+            played = EpisodeSpec.model_validate(
+                spec.model_dump(exclude={"episode_id"})
+                | {"name": tested_scenario_id(spec.stable_name(), index)}
+            )
             for model in dict.fromkeys(models):
                 for partner in dict.fromkeys(partners):
                     chosen = dict.fromkeys(spec.agent_names, partner) | {agent: model}

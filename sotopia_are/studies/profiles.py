@@ -41,17 +41,20 @@ def spec_from_profiles(
     agents: Sequence[AgentProfile],
     *,
     episode_id: str | None = None,
+    name: str | None = None,
     max_turns: int = 20,
 ) -> EpisodeSpec:
     """The spec of an episode of ``environment`` played by ``agents`` (in the order of the
-    environment's goals), named ``episode_id`` if given, else without an id (each run
-    then gets a fresh one). ``ValueError`` if there are not as many agents as goals.
+    environment's goals), with the id ``episode_id`` if given, else without an id (each
+    run then gets a fresh one, from ``name`` if given). ``ValueError`` if there are not as
+    many agents as goals.
 
     Args:
         environment: The scenario, one goal per agent, and how the agents relate.
         agents: The characters, in the order of the environment's goals; each one's
             background is :func:`agent_background` of its profile.
         episode_id: The episode's id (default: none, so each run gets a fresh one).
+        name: The scenario's name, kept as its records' ``scenario_id``.
         max_turns: The most turns the episode may last.
 
     Returns:
@@ -76,6 +79,7 @@ def spec_from_profiles(
         )
     return EpisodeSpec(
         **({"episode_id": episode_id} if episode_id is not None else {}),
+        name=name,
         scenario=environment.scenario,
         agent_names=[agent.name for agent in agents],
         agent_backgrounds=[agent_background(agent) for agent in agents],
@@ -88,9 +92,10 @@ def spec_from_profiles(
 def spec_from_stored_profiles(
     store: EpisodeStore, env_id: str, agent_ids: Sequence[str], *, max_turns: int = 20
 ) -> EpisodeSpec:
-    """:func:`spec_from_profiles` with profiles read from ``store`` by their ids."""
+    """:func:`spec_from_profiles` with profiles read from ``store`` by their ids, named
+    after the environment (its codename, else ``env_id``)."""
     environment = store.get(EnvironmentProfile, env_id)
     agents = [store.get(AgentProfile, pk) for pk in agent_ids]
     return spec_from_profiles(
-        environment, agents, episode_id=environment.codename or env_id, max_turns=max_turns
+        environment, agents, name=environment.codename or env_id, max_turns=max_turns
     )

@@ -175,7 +175,8 @@ async def script_record(
     episode_id: str = "script",
 ) -> EpisodeRecord:
     """The record of a human-written script played through the engine: one turn per
-    action, each by its speaker. ``context`` gives the scenario, participants,
+    action, each by its speaker, as episode ``episode_id`` unless ``context`` is a spec
+    with an ``episode_id`` of its own. ``context`` gives the scenario, participants,
     backgrounds and goals (default: the script's own context preamble, as in Sotopia's
     transcripts). :class:`~sotopia_are.messages.ScriptParseError` for an unreadable
     script or preamble."""
@@ -186,11 +187,12 @@ async def script_record(
                 "the script has no context preamble (scenario, backgrounds, goals); give "
                 "its context as an EpisodeSpec or ScriptBackground"
             )
-    base = (
-        context
-        if isinstance(context, EpisodeSpec)
-        else EpisodeSpec.from_background(context, episode_id)
-    )
+    if not isinstance(context, EpisodeSpec):
+        base = EpisodeSpec.from_background(context, episode_id)
+    elif context.id_given:
+        base = context
+    else:  # a scenario's spec (the example files): its name is kept as the scenario id
+        base = context.replace(episode_id=episode_id)
     spec = script_spec(base, script)
     result = await run_episode(spec, ScriptedAgent.from_script(script, spec.agent_names))
     return record_of_result(result)
@@ -217,7 +219,8 @@ async def arate_script(
         judge: The judge that rates it.
         context: The scenario, participants, backgrounds and goals: an episode spec or a
             ``ScriptBackground`` (default: the script's own context preamble).
-        episode_id: The id of the episode the script becomes.
+        episode_id: The id of the episode the script becomes (unless ``context`` is a
+            spec with an ``episode_id`` of its own).
         store: Where to store it; ``None`` only returns it.
         tag: The tag it is stored under.
         preflight: Check the judge's model first (default true).

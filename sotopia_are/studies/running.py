@@ -80,7 +80,8 @@ async def arun(
         sampling: The LLM agents' sampling (default ``Sampling()``: the provider's
             settings). Only with ``models``: agents of your own bring their own.
         tag: The study the episode belongs to, for listing and resuming.
-        scenario_id: The id of the scenario it was made from, kept in the record.
+        scenario_id: The id of the scenario it was made from, kept in the record
+            (default: the spec's ``name``, else the episode's id).
         on_entry: Called with each conversation entry as it happens, to show the
             episode live.
         preflight: Check every model the players and the judge call before anything
@@ -190,7 +191,8 @@ def run(
         sampling: The LLM agents' sampling (default ``Sampling()``: the provider's
             settings). Only with ``models``.
         tag: The study the episode belongs to, for listing and resuming.
-        scenario_id: The id of the scenario it was made from, kept in the record.
+        scenario_id: The id of the scenario it was made from, kept in the record
+            (default: the spec's ``name``, else the episode's id).
         on_entry: Called with each conversation entry as it happens.
         preflight: Check every model the players and the judge call before anything
             is stored (default true).

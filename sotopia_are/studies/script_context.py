@@ -32,9 +32,10 @@ def script_context(
     names: Sequence[str] | None = None,
     episode_id: str = "script",
 ) -> EpisodeSpec:
-    """The spec of ``script``'s episode: from ``context`` (the JSON text of an episode spec
-    or a background) when given, else from the script's preamble; ``names``, if given,
-    must be its participants. ``ValueError`` saying what is missing or wrong."""
+    """The spec of ``script``'s episode, ``episode_id`` unless ``context`` is a spec with an
+    ``episode_id`` of its own: from ``context`` (the JSON text of an episode spec or a
+    background) when given, else from the script's preamble; ``names``, if given, must
+    be its participants. ``ValueError`` saying what is missing or wrong."""
     if context is not None:
         spec = _from_json(context, episode_id)
     else:
@@ -57,7 +58,7 @@ def script_context(
 
 def _from_json(text: str, episode_id: str) -> EpisodeSpec:
     try:
-        return EpisodeSpec.model_validate_json(text)
+        spec = EpisodeSpec.model_validate_json(text)
     except ValidationError as as_spec:
         try:
             background = ScriptBackground.model_validate_json(text)
@@ -69,4 +70,6 @@ def _from_json(text: str, episode_id: str) -> EpisodeSpec:
             raise StudyInputError(
                 f"the context is neither an episode spec nor a background: {problems}"
             ) from None
-    return EpisodeSpec.from_background(background, episode_id)
+        return EpisodeSpec.from_background(background, episode_id)
+    # A spec without an id of its own (a scenario file) becomes episode ``episode_id``.
+    return spec if spec.id_given else spec.replace(episode_id=episode_id)

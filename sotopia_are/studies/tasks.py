@@ -56,7 +56,8 @@ class Task:
             raise StudyInputError(f"task {self.task_id}: an agent plays twice")
 
     def spec(self, store: EpisodeStore, *, max_turns: int = 20) -> EpisodeSpec:
-        """The episode spec of this task from ``store``'s profiles, with the task's id.
+        """The episode spec of this task from ``store``'s profiles, named by the task's id
+        (each run a fresh episode id; a batch plans by the name).
         :class:`~sotopia_are.storage.RecordNotFoundError` for a profile it lacks;
         ``ValueError`` if the environment has not one goal per agent."""
         try:
@@ -67,7 +68,7 @@ class Task:
                 f"task {self.task_id}: {error}; import its profiles first "
                 "(sotopia-are import FILE --kind agents|environments)"
             ) from None
-        return spec_from_profiles(environment, agents, episode_id=self.task_id, max_turns=max_turns)
+        return spec_from_profiles(environment, agents, name=self.task_id, max_turns=max_turns)
 
 
 @dataclass(frozen=True)

@@ -225,7 +225,8 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         """Start a new episode (abandoning one still running, stored as ``incomplete``).
 
         ``seed`` replaces the spec's (turn order, apps); ``options["episode_id"]`` names
-        the episode (default: the spec's id and a random suffix); other options are
+        the episode (default: the spec's name, else its id, and a random suffix; the
+        record's ``scenario_id`` is that name or id); other options are
         ignored. Observations and infos of every agent; ``infos[agent]["turn"]`` is the
         :class:`AgentTurn` of an agent due to act (what an LLM agent would be shown).
         """
@@ -260,6 +261,10 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
+    @property
+    def _scenario_id(self) -> str:
+        return self.spec.name or self.spec.episode_id
+
     def render(self) -> str | None:
         """The omniscient transcript so far (``render_mode="ansi"``), else None."""
         if self.render_mode != "ansi" or self._episode is None:
@@ -276,7 +281,7 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         options = options or {}
         changes: dict[str, Any] = {
             "episode_id": options.get("episode_id")
-            or f"{self.spec.episode_id}-{uuid.uuid4().hex[:12]}"
+            or f"{self._scenario_id}-{uuid.uuid4().hex[:12]}"
         }
         if seed is not None:
             changes["seed"] = seed
@@ -295,7 +300,7 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             recorder = EpisodeRecorder(
                 self.store, tag=self.tag, models=self._models(cast), sampling=_sampling(cast)
             )
-            recorder.start(spec, scenario_id=self.spec.episode_id)
+            recorder.start(spec, scenario_id=self._scenario_id)
             sinks.append(recorder)
         self._episode_loop = asyncio.get_running_loop()
         self._cast = cast
@@ -442,7 +447,7 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             models=self._models(cast),
             sampling=_sampling(cast),
             tag=self.tag,
-            scenario_id=self.spec.episode_id,
+            scenario_id=self._scenario_id,
         )
         if self.judge is not None and result.status is EpisodeStatus.COMPLETE:
             evaluated = await evaluate_episode(result, self.judge, termination=self._rule)

@@ -54,3 +54,27 @@ def test_cli_batch_two_workers(redis_url: str, llm_server: LocalLLMServer, tmp_p
     with connect() as store:
         episodes = store.list_episodes(tag="w2", status="complete")
     assert len(episodes) == 4 and all(e.agents == BAKERY for e in episodes)
+
+
+def test_cli_batch_an_example_file_twice_needs_resume_and_resume_finds_it(
+    redis_url: str, llm_server: LocalLLMServer
+) -> None:
+    llm_server.rule = lambda body: LEAVE
+    common = ("--model", MODEL, "--api-base", llm_server.url, "--no-evaluate", "--workers", "1")
+    args = ("batch", SCENARIOS / "bakery_negotiation.json", "-n", "2", "--tag", "ex", *common)
+    first = invoke(*args)
+    assert first.exit_code == 0, first.output
+    with connect() as store:
+        episodes = store.list_episodes(tag="ex")
+    assert len(episodes) == 2 and {e.scenario_id for e in episodes} == {"bakery-negotiation"}
+    again = invoke(*args)
+    assert again.exit_code == 1 and "already has 2 of these episodes" in again.stderr
+    assert "--resume" in again.stderr
+    resumed = invoke(*args, "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    assert "already complete 2, to rate only 0, to play 0" in resumed.stdout
+    directory = invoke("batch", SCENARIOS, "--tag", "all", *common)
+    assert directory.exit_code == 0, directory.output  # every example under its own name
+    with connect() as store:
+        names = {e.scenario_id for e in store.list_episodes(tag="all")}
+    assert "bakery-negotiation" in names and len(names) == len(list(SCENARIOS.glob("*.json")))

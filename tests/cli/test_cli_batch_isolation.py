@@ -27,11 +27,11 @@ TOO_LONG = Reply.error(
 
 
 def specs_file(tmp_path: Path, count: int) -> Path:
-    """``count`` bakery specs; spec ``b<n>``'s scenario ends with ``[b<n>]``, so a rule
-    can tell whose request it answers."""
+    """``count`` bakery specs; spec ``b<n>`` (its name, its episodes' scenario id) has a
+    scenario ending with ``[b<n>]``, so a rule can tell whose request it answers."""
     spec = json.loads((SCENARIOS / "bakery_negotiation.json").read_text())
     lines = [
-        json.dumps({**spec, "episode_id": f"b{n}", "max_turns": 2,
+        json.dumps({**spec, "name": f"b{n}", "max_turns": 2,
                     "scenario": f"{spec['scenario']} [b{n}]"})
         for n in range(count)
     ]  # fmt: skip

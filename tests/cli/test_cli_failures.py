@@ -142,13 +142,12 @@ def test_cli_batch_resume_reruns_incomplete_and_stale_running_episodes(
 
 
 def test_cli_evaluate_refuses_an_unfinished_episode(redis_url: str) -> None:
+    spec = EpisodeSpec.model_validate_json(BAKERY_SPEC.read_text()).for_run()
     with connect() as store:
-        EpisodeRecorder(store, tag="x").start(
-            EpisodeSpec.model_validate_json(BAKERY_SPEC.read_text())
-        )
-    result = invoke("evaluate", "bakery-negotiation", "--model", MODEL)
+        EpisodeRecorder(store, tag="x").start(spec)
+    result = invoke("evaluate", spec.episode_id, "--model", MODEL)
     assert result.exit_code == 1
-    assert "episode bakery-negotiation is running, not complete" in result.stderr
+    assert f"episode {spec.episode_id} is running, not complete" in result.stderr
     assert "ScriptExhausted" not in result.output
 
 

@@ -134,5 +134,21 @@ def test_cli_a_provider_parameter_is_sent_when_marked_extra(
         "top_k=20,extra.reasoning_effort=low",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    [sent] = [r.body for r in llm_server.chat_requests]
+    [sent] = [r.body for r in llm_server.chat_requests]  # not the preflight's
     assert (sent["top_k"], sent["reasoning_effort"]) == (20, "low")
+
+
+def test_cli_run_an_example_file_twice_gives_two_episodes_of_its_scenario(
+    redis_url: str, llm_server: LocalLLMServer
+) -> None:
+    llm_server.rule = conversation_rule(BAKERY)
+    args = ("run", SCENARIOS / "bakery_negotiation.json", "--model", MODEL, "--api-base",
+            llm_server.url, "--max-turns", "1", "--no-evaluate", "-q", "--tag", "t2")  # fmt: skip
+    for _ in range(2):
+        result = invoke(*args)
+        assert result.exit_code == 0, result.output
+        assert "stored as bakery-negotiation-" in result.stdout
+    with connect() as store:
+        episodes = store.list_episodes(tag="t2")
+    assert len({e.pk for e in episodes}) == 2
+    assert all(e.scenario_id == "bakery-negotiation" for e in episodes)

@@ -114,11 +114,11 @@ def test_a_rated_script_is_stored_and_an_unrated_one_imported(
     rated = invoke("evaluate", "--script", script, "--spec", context, "--store", "--model",
                    MODEL, "--api-base", llm_server.url)  # fmt: skip
     assert rated.exit_code == 0, rated.output
-    assert "stored as garden-committee in" in rated.stdout
+    assert "stored as garden_committee in" in rated.stdout
     imported = invoke("import", "--script", script, "--spec", context)
     assert imported.exit_code == 1 and "--replace" in imported.stderr
     with connect() as store:
-        record = store.load("garden-committee")
+        record = store.load("garden_committee")
     assert record.tag == "script" and record.verdict is not None and record.verdict.rated
     # The private line stays private in the stored episode.
     assert "private" in record.transcript()
@@ -127,7 +127,7 @@ def test_a_rated_script_is_stored_and_an_unrated_one_imported(
     replaced = invoke("import", "--script", script, "--spec", context, "--replace")
     assert replaced.exit_code == 0, replaced.output
     with connect() as store:
-        assert store.load("garden-committee").verdicts == ()
+        assert store.load("garden_committee").verdicts == ()
 
 
 def test_run_shows_turns_as_they_happen_unless_quiet(
@@ -160,9 +160,9 @@ def test_a_screenplay_with_a_whisper_is_rated_and_stored_with_the_whisper_privat
     judge_prompt = llm_server.chat_requests[-1].body["messages"]
     assert "He was at the casino." in json.dumps(judge_prompt)  # the judge sees everything
     with connect() as store:
-        record = store.load("late-shift-screenplay")
+        record = store.load("late_shift_screenplay")
     assert record.verdict is not None and record.verdict.rated
     assert "casino" not in record.views.agents["Marcus Webb"].transcript()
     assert "casino" in record.views.agents["Lucia Moreno"].transcript()
-    shown = invoke("show", "late-shift-screenplay", "--as", "Marcus Webb")
+    shown = invoke("show", "late_shift_screenplay", "--as", "Marcus Webb")
     assert shown.exit_code == 0 and "casino" not in shown.stdout

@@ -199,7 +199,7 @@ def test_every_event_kind_survives_with_its_details() -> None:
         ("e0", 101.0),
         ("e1", 103.0),
         ("e2", 103.5),
-        ("e3", 104.5),
+        ("e3-CHECK_0", 104.5),
         ("e4", 105.5),
         ("e5", 105.5),
         ("e6", 106.5),

@@ -118,7 +118,7 @@ def test_same_time_order_is_priority_then_insertion() -> None:
         "env",
         "agent",
         "user",
-        "check",
+        "check-CHECK_0",
         "validation",
         "stop",
     ]
@@ -133,7 +133,7 @@ def test_dependants_with_zero_delay_run_in_the_same_step_after_their_parent() ->
     child = Event.from_function(app.add, amount=1).with_id("child").depends_on(parent, 0)
     env.schedule([parent, check, child])
     assert env.step()
-    assert times(env) == [("parent", 2), ("child", 2), ("check", 2)]
+    assert times(env) == [("parent", 2), ("child", 2), ("check-CHECK_0", 2)]
 
 
 # ------------------------------------------------------------ dependencies
@@ -204,7 +204,9 @@ def test_dependant_of_a_condition_that_never_holds_never_runs() -> None:
     dependant = Event.from_function(app.add, amount=1).with_id("dependant").depends_on(never)
     env.schedule([never, dependant])
     env.run_until_idle()
-    assert len(env.event_log) == 0 and app.total == 0
+    # Every evaluation is logged, as ARE logs them; none held, so nothing else ran.
+    assert times(env) == [(f"never-CHECK_{t}", t) for t in range(6)] and app.total == 0
+    assert all(e.metadata.return_value is False for e in env.event_log)
     assert env.current_time == 5, "checks at ticks 0..5, then it gives up"
 
 
@@ -234,7 +236,7 @@ def test_condition_releases_dependants_when_it_first_holds() -> None:
     follow = Event.from_function(app.add, amount=100).with_id("follow").depends_on(check, 1)
     env.schedule([*bump, check.with_id("check"), follow])
     env.run_until_idle()
-    assert times(env)[-2:] == [("check", 8), ("follow", 9)]
+    assert times(env)[-2:] == [("check-CHECK_4", 8), ("follow", 9)]
     assert env.event_log[-2].metadata.return_value is True
 
 
@@ -521,3 +523,14 @@ def test_an_event_of_no_known_kind_fails_the_environment_naming_its_type() -> No
     with pytest.raises(TypeError, match="cannot process an event of type Unknown"):
         env.run_until_idle()
     assert env.state is EnvironmentState.FAILED and isinstance(env.exception, TypeError)
+
+
+def test_only_the_evaluation_that_held_is_logged_when_asked() -> None:
+    app = CounterApp()
+    env = make_env(log_every_condition_check=False)
+    env.register_apps([app])
+    bump = Event.from_function(app.add, amount=1).with_id("bump").delayed(3)
+    check = ConditionCheckEvent.from_condition(lambda e: counter_total(e) >= 1).with_id("check")
+    env.schedule([bump, check])
+    env.run_until_idle()
+    assert times(env) == [("bump", 3), ("check", 3)]

@@ -38,18 +38,22 @@ def test_queue_loop_exits_when_no_events_are_left() -> None:
     assert [e.event_time for e in env.event_log] == [10, 3600, 86400]
 
 
-def test_queue_loop_waits_for_new_events_until_stopped() -> None:
+def test_queue_loop_stops_once_nothing_is_left_to_run() -> None:
+    """A queue-based run in oracle mode whose queue empties after a condition fired
+    used to wait forever; ARE's loop (and ours) ends when its queue is empty."""
     app = CounterApp()
-    env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None))
+    env = Environment(EnvironmentConfig(queue_based_loop=True, oracle_mode=True, duration=10))
     env.register_apps([app])
+    check = ConditionCheckEvent.from_condition(lambda e: e.current_time >= 5).with_id("c1")
+    after = Event.from_function(app.add, amount=1).with_id("ec1").depends_on(check, 3)
+    env.schedule([check, after])
     env.start()
-    env.schedule(Event.from_function(app.add, amount=1).delayed(5))
-    deadline = time.monotonic() + 5
-    while len(env.event_log) < 1 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert env.is_running() and env.event_log[0].event_time == 5
-    env.stop()
-    assert env.state is EnvironmentState.STOPPED and not env.is_running()
+    env.join(timeout=5)
+    assert env.state is EnvironmentState.STOPPED, "join() returned only by its timeout"
+    assert [(e.event_id, e.event_time) for e in env.event_log] == [
+        *[(f"c1-CHECK_{t}", t) for t in range(6)],
+        ("ec1", 8),
+    ]
 
 
 def test_queue_loop_ends_at_the_duration() -> None:
@@ -67,8 +71,9 @@ def test_virtual_time_based_loop_ticks_without_sleeping() -> None:
     env.run(scenario)
     # 1,800 sleeping ticks would take an hour; the bound only needs to tell the two apart.
     assert time.monotonic() - started < 60
-    # Ticks at 0, 2, 4, …: an event runs at the first tick at or after its time.
-    assert [e.event_time for e in env.event_log] == [4, 8]
+    # Ticks at 0, 2, 4, …: an event runs at the first tick at or after its time and is
+    # logged at the time it was due, as ARE logs the scheduled time.
+    assert [e.event_time for e in env.event_log] == [2.5, 7]
     assert env.current_time == 3600
 
 
@@ -103,17 +108,20 @@ def test_pause_blocks_processing_until_resume() -> None:
     app = CounterApp()
     env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None))
     env.register_apps([app])
+    # Paused from inside the run (as ARE's user interface pauses for input), so the
+    # loop cannot finish before the pause.
+    env.schedule(
+        [
+            Event.from_function(env.pause).with_id("pause").delayed(1),
+            Event.from_function(app.add, amount=1).delayed(2),
+        ]
+    )
     env.start()
-    env.pause()
-    env.schedule(Event.from_function(app.add, amount=1).delayed(1))
     time.sleep(0.1)
-    assert len(env.event_log) == 0 and env.state is EnvironmentState.PAUSED
+    assert len(env.event_log) == 1 and env.state is EnvironmentState.PAUSED
     env.resume()
-    deadline = time.monotonic() + 5
-    while not len(env.event_log) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    env.stop()
-    assert app.total == 1
+    env.join(timeout=5)
+    assert app.total == 1 and env.state is EnvironmentState.STOPPED
 
 
 def test_run_and_start_refuse_to_run_twice() -> None:
@@ -147,7 +155,9 @@ def test_condition_made_true_by_the_last_event_is_seen_before_exiting() -> None:
     scenario = Scenario(scenario_id="sweep", apps=[app], events=[check, after, first])
     env = Environment(EnvironmentConfig(queue_based_loop=True, exit_when_no_events=True))
     env.run(scenario)
-    assert app.total == 11 and [e.event_time for e in env.event_log] == [4, 4, 5]
+    actions = [e for e in env.event_log if e.event_type is not EventType.CONDITION]
+    assert app.total == 11 and [e.event_time for e in actions] == [4, 5]
+    assert env.event_log[-2].event_id.endswith("CHECK_4") and env.event_log[-2].event_time == 4
 
 
 def test_config_validation_names_the_field() -> None:

@@ -107,8 +107,9 @@ def test_a_batch_plans_the_same_ids_again_for_specs_with_and_without_ids() -> No
     chosen = '{"Mara Quinn": "openai/test-model", "Teo Alvarez": "openai/test-model"}'
     assert planned[1].spec.episode_id == stable_episode_id("t", "bakery", chosen, "1")
     assert planned[2].scenario_id == unnamed.content_id() != other.content_id()
-    with pytest.raises(ValueError, match="are the same spec"):
+    with pytest.raises(ValueError, match="equal specs share one") as refused:
         plan_batch([unnamed, spec()], models, tag="t")
+    assert repr(unnamed.content_id()) in str(refused.value)
 
 
 # -- distinct, reproducible repeats ----------------------------------------------------

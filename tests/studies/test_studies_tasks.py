@@ -63,7 +63,7 @@ def test_sotopia_combinations_read_as_one_task_set_of_specs(store: EpisodeStore)
     agents = {a["agent_id"]: a for a in lines("agent_profiles.jsonl")}
     for combo, spec in zip(combos, specs, strict=True):
         environment = environments[str(combo["env_id"])]
-        assert spec.episode_id == combo["combo_id"] and spec.max_turns == 6
+        assert spec.name == combo["combo_id"] and not spec.id_given and spec.max_turns == 6
         assert spec.scenario == environment["scenario"]
         assert spec.agent_goals == environment["agent_goals"]
         ids = combo["agent_ids"]
@@ -112,7 +112,7 @@ def test_uniform_sampling_is_seeded_and_draws_distinct_playable_tasks(
     pairs = {(t.env_id, t.agent_ids) for t in drawn.tasks}
     assert len(pairs) == 30 and all(len(set(t.agent_ids)) == 2 for t in drawn.tasks)
     specs = drawn.specs(store)
-    assert len({s.episode_id for s in specs}) == 30
+    assert len({s.name for s in specs}) == 30
     # 6 scenarios x 20 characters x 19 partners
     with pytest.raises(ValueError, match="allow 2280 distinct tasks, not 2281"):
         sample_tasks(store, 2281)

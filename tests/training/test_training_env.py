@@ -256,3 +256,22 @@ def test_the_training_data_needs_no_rl_extra() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "needs the 'rl' extra: pip install 'sotopia-are[rl]'" in done.stdout
+
+
+def test_each_reset_of_a_named_spec_is_a_new_episode_of_its_scenario(store: EpisodeStore) -> None:
+    named = sa.EpisodeSpec.model_validate(
+        bakery(turns=2).model_dump(exclude={"episode_id"}) | {"name": "stall"}
+    )
+    env = ParallelSocialEnv(named, store=store, tag="named")
+    played = []
+    for seed in (1, 2):
+        env.reset(seed=seed)
+        while env.agents:
+            env.step({name: speak("fresh bread") for name in env.agents})
+        assert env.record is not None
+        played.append(env.record)
+    env.close()
+    assert played[0].episode_id != played[1].episode_id
+    for record in played:
+        assert record.episode_id.startswith("stall-") and record.scenario_id == "stall"
+        assert store.load(record.episode_id).scenario_id == "stall"

@@ -33,6 +33,7 @@ from sotopia_are.simulation.apps.registry import (
     UnknownAppClassError,
     default_app_registry,
 )
+from sotopia_are.simulation.checks import check_base_id
 from sotopia_are.simulation.ids import id_namespace
 from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
     BenchmarkScenarioImportedFromJson,
@@ -645,6 +646,8 @@ class _Builder:
         action: Action | ConditionCheckAction | None = None
         if event_type is EventType.CONDITION:
             scheduled = self.events_by_id.get(record.event_id)
+            if scheduled is None:  # one evaluation's record: "<id>-CHECK_<n>"
+                scheduled = self.events_by_id.get(check_base_id(record.event_id))
             if not isinstance(scheduled, ConditionCheckEvent):
                 raise ScenarioFormatError(
                     [*path, "event_id"],

@@ -2,16 +2,42 @@
 
 from __future__ import annotations
 
+import enum
 import random
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sotopia_are.simulation.apps.app import App, derive_seed
 from sotopia_are.simulation.ids import id_namespace
 from sotopia_are.simulation.types import AbstractEvent, Hint, OracleEvent
 
-__all__ = ["Scenario"]
+__all__ = ["Scenario", "ScenarioStatus", "ScenarioValidationResult"]
 
 AppT = TypeVar("AppT", bound=App)
+
+
+class ScenarioStatus(enum.Enum):
+    """Where a scenario stands in review (ARE's values, kept verbatim)."""
+
+    Draft = "Draft"
+    AwaitingReview = "AwaitingReview"
+    Valid = "Valid"
+    Invalid = "Invalid"
+    Abandoned = "Abandoned"
+    Safe = "safe"
+    Violating = "violating"
+
+
+@dataclass
+class ScenarioValidationResult:
+    """How a run of a scenario was judged: success (None: the run or the judge failed),
+    the exception if any, where traces were exported, why, and how long it took."""
+
+    success: bool | None
+    exception: Exception | None = None
+    export_path: str | None = None
+    rationale: str | None = None
+    duration: float | None = None
 
 
 class Scenario:
