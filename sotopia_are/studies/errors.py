@@ -5,8 +5,8 @@ as one ``error: …`` line (exit 1; 2 for a :class:`ConfigurationError`) and tre
 anything else as a bug. Each error also keeps the built-in base it is known by, so
 ``except ValueError`` or ``except KeyError`` still work where they did. The classes are
 defined in the layer that raises them (a lower layer cannot import this module) and all
-but :class:`~sotopia_are.cluster.ClusterError` (the optional cluster front end) are
-importable from here:
+but those of the front ends above studies (:class:`~sotopia_are.cluster.ClusterError`,
+:class:`~sotopia_are.training.TrainingDataError`) are importable from here:
 
 ```text
 SotopiaAreError                       sotopia_are (the face: sa.SotopiaAreError)
@@ -61,8 +61,9 @@ SotopiaAreError                       sotopia_are (the face: sa.SotopiaAreError)
 ├── StudyInputError (ValueError)         studies: what a verb was given cannot be used
 ├── AgreementError (ValueError)          studies: human ratings that cannot be compared
 ├── ScenarioLoadError (ValueError)       studies: a scenario file or app source
-└── BatchError (RuntimeError)            studies: a batch that cannot start or go on
-    └── ClusterError                       cluster: a batch that cannot run on the cluster
+├── BatchError (RuntimeError)            studies: a batch that cannot start or go on
+│   └── ClusterError                       cluster: a batch that cannot run on the cluster
+└── TrainingDataError (ValueError)       training: episodes that cannot make the file asked for
 ```
 
 A pydantic ``ValidationError`` (a ``ValueError``) is what the library's value types
