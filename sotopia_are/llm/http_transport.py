@@ -44,6 +44,7 @@ import json
 import os
 import threading
 import weakref
+import zlib
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -318,7 +319,11 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
         "model": wire_model(request.model),
         "messages": [{"role": m.role, "content": m.content} for m in request.messages],
     }
-    headers = {"Authorization": f"Bearer {_key(endpoint)}", "Content-Type": "application/json"}
+    headers = {
+        "Authorization": f"Bearer {_key(endpoint)}",
+        "Content-Type": "application/json",
+        "Accept-Encoding": "gzip, deflate",  # what _read_capped inflates
+    }
     if "extra_body" in params or "extra_headers" in params:
         params = dict(params)
         extra_body = params.pop("extra_body", None)
@@ -365,17 +370,34 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
 async def _read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes | None:
     """The decompressed body of ``response``, or None once it grows past ``cap`` bytes.
 
-    Read in chunks so that a small compressed reply that inflates to gigabytes (a gzip
-    bomb) is cut off at the cap instead of being held whole, as ``response.read()``
-    would."""
+    The session leaves bodies compressed (``auto_decompress=False``) and they are inflated
+    here at most :data:`_READ_CHUNK` bytes at a time: aiohttp would inflate each network
+    chunk whole, and 64 KB of a gzip bomb is 64 MB of text, so a small compressed reply
+    is cut off at the cap instead of being held whole."""
+    decoder = _decoder(response.headers.get("Content-Encoding", ""))
     parts: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_chunked(_READ_CHUNK):
-        size += len(chunk)
-        if size > cap:
-            return None
-        parts.append(chunk)
+        pending = chunk
+        while pending:
+            if decoder is None:
+                piece, pending = pending, b""
+            else:
+                piece = decoder.decompress(pending, _READ_CHUNK)
+                pending = decoder.unconsumed_tail
+            size += len(piece)
+            if size > cap:
+                return None
+            parts.append(piece)
     return b"".join(parts)
+
+
+def _decoder(encoding: str) -> Any:
+    """An incremental inflater for a ``Content-Encoding`` of gzip or deflate (None for a
+    body sent as it is)."""
+    if encoding.strip().lower() in ("gzip", "x-gzip", "deflate"):
+        return zlib.decompressobj(32 + zlib.MAX_WBITS)  # a gzip or a zlib header
+    return None
 
 
 _READ_CHUNK = 1 << 16
@@ -576,7 +598,8 @@ def _new_session(proxy: str | None) -> aiohttp.ClientSession:
     )
     # The proxy is looked up once per server here: aiohttp's trust_env looks it (and
     # ~/.netrc) up again on every request, in a thread pool, which doubled its CPU.
-    return aiohttp.ClientSession(connector=connector, proxy=proxy)
+    # Bodies are inflated by _read_capped, a bounded step at a time.
+    return aiohttp.ClientSession(connector=connector, proxy=proxy, auto_decompress=False)
 
 
 def _proxy_for(url: str) -> str | None:

@@ -2,12 +2,13 @@
 direction names, what a cue in parentheses or brackets means, and which lines are titles
 or scene headings.
 
-Pure functions over one line or one speech; `parser.py` decides where they apply. Names
-are read in any case, by a participant's full name or by a first name only one of them
-has. Cues: `(CONT'D)`, `(O.S.)`, `(V.O.)` and the like mean nothing to the conversation;
-a whisper or an aside to someone (`(whispering to X)`, `[whispers to X]`, `(aside, to X)`)
-makes what follows private to them; `(to X)` is said aloud; anything else is a delivery
-cue, which is not part of the speech.
+Pure functions over one line or one speech; the parser (`script_lines.py`,
+`screenplay_lines.py`) decides where they apply. Names are read in any case, by a
+participant's full name or by a first name only one of them has. Cues: `(CONT'D)`,
+`(O.S.)`, `(V.O.)` and the like mean nothing to the conversation; a whisper or an aside
+to someone (`(whispering to X)`, `[whispers to X]`, `(aside, to X)`) makes what follows
+private to them; `(to X)` is said aloud; anything else is a delivery cue, which is not
+part of the speech.
 """
 
 import re

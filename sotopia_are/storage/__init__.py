@@ -8,7 +8,9 @@ from sotopia_are.record import STATUS_KEY
 from sotopia_are.storage.are_export import export_episode_json
 from sotopia_are.storage.connection import REDIS_URL_ENV, connect, redact_url
 from sotopia_are.storage.embedded import DATA_DIR_ENV, EmbeddedRedis, default_data_dir
+from sotopia_are.storage.episode_layout import usage_summary
 from sotopia_are.storage.episode_log import EpisodeLog, EpisodeStatus, stable_episode_id
+from sotopia_are.storage.episode_sink import EpisodeRecorder
 from sotopia_are.storage.errors import (
     EmptySelectionError,
     EpisodeExistsError,
@@ -35,10 +37,8 @@ from sotopia_are.storage.profiles import (
     RelationshipProfile,
     RelationshipType,
 )
-from sotopia_are.storage.record import StoredModel
-from sotopia_are.storage.recorder import EpisodeRecorder
-from sotopia_are.storage.records import usage_summary
-from sotopia_are.storage.store import EpisodeStore, OnUnreadable
+from sotopia_are.storage.store import EpisodeFilter, EpisodeStore, OnUnreadable
+from sotopia_are.storage.stored_model import StoredModel
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -49,6 +49,7 @@ __all__ = [
     "EmptySelectionError",
     "EnvironmentProfile",
     "EpisodeExistsError",
+    "EpisodeFilter",
     "EpisodeLog",
     "EpisodeRecorder",
     "EpisodeStateError",

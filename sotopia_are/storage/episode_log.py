@@ -16,8 +16,8 @@ from pydantic import JsonValue
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.fields import AS_JSON_TEXT, AS_ORDERED_JSON_TEXT
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
-from sotopia_are.storage.record import StoredModel
 from sotopia_are.storage.redis_om_import import Field
+from sotopia_are.storage.stored_model import StoredModel
 
 __all__ = ["EpisodeLog", "EpisodeStatus", "stable_episode_id"]
 

@@ -31,8 +31,8 @@ from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import EpisodeExistsError, JsonlFormatError
 from sotopia_are.storage.fields import dumps_canonical
 from sotopia_are.storage.profiles import AgentProfile, EnvironmentProfile, RelationshipProfile
-from sotopia_are.storage.record import StoredModel
 from sotopia_are.storage.store import EpisodeStore
+from sotopia_are.storage.stored_model import StoredModel
 
 __all__ = [
     "export_episodes",

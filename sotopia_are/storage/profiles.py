@@ -2,7 +2,7 @@
 
 `AgentProfile`, `EnvironmentProfile` and `RelationshipProfile` keep the fields of
 ``sotopia.database.persistent_profile`` so Sotopia users and data feel at home; they are
-``HashModel`` records (see :mod:`.record`), so list fields are stored as JSON text.
+``HashModel`` records (see :mod:`.stored_model`), so list fields are stored as JSON text.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from enum import IntEnum
 from typing import Annotated
 
 from sotopia_are.storage.fields import AS_JSON_TEXT
-from sotopia_are.storage.record import StoredModel
 from sotopia_are.storage.redis_om_import import Field
+from sotopia_are.storage.stored_model import StoredModel
 
 __all__ = ["AgentProfile", "EnvironmentProfile", "RelationshipProfile", "RelationshipType"]
 

@@ -10,8 +10,13 @@ import pytest
 from sotopia_are.record import RECORD_VERSION, EpisodeRecord, Verdict, load_record
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage import EpisodeExistsError, EpisodeLog, EpisodeStateError, EpisodeStore
-from sotopia_are.storage.records import usage_summary
+from sotopia_are.storage import (
+    EpisodeExistsError,
+    EpisodeLog,
+    EpisodeStateError,
+    EpisodeStore,
+    usage_summary,
+)
 
 LEGACY = Path(__file__).parents[1] / "data" / "legacy" / "episodes-v0.jsonl"
 

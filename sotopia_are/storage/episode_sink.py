@@ -20,8 +20,8 @@ from sotopia_are.record import RECORD_VERSION, EpisodeRecord, Verdict, agent_cal
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import EpisodeResult, EpisodeSpec, EpisodeStatus
 from sotopia_are.social.spec import check_safe_id
+from sotopia_are.storage.episode_layout import sampling_fields, usage_summary
 from sotopia_are.storage.episode_log import EpisodeLog
-from sotopia_are.storage.records import sampling_fields, usage_summary
 from sotopia_are.storage.store import EpisodeStore
 
 __all__ = ["EpisodeRecorder"]

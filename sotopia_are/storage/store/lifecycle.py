@@ -1,0 +1,302 @@
+"""`EpisodeLifecycle`: an episode's life in the store, from start to verdicts.
+
+:meth:`~EpisodeLifecycle.start_episode` (status ``running``), its events appended as
+they happen (:mod:`.appends`), then :meth:`~EpisodeLifecycle.finish_episode` (``complete``
+or ``failed``, with usage and the run's model calls, in one transaction), and later
+:meth:`~EpisodeLifecycle.add_verdict` for each judge. A run that dies in between leaves a
+readable ``running`` episode with the events it had;
+:meth:`~EpisodeLifecycle.mark_interrupted` turns such leftovers into ``incomplete`` ones.
+Each step checks the status it starts from, inside the transaction that writes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import JsonValue
+
+from sotopia_are.record import EpisodeRecord, Verdict
+from sotopia_are.social import EpisodeStatus
+from sotopia_are.storage.episode_layout import index_fields, record_from_stored, usage_summary
+from sotopia_are.storage.episode_log import EpisodeLog
+from sotopia_are.storage.errors import (
+    EpisodeExistsError,
+    EpisodeStateError,
+    RecordNotFoundError,
+    already_played,
+)
+from sotopia_are.storage.events import EVENT_FIELD, decode_event
+from sotopia_are.storage.keys import episode_calls_key, episode_events_key
+from sotopia_are.storage.store.entries import (
+    CALL_FIELD,
+    CallData,
+    decode_call,
+    encode_calls,
+    read_episode,
+    read_stream,
+)
+from sotopia_are.storage.store.index import check_index, reindex, rewrite_episode
+from sotopia_are.storage.store.listing import EpisodeListing
+from sotopia_are.storage.store.reading import EpisodeReading
+from sotopia_are.storage.store.restoring import EpisodeRestoring
+
+__all__ = ["EpisodeLifecycle"]
+
+
+class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
+    """Starting, finishing, interrupting and rating episodes."""
+
+    def start_episode(self, episode: EpisodeLog) -> EpisodeLog:
+        """Record that ``episode`` starts now; returns the stored record (``running``).
+
+        An episode with the same pk that failed or is incomplete is started afresh: its old
+        events are dropped and ``attempt`` counts up. Raises :class:`EpisodeExistsError`
+        (naming the ways out) if that episode is complete, :class:`EpisodeStateError` if
+        it is still running.
+        """
+        key = episode.redis_key(episode.pk)
+        now = self._clock()
+        self._queued.forget(episode.pk)
+
+        def write(pipe: Any) -> EpisodeLog:
+            old = read_episode(pipe, episode.pk)
+            if old is not None and old.status is EpisodeStatus.COMPLETE:
+                raise EpisodeExistsError(already_played(episode.pk, self.location))
+            if old is not None and old.status is EpisodeStatus.RUNNING:
+                raise EpisodeStateError(
+                    f"episode {episode.pk} is running; if its run died, mark_interrupted() it first"
+                )
+            started = episode.replace(
+                status=EpisodeStatus.RUNNING,
+                attempt=(old.attempt if old else 0) + 1,
+                created_at=old.created_at if old else now,
+                started_at=now,
+                updated_at=now,
+                finished_at=None,
+                event_count=0,
+                termination_reason="",
+                error="",
+                scores={},
+                evaluation=None,
+                evaluated_at=None,
+                usage={},
+                cost_usd=None,
+            )
+            check_index(pipe, [(old, started)])
+            pipe.multi()
+            pipe.delete(
+                key,
+                episode_events_key(episode.pk),
+                episode_calls_key(episode.pk),
+            )
+            pipe.hset(key, mapping=started.to_hash())
+            reindex(pipe, old, started)
+            return started
+
+        return self._watched([key], write)
+
+    def finish_episode(
+        self,
+        episode_id: str,
+        *,
+        status: EpisodeStatus = EpisodeStatus.COMPLETE,
+        termination_reason: str = "",
+        error: str = "",
+        usage: Mapping[str, JsonValue] | None = None,
+        cost_usd: float | None = None,
+        calls: Sequence[CallData] = (),
+        turns_played: int = 0,
+        failed_agent: str = "",
+    ) -> EpisodeLog:
+        """Finalise a running episode as ``complete`` or ``failed``; returns the record.
+
+        ``calls`` (model call records: :data:`CallData`) are appended in the
+        same transaction, so the calls and the final status land together or not at all.
+        Raises :class:`EpisodeStateError` if it is not running (e.g. finished twice), and
+        ``TypeError``/``ValueError`` if a call is not JSON; either way nothing is written.
+        Scores come later, with :meth:`save_evaluation`.
+        """
+        if status not in (EpisodeStatus.COMPLETE, EpisodeStatus.FAILED):
+            raise ValueError(f"an episode finishes complete or failed, not {status.value}")
+        self._queued.flush()
+        self._queued.raise_failure(episode_id)
+        return self._transition(
+            episode_id,
+            {
+                "status": status,
+                "finished_at": self._clock(),
+                "termination_reason": termination_reason,
+                "error": error,
+                "usage": dict(usage or {}),
+                "cost_usd": cost_usd,
+                "turns_played": turns_played,
+                "failed_agent": failed_agent,
+            },
+            calls=calls,
+        )
+
+    def mark_incomplete(self, episode_id: str, reason: str = "interrupted") -> EpisodeLog:
+        """Mark a running episode ``incomplete`` (its events stay readable)."""
+        return self._transition(episode_id, {"status": EpisodeStatus.INCOMPLETE, "error": reason})
+
+    def mark_interrupted(
+        self, *, tag: str | None = None, idle_for: float | None = None
+    ) -> list[str]:
+        """Mark ``incomplete`` the running episodes (of batch ``tag``) left by a dead run.
+
+        Without ``idle_for``, every running episode counts as dead: call this when no
+        other process is running that batch (as when resuming it). With ``idle_for``,
+        only those with no event for that many seconds. Returns their ids.
+        """
+        now = self._clock()
+        marked = []
+        for episode in self.list_episodes(tag=tag, status=EpisodeStatus.RUNNING):
+            if idle_for is not None and now - episode.updated_at < idle_for:
+                continue
+            try:
+                self.mark_incomplete(episode.pk, "interrupted: its run stopped before it ended")
+            except EpisodeStateError:
+                continue  # it finished meanwhile
+            marked.append(episode.pk)
+        return marked
+
+    def save_evaluation(
+        self,
+        episode_id: str,
+        *,
+        scores: Mapping[str, Mapping[str, float]],
+        evaluation: Mapping[str, JsonValue],
+        usage: Mapping[str, JsonValue] | None = None,
+        cost_usd: float | None = None,
+        calls: Sequence[CallData] = (),
+    ) -> EpisodeLog:
+        """Attach the evaluator's verdict to a complete episode (replacing any earlier one).
+
+        ``usage`` and ``cost_usd``, when given, replace the episode's totals (pass the
+        totals of the agents' and the judge's calls). ``calls`` (the judge's call records)
+        are appended in the same transaction. :class:`EpisodeStateError` if the episode is
+        not complete, ``TypeError``/``ValueError`` if a call is not JSON; either way
+        nothing is written.
+        """
+        update: dict[str, Any] = {
+            "scores": {agent: dict(dims) for agent, dims in scores.items()},
+            "evaluation": dict(evaluation),
+            "evaluated_at": self._clock(),
+        }
+        if usage is not None:
+            update["usage"] = dict(usage)
+        if cost_usd is not None:
+            update["cost_usd"] = cost_usd
+        return self._transition(episode_id, update, expected=EpisodeStatus.COMPLETE, calls=calls)
+
+    def add_verdict(
+        self,
+        episode_id: str,
+        verdict: Verdict,
+        *,
+        replace: bool = False,
+        stored: EpisodeRecord | None = None,
+    ) -> EpisodeRecord:
+        """Attach ``verdict`` to the complete episode ``episode_id``; the record with it.
+
+        A second judge adds its verdict; the same judge again (same
+        :attr:`~sotopia_are.record.Verdict.key`) is a ``ValueError`` unless ``replace``.
+        :class:`EpisodeStateError` if the episode is not complete. Nothing is written on
+        an error. ``stored`` is the episode's record as the caller holds it (a run that
+        just stored it): when it agrees with the stored episode, it is not read back.
+        """
+        key = EpisodeLog.redis_key(episode_id)
+
+        def write(pipe: Any) -> EpisodeRecord | None:
+            old = self._episode_in(pipe, episode_id, EpisodeStatus.COMPLETE)
+            if old.record_version == 0:
+                return None  # rewritten whole below, outside this transaction
+            current = (
+                stored
+                if stored is not None and _agrees(old, stored)
+                else record_from_stored(
+                    old,
+                    read_stream(pipe, episode_events_key(episode_id), EVENT_FIELD, decode_event),
+                    read_stream(pipe, episode_calls_key(episode_id), CALL_FIELD, decode_call),
+                )
+            )
+            record = current.with_verdict(verdict, replace=replace)
+            new = old.replace(
+                record_version=record.version,
+                verdicts=[v.model_dump(mode="json") for v in record.verdicts],
+                evaluated_at=self._clock(),
+                updated_at=self._clock(),
+                **index_fields(record),
+            )
+            rewrite_episode(pipe, old, new)
+            return record
+
+        written = self._watched([key], write)
+        if written is not None:
+            return written
+        # An older layout keeps its judge's calls in the calls stream; rewrite it whole.
+        record = self.load(episode_id).with_verdict(verdict, replace=replace)
+        return self.save_record(record, replace=True)
+
+    def update_complete_episode(self, episode_id: str, update: Mapping[str, Any]) -> EpisodeLog:
+        """Apply ``update`` (fields of the ``EpisodeLog``) to a complete episode in one
+        transaction; :class:`EpisodeStateError` (nothing written) if it is not complete."""
+        return self._transition(episode_id, update, expected=EpisodeStatus.COMPLETE)
+
+    def _transition(
+        self,
+        episode_id: str,
+        update: Mapping[str, Any],
+        *,
+        expected: EpisodeStatus = EpisodeStatus.RUNNING,
+        calls: Sequence[CallData] = (),
+    ) -> EpisodeLog:
+        """Apply ``update`` to an episode in status ``expected`` and append ``calls`` to its
+        calls stream, all in one transaction."""
+        key = EpisodeLog.redis_key(episode_id)
+        # Encoded before the transaction: a bad call must fail before anything is queued.
+        payloads = encode_calls(calls)
+        self._queued.flush()
+        self._queued.forget(episode_id)  # what it failed to append no longer matters
+
+        def write(pipe: Any) -> EpisodeLog:
+            old = self._episode_in(pipe, episode_id, expected)
+            new = old.replace(**update, updated_at=self._clock())
+            rewrite_episode(pipe, old, new)
+            for payload in payloads:
+                pipe.xadd(episode_calls_key(episode_id), {CALL_FIELD: payload})
+            return new
+
+        return self._watched([key], write)
+
+    def _episode_in(self, pipe: Any, episode_id: str, expected: EpisodeStatus) -> EpisodeLog:
+        """The stored episode, read inside a write's WATCH; :class:`RecordNotFoundError`
+        if there is none, :class:`EpisodeStateError` if it is not in status ``expected``."""
+        old = read_episode(pipe, episode_id)
+        if old is None:
+            raise RecordNotFoundError(f"no episode {episode_id!r} in {self.location}")
+        if old.status is not expected:
+            raise EpisodeStateError(
+                f"episode {episode_id} is {old.status.value}, not {expected.value}"
+            )
+        return old
+
+
+def _agrees(log: EpisodeLog, record: EpisodeRecord) -> bool:
+    """Whether ``record`` is what the store holds as ``log`` (and its streams), by what the
+    log repeats of it: its events, calls (through their usage) and verdicts counted in."""
+    return (
+        log.record_version == record.version
+        and log.status is record.status
+        and log.event_count == len(record.events)
+        and log.turns_played == record.turns_played
+        and log.tag == record.tag
+        and log.scenario_id == record.scenario_id
+        and log.agents == list(record.spec.agent_names)
+        and log.models == [record.models.get(name, "") for name in record.spec.agent_names]
+        and log.spec == record.spec.model_dump(mode="json")
+        and log.usage == usage_summary(record.usage)
+        and log.verdicts == [v.model_dump(mode="json") for v in record.verdicts]
+        and log.problems == list(record.problems)
+    )

@@ -1,0 +1,70 @@
+"""`EpisodeReading`: a stored episode read back — its record, events and model calls.
+
+Reading first writes the appends queued before it, so an episode reads as it was
+played up to now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from sotopia_are.record import EpisodeRecord
+from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
+from sotopia_are.social import EpisodeStatus
+from sotopia_are.storage.episode_layout import record_from_stored
+from sotopia_are.storage.events import EVENT_FIELD, decode_event
+from sotopia_are.storage.keys import episode_calls_key, episode_events_key
+from sotopia_are.storage.store.entries import CALL_FIELD, decode_call, read_stream
+from sotopia_are.storage.store.models import StoredModels
+
+__all__ = ["EpisodeReading"]
+
+T = TypeVar("T")
+
+
+class EpisodeReading(StoredModels):
+    """Stored episodes as records, and their streams."""
+
+    def load(self, episode_id: str) -> EpisodeRecord:
+        """The stored episode as an :class:`~sotopia_are.record.EpisodeRecord` (an older
+        layout is migrated on read). :class:`RecordNotFoundError` if there is none;
+        :class:`UnreadableRecordError` naming the key if the record or one of its streams
+        is not what the store wrote; ``ValueError`` if it was stored without a spec."""
+        log = self.get_episode(episode_id)
+        return record_from_stored(log, self.read_events(episode_id), self.read_calls(episode_id))
+
+    def read_events(self, episode_id: str) -> list[ExportedCompletedEvent]:
+        """The episode's completed events, in the order they completed;
+        :class:`UnreadableRecordError` naming the stream if it is not one the store wrote."""
+        return self._read_stream(episode_events_key(episode_id), EVENT_FIELD, decode_event)
+
+    def follow_events(
+        self, episode_id: str, *, block_ms: int = 1000
+    ) -> Iterator[ExportedCompletedEvent]:
+        """The episode's events as they are appended, until it is no longer running."""
+        stream = episode_events_key(episode_id)
+        last = "0-0"
+        while True:
+            with self._guard():
+                replies = self.client.xread({stream: last}, block=block_ms, count=100)
+            for _, entries in replies:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    yield decode_event(fields[EVENT_FIELD])
+            if not replies and self.get_episode(episode_id).status is not EpisodeStatus.RUNNING:
+                with self._guard():
+                    rest = self.client.xrange(stream, min=f"({last}")
+                for _, fields in rest:
+                    yield decode_event(fields[EVENT_FIELD])
+                return
+
+    def read_calls(self, episode_id: str) -> list[dict[str, Any]]:
+        """The episode's model call records, in the order they were appended;
+        :class:`UnreadableRecordError` naming the stream if it is not one the store wrote."""
+        return self._read_stream(episode_calls_key(episode_id), CALL_FIELD, decode_call)
+
+    def _read_stream(self, key: str, field: str, decode: Callable[[str], T]) -> list[T]:
+        self._queued.flush()
+        with self._guard():
+            return read_stream(self.client, key, field, decode)
