@@ -142,7 +142,6 @@ def test_no_preflight_keeps_the_old_behaviour(redis_url: str) -> None:
         assert store.load(episode_id).status is EpisodeStatus.FAILED
 
 
-
 def test_a_wrong_key_exits_2_within_seconds_with_nothing_stored(redis_url: str) -> None:
     # A server that takes one key and answers 401 to any other, as a provider does.
     with LocalLLMServer(conversation_rule(BAKERY), api_key="sk-right") as server:
