@@ -97,8 +97,15 @@ class Action:
         return type(self.app).__name__ if self.app is not None else ""
 
     def execute(self) -> Any:
-        """Call the function with the resolved args (or the raw args if none were resolved)."""
-        return self.function(**(self.resolved_args or self.args))
+        """Call the function with the resolved args (or the raw args if none were resolved).
+
+        An app method's ``self`` among them (ARE's captured args carry it) is the app the
+        bound function already has, so it is not passed again.
+        """
+        args = self.resolved_args or self.args
+        if "self" in args and getattr(self.function, "__self__", None) is not None:
+            args = {name: value for name, value in args.items() if name != "self"}
+        return self.function(**args)
 
 
 @dataclass(eq=False, slots=True)

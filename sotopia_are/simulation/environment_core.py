@@ -125,6 +125,8 @@ class EnvironmentCore(AbstractEnvironment):
         self._lock: AbstractContextManager[object] = _NO_LOCK
         # The wall-clock time of the tick running now, on a real clock (see _tick).
         self._measured: float | None = None
+        # On a real clock, the time the running event was due: what current_time says.
+        self._running_at: float | None = None
         self._finalized = False
 
     # ----------------------------------------------------------------- queries
@@ -136,8 +138,13 @@ class EnvironmentCore(AbstractEnvironment):
 
     @property
     def current_time(self) -> float:
-        """The simulated time now."""
-        return self.time_manager.time()
+        """The simulated time now; while an event runs, the time it was due (the time it
+        is logged at), also on a real clock, where the clock is a little past it by then.
+        So a condition checked at the tick at 2 s sees 2 s in real time as on a virtual
+        clock, and both loops give the same run (ARE gives the clock: its checks see
+        2.0004 s)."""
+        running_at = self._running_at
+        return self.time_manager.time() if running_at is None else running_at
 
     def is_running(self) -> bool:
         """Whether events are being processed (state RUNNING)."""
@@ -467,7 +474,8 @@ class EnvironmentCore(AbstractEnvironment):
         if self.config.verbose:
             logger.info("tick at %s", now)
         pop_due = self.event_queue.pop_due
-        if not self.time_manager.virtual:
+        real_clock = not self.time_manager.virtual
+        if real_clock:
             self._measured = now
         try:
             while self.state is _RUNNING:
@@ -475,6 +483,8 @@ class EnvironmentCore(AbstractEnvironment):
                 if popped is None:
                     break
                 due, event = popped
+                if real_clock:
+                    self._running_at = due
                 run = _RUNNERS.get(type(event))
                 if run is None:
                     run = _runner_for(type(event))
@@ -486,6 +496,7 @@ class EnvironmentCore(AbstractEnvironment):
             raise
         finally:
             self._measured = None
+            self._running_at = None
 
     # One runner per event kind, looked up in _RUNNERS by the event's type.
 

@@ -220,9 +220,13 @@ class CompletedEvent(AbstractEvent):
         return self.action.function_name if self.action is not None else ""
 
     def get_args(self) -> dict[str, Any]:
-        """The args the action was called with (resolved placeholders included)."""
+        """The args the action was called with (resolved placeholders included), without
+        the app itself (``self``, which captured calls carry, as in ARE)."""
         if isinstance(self.action, Action):
-            return self.action.resolved_args or self.action.args
+            args = self.action.resolved_args or self.action.args
+            if "self" in args:
+                return {name: value for name, value in args.items() if name != "self"}
+            return args
         return {}
 
     def to_dict(self) -> dict[str, Any]:

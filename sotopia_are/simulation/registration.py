@@ -48,6 +48,16 @@ def _named_args(
     return dict(bound)
 
 
+def _captured_args(
+    func: Callable[..., Any], app: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The args of a captured call as ARE captures them: every parameter by name, ``self``
+    (the app) and the defaults not passed included."""
+    bound = _signature(func).bind(app, *args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
 class EventRegisterer:
     """Turns decorated app calls into log records, or into events in capture mode."""
 
@@ -148,7 +158,7 @@ class EventRegisterer:
                     event_type=EventType.USER if event_type is EventType.USER else EventType.ENV,
                     action=Action(
                         function=bound,
-                        args=_named_args(func, app, args, kwargs),
+                        args=_captured_args(func, app, args, kwargs),
                         app=app,
                         operation_type=operation_type,
                     ),

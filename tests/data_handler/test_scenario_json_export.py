@@ -76,7 +76,11 @@ def test_unregistered_importable_apps_are_written_by_path() -> None:
     assert json.loads(text)["apps"][0]["class_name"] == "scenario_json_apps.Echo"
     # A path into a module only imports when that module is named (reading runs no code).
     with pytest.raises(ScenarioFormatError, match="imports nothing"):
-        JsonScenarioImporter(AppRegistry()).import_from_json(text)
+        JsonScenarioImporter(AppRegistry()).import_from_json(text, strict_apps=True)
+    # By default (as ARE) the app is kept as written, unbuilt: still nothing is imported.
+    kept, _, _ = JsonScenarioImporter(AppRegistry()).import_from_json(text)
+    assert kept.apps == [] and kept.import_report is not None
+    assert kept.import_report.unknown_apps == ["e1"]
     modules = [sys.modules[Echo.__module__]]
     scenario, _, _ = JsonScenarioImporter(AppRegistry(), modules).import_from_json(text)
     assert isinstance((scenario.apps or [])[0], Echo)

@@ -82,12 +82,27 @@ def test_real_export_reexports_in_are_shape() -> None:
 
 def test_missing_app_classes_are_named_all_at_once() -> None:
     with pytest.raises(ScenarioFormatError) as caught:
-        JsonScenarioImporter(AppRegistry()).import_from_json(MEETING)
+        JsonScenarioImporter(AppRegistry()).import_from_json(MEETING, strict_apps=True)
     message = str(caught.value)
     assert message.startswith("apps[0].class_name: unknown app classes: ")
     for name in ("AgentUserInterface (apps[0])", "SystemApp (apps[1])", "CalendarApp (apps[2])"):
         assert name in message
     assert "apps_to_skip" in message
+
+
+def test_unknown_app_classes_are_kept_as_written_and_not_run() -> None:
+    """ARE's default: the file imports; its unknown apps stay as records, written back."""
+    scenario, completed, _ = JsonScenarioImporter(AppRegistry()).import_from_json(MEETING)
+    report = scenario.import_report
+    assert report is not None
+    assert report.unknown_apps == ["AgentUserInterface", "SystemApp", "CalendarApp"]
+    assert scenario.apps == [] and scenario.events == []
+    assert [app.name for app in scenario.serialized_apps or []] == report.unknown_apps
+    # History stays: the completed events are records without live apps.
+    assert [e.event_id for e in completed] == ["user_ask", "oracle_time", "oracle_reply"]
+    assert all(e.action is None or e.action.app is None for e in completed)
+    exported = JsonScenarioExporter().export_to_json(Environment(), scenario, "meeting")
+    assert json.loads(exported)["apps"] == json.loads(MEETING)["apps"]
 
 
 def test_skipped_apps_drop_their_events_and_say_so(caplog: pytest.LogCaptureFixture) -> None:
@@ -123,7 +138,7 @@ def test_apps_to_keep_keeps_only_those() -> None:
 def test_documentation_example_imports_with_unknown_apps_skipped() -> None:
     importer = JsonScenarioImporter(AppRegistry())
     with pytest.raises(ScenarioFormatError, match=r"apps\[0\].class_name: unknown app classes"):
-        importer.import_from_json(EXAMPLE)
+        importer.import_from_json(EXAMPLE, strict_apps=True)
     scenario, completed, _ = importer.import_from_json(EXAMPLE, skip_unknown_apps=True)
     report = scenario.import_report
     assert report is not None

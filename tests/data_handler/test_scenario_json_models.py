@@ -124,7 +124,7 @@ def mutate(path: list[str | int], value: Any) -> str:
             "valid integer",
         ),
         (mutate(["metadata", "definition"], KeyError), "metadata.definition", "required"),
-        (mutate(["version"], "3.1"), "version", "unsupported version"),
+        (mutate(["version"], "3.1"), "version", "Unsupported version: 3.1"),
         (
             mutate(["completed_events", 0, "action", "args", 0, "value"], 7.5).replace(
                 "7.5", "1e400"

@@ -161,8 +161,12 @@ def test_capture_mode_returns_events_without_running() -> None:
     assert not EventRegisterer.is_capture_mode()
     assert isinstance(captured, Event) and app.total == 0
     assert captured.event_type is EventType.ENV and message.event_type is EventType.USER
-    assert captured.action is not None and captured.action.args == {"amount": 5}
+    # As ARE captures them: the app as ``self`` and defaults included; get_args() leaves
+    # the app out, and executing passes it only once.
+    assert captured.action is not None and captured.action.args == {"self": app, "amount": 5}
     assert captured.action.app is app and aui.messages == []
+    completed = captured.execute()
+    assert completed.get_args() == {"amount": 5} and app.total == 5
 
 
 def test_disable_events_runs_without_logging() -> None:

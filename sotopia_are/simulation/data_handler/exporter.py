@@ -254,7 +254,7 @@ class JsonScenarioExporter:
             has_exception=exception is not None,
             exception_type=type(exception).__name__ if exception is not None else None,
             exception_message=str(exception) if exception is not None else None,
-            tags=list(scenario.tags),
+            tags=[tag if isinstance(tag, str) else tag.name for tag in scenario.tags],
             hf_metadata=hf_metadata,
         )
         simulation = (
@@ -319,15 +319,44 @@ class JsonScenarioExporter:
             augmentation=imported.augmentation if imported is not None else None,
         )
 
+    @staticmethod
+    def convert_action(action: Action | ConditionCheckAction) -> ExportedAction:
+        """ARE's helper: one action as the format writes it (its resolved args if it has
+        any, else its args; ``self`` left out). A condition check's action has only its id
+        and function name. Raises :class:`ScenarioExportError`, as the exporter does, for
+        an arg the format cannot hold."""
+        if isinstance(action, ConditionCheckAction):
+            return _condition_action(action)
+        return convert_action(action, f"action {action.action_id}")
+
+    @staticmethod
+    def convert_action_args(name: str, value: Any) -> ExportedActionArg:
+        """ARE's helper: one arg as ``(name, value, value_type)``, leniently as ARE writes it.
+
+        Values :func:`.values.encode_value` can write are written so; any other value is
+        written as its ``str()`` and its type's name, which imports back as an
+        :class:`.values.OpaqueValue` (text, not the object). The exporter itself does not
+        write such values: it refuses them (see :meth:`export_to_json`).
+        """
+        try:
+            return _arg(name, value, "")
+        except ScenarioExportError:
+            return ExportedActionArg(name=name, value=str(value), value_type=type(value).__name__)
+
     def _apps(self, scenario: Scenario, apps_state: dict[str, Any] | None) -> list[ExportedApp]:
         if apps_state is not None:
             return [_app_from_state(name, data) for name, data in apps_state.items()]
-        records = (
-            {record.name: record for record in scenario.app_records}
-            if isinstance(scenario, ScenarioImportedFromJson)
-            else {}
-        )
-        return [records.get(app.name) or self._live_app(app) for app in scenario.apps or []]
+        live = scenario.apps or []
+        if not isinstance(scenario, ScenarioImportedFromJson):
+            return [self._live_app(app) for app in live]
+        # An imported app is written as the file had it; an app of unknown class (kept
+        # unbuilt, see the importer) too, although it is not among the live apps.
+        report = scenario.import_report
+        unknown = set(report.unknown_apps) if report is not None else set()
+        names = {app.name for app in live}
+        written = [r for r in scenario.app_records if r.name in names or r.name in unknown]
+        recorded = {record.name for record in written}
+        return written + [self._live_app(app) for app in live if app.name not in recorded]
 
     def _live_app(self, app: App) -> ExportedApp:
         try:

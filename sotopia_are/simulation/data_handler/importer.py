@@ -11,8 +11,12 @@ Nothing is imported while reading a file: app classes named by a dotted path and
 functions of condition and validation events resolve only into the modules the importer
 was given (``modules``) and those of its registry's app classes, already imported.
 
-Apps can be left out with ``apps_to_skip`` / ``apps_to_keep`` (by app name) or, for files
-naming apps this installation does not have, ``skip_unknown_apps=True``. Events calling a
+An app whose class this installation does not have is kept as ARE keeps it: as the file
+wrote it (``scenario.serialized_apps``, written back on export), not built; the events
+calling it are dropped and its completed events kept as records without live objects
+(``CompletedEvent.from_dict``). ``strict_apps=True`` refuses such a file instead, naming
+the classes. Apps can be left out with ``apps_to_skip`` / ``apps_to_keep`` (by app name)
+or, for unknown classes, ``skip_unknown_apps=True`` (not written back on export). Events calling a
 left-out app, and events depending on those, are dropped. An event may call an app the
 file does not list in ``apps`` (ARE's own documentation example does): that is an error
 unless the app is left out by ``apps_to_skip`` / ``apps_to_keep``, or ``lenient=True``
@@ -44,6 +48,7 @@ from sotopia_are.simulation.types import (
     AbstractEvent,
     Action,
     ActionDescription,
+    CapabilityTag,
     CompletedEvent,
     CompletedOracleEvent,
     ConditionCheckAction,
@@ -98,6 +103,8 @@ class _AppChoice:
     """Leave out apps whose classes do not resolve, and apps the file does not list."""
     lenient: bool = False
     """Leave out apps that events call but the file does not list."""
+    strict: bool = False
+    """Refuse apps whose classes do not resolve (instead of keeping them unbuilt)."""
 
     def leaves_out(self, name: str) -> bool:
         """Whether ``apps_to_skip`` / ``apps_to_keep`` leave out the app ``name``."""
@@ -130,6 +137,54 @@ class JsonScenarioImporter:
             + [self.app_registry.resolve(name).__module__ for name in self.app_registry]
         )
 
+    @staticmethod
+    def map_action(
+        action_data: dict[str, Any], app_name_to_class: dict[str, str]
+    ) -> dict[str, Any]:
+        """ARE's helper: an exported action (a dict) as ``CompletedEvent.from_dict`` reads it.
+
+        Args decode to their declared types (``ValueError`` for a malformed one); the
+        class name is the app's class from ``app_name_to_class`` (the app's own name when
+        it is not there), ``"ConditionCheckAction"`` for an action without an app.
+        """
+        app = action_data.get("app")
+        return {
+            "action_id": action_data["action_id"],
+            "class_name": (
+                "ConditionCheckAction" if app is None else app_name_to_class.get(app, app)
+            ),
+            "args": {
+                arg["name"]: decode_value(arg.get("value"), arg.get("value_type"))
+                for arg in action_data.get("args") or []
+            },
+            "function_name": action_data["function"],
+            "operation_type": action_data.get("operation_type"),
+        }
+
+    @staticmethod
+    def map_event_metadata(metadata_data: dict[str, Any]) -> dict[str, Any]:
+        """ARE's helper: an exported event's metadata (a dict), its fields as written."""
+        return {
+            name: metadata_data.get(name)
+            for name in ("exception", "exception_stack_trace", "return_value", "return_value_type")
+        }
+
+    @staticmethod
+    def map_event(input_json: dict[str, Any], app_name_to_class: dict[str, str]) -> dict[str, Any]:
+        """ARE's helper: an exported (completed) event (a dict) as ``CompletedEvent.from_dict``
+        reads it; ``metadata`` and ``action`` only when the event has them."""
+        mapped: dict[str, Any] = {
+            name: input_json[name]
+            for name in ("event_id", "event_time", "event_type", "dependencies")
+        }
+        if input_json.get("metadata") is not None:
+            mapped["metadata"] = JsonScenarioImporter.map_event_metadata(input_json["metadata"])
+        if input_json.get("action") is not None:
+            mapped["action"] = JsonScenarioImporter.map_action(
+                input_json["action"], app_name_to_class
+            )
+        return mapped
+
     def import_from_json(
         self,
         json_str: str | bytes,
@@ -139,6 +194,7 @@ class JsonScenarioImporter:
         *,
         skip_unknown_apps: bool = False,
         lenient: bool = False,
+        strict_apps: bool = False,
     ) -> tuple[ScenarioImportedFromJson, list[CompletedEvent], list[str]]:
         """Import a scenario file.
 
@@ -146,12 +202,14 @@ class JsonScenarioImporter:
         unless ``load_completed_events``) and its world logs (the serialised log lines, as
         stored). Raises :class:`ScenarioFormatError` for any problem in the file. With
         ``lenient``, events calling an app that the file's ``apps`` do not list are dropped
-        (with the warning of a skipped app's events) instead.
+        (with the warning of a skipped app's events) instead. With ``strict_apps``, an app
+        class this installation does not have is an error (by default it is kept unbuilt,
+        see the module's documentation).
         """
         return self._import(
             ScenarioImportedFromJson,
             json_str,
-            _AppChoice(apps_to_skip, apps_to_keep, skip_unknown_apps, lenient),
+            _AppChoice(apps_to_skip, apps_to_keep, skip_unknown_apps, lenient, strict_apps),
             load_completed_events,
         )
 
@@ -164,6 +222,7 @@ class JsonScenarioImporter:
         *,
         skip_unknown_apps: bool = False,
         lenient: bool = False,
+        strict_apps: bool = False,
     ) -> tuple[BenchmarkScenarioImportedFromJson, list[CompletedEvent], list[str]]:
         """As :meth:`import_from_json`, as a benchmark scenario carrying ``hf_metadata``.
 
@@ -173,7 +232,7 @@ class JsonScenarioImporter:
         scenario, completed, world_logs = self._import(
             BenchmarkScenarioImportedFromJson,
             json_str,
-            _AppChoice(apps_to_skip, apps_to_keep, skip_unknown_apps, lenient),
+            _AppChoice(apps_to_skip, apps_to_keep, skip_unknown_apps, lenient, strict_apps),
             load_completed_events,
         )
         assert scenario.metadata is not None  # always set by _import
@@ -211,13 +270,24 @@ class JsonScenarioImporter:
             start_time=definition.start_time,
             duration=definition.duration,
             time_increment_in_seconds=definition.time_increment_in_seconds or 1,
-            tags=tuple(definition.tags or ()),
+            tags=tuple(_tag(tag) for tag in definition.tags or ()),
             run_number=definition.run_number,
             metadata=trace.metadata,
             context=trace.context,
             augmentation=trace.augmentation,
             app_records=tuple(builder.kept_app_records),
             import_report=report,
+            serialized_apps=list(trace.apps),
+            serialized_events=list(trace.events),
+            apps_to_skip=None if choice.skip is None else list(choice.skip),
+            apps_to_keep=None if choice.keep is None else list(choice.keep),
+            config=definition.config,
+            has_a2a_augmentation=definition.has_a2a_augmentation,
+            has_tool_augmentation=definition.has_tool_augmentation,
+            has_env_events_augmentation=definition.has_env_events_augmentation,
+            has_exception=definition.has_exception,
+            exception_type=definition.exception_type,
+            exception_message=definition.exception_message,
         )
         scenario.apps = list(builder.apps.values())
         scenario.events = events
@@ -250,6 +320,7 @@ class _Builder:
         self.apps: dict[str, App] = {}
         self.kept_app_records: list[ExportedApp] = []
         self.skipped_apps: set[str] = set()
+        self.unknown_apps: set[str] = set()
         self.events_by_id: dict[str, AbstractEvent] = {}
         self.dropped_ids: set[str] = set()
         self.order: list[int] = []
@@ -312,6 +383,10 @@ class _Builder:
         if unknown and self.choice.skip_unknown:
             for index, _, _ in unknown:
                 self._skip_app(records[index].name)
+        elif unknown and not self.choice.strict:
+            for index, _, _ in unknown:
+                self.unknown_apps.add(records[index].name)
+                self.report.unknown_apps.append(records[index].name)
         elif unknown:
             # A bare name just is not registered; a dotted path says why it did not import.
             names = ", ".join(
@@ -324,10 +399,12 @@ class _Builder:
                 f"unknown app classes: {names}. Register them with register_app_class, "
                 f"or leave them out with apps_to_skip=[{skip}]",
             )
-        for index, app_class in classes.items():
-            record = records[index]
-            self.apps[record.name] = self._make_app(index, record, app_class)
-            self.kept_app_records.append(record)
+        for index, record in enumerate(records):
+            app_class = classes.get(index)
+            if app_class is not None:
+                self.apps[record.name] = self._make_app(index, record, app_class)
+            if app_class is not None or record.name in self.unknown_apps:
+                self.kept_app_records.append(record)
 
     def _check_class_module(self, class_name: str) -> None:
         """:class:`UnknownAppClassError` for a dotted path into a module not allowed: the
@@ -408,6 +485,8 @@ class _Builder:
             return None
         if app in self.skipped_apps:
             return f"calls skipped app {app}"
+        if app in self.unknown_apps:
+            return f"calls app {app} of unknown class"
         if self.choice.leaves_out(app):
             self._skip_app(app)
             return f"calls skipped app {app}"
@@ -603,6 +682,10 @@ class _Builder:
         records = self.trace.completed_events
         for index, record in enumerate(records):
             path: list[str | int] = ["completed_events", index]
+            if record.action is not None and record.action.app in self.unknown_apps:
+                completed_by_id[record.event_id] = self._completed_record(record, path)
+                built.append(completed_by_id[record.event_id])
+                continue
             reason = self._completed_drop_reason(record, path)
             if reason is not None:
                 dropped.add(record.event_id)
@@ -612,6 +695,19 @@ class _Builder:
             completed_by_id[record.event_id] = event
             built.append(event)
         return built
+
+    def _completed_record(
+        self, record: ExportedCompletedEvent, path: list[str | int]
+    ) -> CompletedEvent:
+        """A completed event of an app kept unbuilt, as a record (as ARE builds them all)."""
+        classes = {app.name: app.class_name or app.name for app in self.trace.apps}
+        try:
+            mapped = JsonScenarioImporter.map_event(record.model_dump(), classes)
+        except ValueError as error:
+            raise ScenarioFormatError([*path, "action", "args"], str(error)) from None
+        event = CompletedEvent.from_dict(mapped)
+        event.metadata = self._metadata(record, path)
+        return event
 
     def _completed_drop_reason(
         self, record: ExportedCompletedEvent, path: list[str | int]
@@ -715,6 +811,11 @@ def _enum(enum_class: type[EnumT], text: str, path: JsonPath) -> EnumT:
             return member
     allowed = ", ".join(member.name for member in enum_class)
     raise ScenarioFormatError(path, f"{text!r} is not one of {allowed}")
+
+
+def _tag(text: str) -> CapabilityTag | str:
+    """ARE's capability tag of that name; other tags stay free-form strings."""
+    return CapabilityTag.__members__.get(text, text)
 
 
 def _operation_type(

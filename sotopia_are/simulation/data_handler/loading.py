@@ -91,12 +91,18 @@ def import_scenario(
     """The scenario in ``text`` and its completed events, imported with the App classes of
     ``apps`` (see :func:`importer_with_apps`) and the options of
     :meth:`JsonScenarioImporter.import_from_json`. What was left out is on
-    ``scenario.import_report`` and not logged. :class:`AppSourceError` for an app source,
+    ``scenario.import_report`` and not logged. An app class that is not available is an
+    error here (``strict_apps``) unless ``skip_unknown_apps``: a run must not quietly drop
+    the events of apps it lacks. :class:`AppSourceError` for an app source,
     :class:`~.errors.ScenarioFormatError` for the file."""
     importer = importer_with_apps(apps)
     with _importer_log_muted():
         scenario, completed, _ = importer.import_from_json(
-            text, apps_to_skip=apps_to_skip, skip_unknown_apps=skip_unknown_apps, lenient=lenient
+            text,
+            apps_to_skip=apps_to_skip,
+            skip_unknown_apps=skip_unknown_apps,
+            lenient=lenient,
+            strict_apps=True,
         )
     return scenario, completed
 

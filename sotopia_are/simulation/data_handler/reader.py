@@ -63,7 +63,8 @@ def read_trace(json_str: str | bytes) -> tuple[ExportedTrace, list[str]]:
     if trace.version not in SUPPORTED_VERSIONS:
         raise ScenarioFormatError(
             ["version"],
-            f"unsupported version {trace.version!r}; supported: "
+            # ARE's text, which its tests match.
+            f"Unsupported version: {trace.version}; supported: "
             + ", ".join(repr(v) for v in SUPPORTED_VERSIONS),
         )
     return trace, notes

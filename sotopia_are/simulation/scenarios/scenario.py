@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from sotopia_are.simulation.apps.app import App, derive_seed
 from sotopia_are.simulation.ids import id_namespace
-from sotopia_are.simulation.types import AbstractEvent, Hint, OracleEvent
+from sotopia_are.simulation.types import AbstractEvent, CapabilityTag, Hint, OracleEvent
 
 __all__ = ["Scenario", "ScenarioStatus", "ScenarioValidationResult"]
 
@@ -56,7 +56,8 @@ class Scenario:
     time_increment_in_seconds: int = 1
     queue_based_loop: bool = False
     nb_turns: int | None = None
-    tags: tuple[str, ...] = ()
+    tags: tuple[CapabilityTag | str, ...] = ()
+    """ARE's capability tags; free-form strings for tags that are not one."""
     apps: list[App] | None
     events: list[AbstractEvent]
     hints: list[Hint] | None

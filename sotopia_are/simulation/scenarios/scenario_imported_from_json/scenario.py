@@ -9,7 +9,11 @@ the apps' initial states — so that exporting it again writes them back unchang
 from dataclasses import dataclass, field
 from typing import Any
 
-from sotopia_are.simulation.data_handler.models import ExportedApp, ExportedTraceMetadata
+from sotopia_are.simulation.data_handler.models import (
+    ExportedApp,
+    ExportedEvent,
+    ExportedTraceMetadata,
+)
 from sotopia_are.simulation.scenarios.scenario import Scenario
 
 __all__ = ["ImportReport", "ScenarioImportedFromJson"]
@@ -24,9 +28,13 @@ class ImportReport:
       depend on a dropped event.
     - dropped_completed_event_ids: completed events left out for the same reasons.
     - normalisations: how a flatter, hand-written document was read (see ``reader``).
+    - unknown_apps: apps whose classes this installation does not have, kept as the file
+      wrote them (exported back unchanged) but not built; their events are dropped, their
+      completed events kept as records (``CompletedEvent.from_dict``).
     """
 
     skipped_apps: list[str] = field(default_factory=list)
+    unknown_apps: list[str] = field(default_factory=list)
     dropped_event_ids: list[str] = field(default_factory=list)
     dropped_completed_event_ids: list[str] = field(default_factory=list)
     normalisations: list[str] = field(default_factory=list)
@@ -34,6 +42,8 @@ class ImportReport:
     def summary(self) -> str:
         """One line per thing left out or changed, for logs and the CLI ("" if none)."""
         lines: list[str] = []
+        if self.unknown_apps:
+            lines.append("apps of unknown classes (kept, not run): " + ", ".join(self.unknown_apps))
         if self.skipped_apps:
             lines.append("skipped apps: " + ", ".join(self.skipped_apps))
         if self.dropped_event_ids:
@@ -58,6 +68,20 @@ class ScenarioImportedFromJson(Scenario):
     augmentation: dict[str, Any] | None = None
     app_records: tuple[ExportedApp, ...] = ()
     import_report: ImportReport | None = None
+    # ARE's fields, as its importer sets them: the file's apps and events as written (all
+    # of them; ``apps`` and ``events`` are what was built), the app choice, and the
+    # definition's augmentation and exception flags.
+    serialized_apps: list[ExportedApp] | None = None
+    serialized_events: list[ExportedEvent] | None = None
+    apps_to_skip: list[str] | None = None
+    apps_to_keep: list[str] | None = None
+    config: str | None = None
+    has_a2a_augmentation: bool = False
+    has_tool_augmentation: bool = False
+    has_env_events_augmentation: bool = False
+    has_exception: bool = False
+    exception_type: str | None = None
+    exception_message: str | None = None
 
     def soft_reset(self) -> None:
         """Reload each app's imported state, then reset and reseed it."""
