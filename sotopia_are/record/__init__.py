@@ -1,5 +1,5 @@
 """The one episode record: what storage, exports, rating, the command line and reports
-read and write (see :class:`EpisodeRecord`)."""
+read and write (see :class:`EpisodeRecord`), and rating it (:func:`judge_verdict`)."""
 
 from .checks import RecordCheckError, checked_import, record_problems
 from .episode_record import (
@@ -15,6 +15,7 @@ from .episode_record import (
     record_from_are_json,
     record_of_result,
 )
+from .rating import check_ratable, judge_verdict
 from .scores import OVERALL, Scores
 from .summary import EpisodeSummary
 from .verdict import Verdict
@@ -31,8 +32,10 @@ __all__ = [
     "Scores",
     "Verdict",
     "agent_calls",
+    "check_ratable",
     "checked_import",
     "judge_calls_of",
+    "judge_verdict",
     "load_record",
     "migrate_v0",
     "record_from_are_json",

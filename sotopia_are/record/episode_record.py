@@ -21,9 +21,7 @@ from sotopia_are.messages import AgentAction
 from sotopia_are.simulation.data_handler.exporter import convert_completed_event
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent, ExportedTrace
 from sotopia_are.simulation.data_handler.reader import loads_json
-from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.social import (
-    ConversationApp,
     ConversationEntry,
     EpisodeResult,
     EpisodeSpec,
@@ -190,14 +188,9 @@ class EpisodeRecord(BaseModel):
 
     @functools.cached_property
     def views(self) -> EpisodeViews:
-        """Every participant's view, rebuilt from the events through the one visibility
+        """Every participant's view, derived from the events through the one visibility
         function (the evaluator's view is omniscient)."""
-        imported = import_episode(self.trace().model_dump_json())
-        # The runner's app keeps its class name, as ``social.logged_actions`` assumes.
-        app = ConversationApp(self.spec.agent_names)
-        views = EpisodeViews(self.spec, app.name, BaseNotificationSystem(app.notification_config()))
-        views.add_all(imported.events)
-        return views
+        return EpisodeViews.of_exported(self.spec, self.events)
 
     @property
     def entries(self) -> list[ConversationEntry]:
