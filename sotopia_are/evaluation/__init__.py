@@ -1,6 +1,6 @@
 """Evaluating social goals: rule-based termination, the LLM judge, rubrics, the
 ``ScriptEnvironmentResponse`` built from them. An episode is rated from its record
-(:func:`sotopia_are.record.judge_verdict`): played, stored and scripted alike.
+(:func:`sotopia_are.record.give_verdict`): played, stored and scripted alike.
 
 The judge is omniscient by design (DESIGN.md, rule 4): it reads every action of an
 episode, private ones included and marked as private.

@@ -1,5 +1,5 @@
 """The one episode record: what storage, exports, rating, the command line and reports
-read and write (see :class:`EpisodeRecord`), and rating it (:func:`judge_verdict`)."""
+read and write (see :class:`EpisodeRecord`), and rating it (:func:`give_verdict`)."""
 
 from .checks import RecordCheckError, checked_import, record_problems
 from .episode_record import (
@@ -15,7 +15,7 @@ from .episode_record import (
     record_from_are_json,
     record_of_result,
 )
-from .rating import check_ratable, judge_verdict
+from .rating import check_ratable, give_verdict
 from .scores import OVERALL, Scores
 from .summary import EpisodeSummary
 from .verdict import Verdict
@@ -34,8 +34,8 @@ __all__ = [
     "agent_calls",
     "check_ratable",
     "checked_import",
+    "give_verdict",
     "judge_calls_of",
-    "judge_verdict",
     "load_record",
     "migrate_v0",
     "record_from_are_json",

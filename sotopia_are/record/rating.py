@@ -1,4 +1,4 @@
-"""`judge_verdict`: a judge's verdict on an episode record, the one way an episode is rated.
+"""`give_verdict`: a judge's verdict on an episode record, the one way an episode is rated.
 
 A played episode (once its record is made), a stored or imported one and a replayed
 script are all rated so: from the record's events, never played again. The judge reads the
@@ -15,7 +15,7 @@ from sotopia_are.social import EpisodeStatus, TerminationRule
 from .episode_record import EpisodeRecord
 from .verdict import Verdict
 
-__all__ = ["check_ratable", "judge_verdict"]
+__all__ = ["check_ratable", "give_verdict"]
 
 
 def check_ratable(record: EpisodeRecord) -> None:
@@ -28,7 +28,7 @@ def check_ratable(record: EpisodeRecord) -> None:
         )
 
 
-async def judge_verdict(
+async def give_verdict(
     record: EpisodeRecord, judge: LLMJudge, *, termination: TerminationRule | None = None
 ) -> Verdict:
     """``judge``'s verdict on ``record``: its ratings (with the

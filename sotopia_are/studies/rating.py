@@ -18,7 +18,7 @@ from sotopia_are.record import (
     EpisodeRecord,
     Verdict,
     check_ratable,
-    judge_verdict,
+    give_verdict,
     record_of_result,
 )
 from sotopia_are.social import EpisodeSpec, run_episode, script_spec
@@ -88,7 +88,7 @@ async def arate(
         record.check_new_verdict(Verdict.key_for(judge))
     if preflight:
         await apreflight(judge_uses([judge]))
-    verdict = await judge_verdict(record, judge, termination=termination)
+    verdict = await give_verdict(record, judge, termination=termination)
     if store is not None:
         return store.add_verdict(record.episode_id, verdict, replace=replace, stored=record)
     return record.with_verdict(verdict, replace=replace)

@@ -28,7 +28,7 @@ from pettingzoo import ParallelEnv
 from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import LLMCall, Sampling
 from sotopia_are.messages import AgentAction
-from sotopia_are.record import EpisodeRecord, judge_verdict, record_of_result
+from sotopia_are.record import EpisodeRecord, give_verdict, record_of_result
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import (
@@ -447,7 +447,7 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             scenario_id=self._scenario_id,
         )
         if self.judge is not None and record.status is EpisodeStatus.COMPLETE:
-            verdict = await judge_verdict(record, self.judge)
+            verdict = await give_verdict(record, self.judge)
             record = (
                 self.store.add_verdict(record.episode_id, verdict, stored=record)
                 if self.store is not None

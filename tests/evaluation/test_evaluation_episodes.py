@@ -12,7 +12,7 @@ from sotopia_are.agents import ScriptedAgent
 from sotopia_are.evaluation import GOAL_ONLY, SOTOPIA_EVAL, LLMJudge, RuleBasedTerminatedEvaluator
 from sotopia_are.llm import LLMSession
 from sotopia_are.messages import AgentAction, ScriptBackground, ScriptInteraction, render_script
-from sotopia_are.record import judge_verdict, record_of_result
+from sotopia_are.record import give_verdict, record_of_result
 from sotopia_are.social import EpisodeSpec, run_episode
 from sotopia_are.testing import LocalLLMServer
 
@@ -55,7 +55,7 @@ async def test_the_judge_reads_private_messages_marked_as_private(
     assert "skip the new fence" not in episode.transcript("Cleo")
     llm_server.enqueue(judge_answer({n: {"goal": 5} for n in GARDEN}))
     judge = LLMJudge(MODEL, GOAL_ONLY, session=make_session())
-    verdict = await judge_verdict(record_of_result(episode), judge)
+    verdict = await give_verdict(record_of_result(episode), judge)
 
     prompt = llm_server.chat_requests[0].messages[1]["content"]
     assert episode.transcript() in prompt  # the record's transcript is the run's
@@ -81,7 +81,7 @@ async def test_a_run_with_its_evaluators_accounts_the_judge_calls(
     spec = garden_spec(max_turns=20)
     episode = await run_episode(spec, garden_agents(), termination_rules=[rule])
     record = record_of_result(episode)
-    verdict = await judge_verdict(record, judge, termination=rule)
+    verdict = await give_verdict(record, judge, termination=rule)
     assert record.turns_played == 2  # the evaluator ended the run
     assert verdict.termination_reason == "reached the maximum of 2 turns"
     assert verdict.evaluation.calls == session.calls
@@ -97,7 +97,7 @@ async def test_a_finished_episode_is_checked_against_its_own_limits_by_default(
     episode = await run_episode(garden_spec(max_turns=2), garden_agents())
     llm_server.enqueue(judge_answer({n: {"goal": 7} for n in GARDEN}))
     judge = LLMJudge(MODEL, GOAL_ONLY, session=make_session())
-    verdict = await judge_verdict(record_of_result(episode), judge)
+    verdict = await give_verdict(record_of_result(episode), judge)
     assert episode.reason == verdict.termination_reason == "reached the maximum of 2 turns"
 
 
@@ -110,7 +110,7 @@ async def test_a_failed_episode_is_not_rated(
     assert record.status == "failed" and record.verdicts == ()
     assert record.failed_or_unrated
     with pytest.raises(ValueError, match="garden-1 is failed, not complete"):
-        await judge_verdict(record, judge)
+        await give_verdict(record, judge)
     assert llm_server.chat_requests == []
 
 

@@ -26,7 +26,7 @@ from sotopia_are.evaluation import (
 from sotopia_are.llm import LLMSession
 from sotopia_are.llm.structured import parse_reply, response_format_for
 from sotopia_are.messages import AgentAction, ScriptBackground
-from sotopia_are.record import judge_verdict, record_of_result
+from sotopia_are.record import give_verdict, record_of_result
 from sotopia_are.social import EpisodeSpec, run_episode
 from sotopia_are.testing import LocalLLMServer, random_instance
 
@@ -179,7 +179,7 @@ async def test_a_high_goal_for_an_agent_that_never_acted_is_flagged(
             {"Mara Quinn": {"goal": goal("sold it", 10)}, "Teo Alvarez": {"goal": goal("x", 3)}}
         )
     )
-    verdict = await judge_verdict(
+    verdict = await give_verdict(
         record_of_result(episode), LLMJudge(MODEL, GOAL_ONLY, session=make_session())
     )
     assert verdict.evaluation.warnings == [
@@ -197,11 +197,11 @@ async def test_identical_ratings_for_every_participant_are_flagged(
     # judge_answer's reasoning names each participant: same scores, different reasoning.
     llm_server.enqueue(judge_answer({name: {"goal": 5} for name in NAMES}))
     llm_server.enqueue(json.dumps({name: {"goal": goal("Both did well.", 5)} for name in NAMES}))
-    verdict = await judge_verdict(
+    verdict = await give_verdict(
         record_of_result(episode), LLMJudge(MODEL, GOAL_ONLY, session=make_session())
     )
     assert verdict.evaluation.warnings == []  # different reasoning: not a copy
-    verdict = await judge_verdict(
+    verdict = await give_verdict(
         record_of_result(episode), LLMJudge(MODEL, GOAL_ONLY, session=make_session())
     )
     assert verdict.evaluation.warnings == [
@@ -214,7 +214,7 @@ async def test_an_honest_verdict_has_no_warnings(
 ) -> None:
     episode = await run_episode(spec(), scripted([HELLO, NONE], [HELLO, NONE]))
     llm_server.enqueue(judge_answer({"Mara Quinn": {"goal": 9}, "Teo Alvarez": {"goal": 2}}))
-    verdict = await judge_verdict(
+    verdict = await give_verdict(
         record_of_result(episode), LLMJudge(MODEL, GOAL_ONLY, session=make_session())
     )
     assert verdict.evaluation.warnings == []
