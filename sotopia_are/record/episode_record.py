@@ -22,9 +22,7 @@ from sotopia_are.messages import AgentAction
 from sotopia_are.simulation.data_handler.exporter import convert_completed_event
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent, ExportedTrace
 from sotopia_are.simulation.data_handler.reader import loads_json
-from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.social import (
-    ConversationApp,
     ConversationEntry,
     EpisodeResult,
     EpisodeSpec,
@@ -76,6 +74,11 @@ class RecordVersionError(SotopiaAreError, ValueError):
 class RecordFormatError(SotopiaAreError, ValueError):
     """Data that is not an episode record: not a JSON object, no or an unknown
     ``version``, nested too deeply, an old episode without its spec."""
+
+
+class NotRatableError(SotopiaAreError, ValueError):
+    """The episode did not complete (it failed or was interrupted): only a finished
+    episode is rated."""
 
 
 class VerdictExistsError(SotopiaAreError, ValueError):
@@ -203,14 +206,9 @@ class EpisodeRecord(BaseModel):
 
     @functools.cached_property
     def views(self) -> EpisodeViews:
-        """Every participant's view, rebuilt from the events through the one visibility
+        """Every participant's view, derived from the events through the one visibility
         function (the evaluator's view is omniscient)."""
-        imported = import_episode(self.trace().model_dump_json())
-        # The runner's app keeps its class name, as ``social.logged_actions`` assumes.
-        app = ConversationApp(self.spec.agent_names)
-        views = EpisodeViews(self.spec, app.name, BaseNotificationSystem(app.notification_config()))
-        views.add_all(imported.events)
-        return views
+        return EpisodeViews.of_exported(self.spec, self.events)
 
     @property
     def entries(self) -> list[ConversationEntry]:

@@ -47,6 +47,7 @@ SotopiaAreError                       sotopia_are (the face: sa.SotopiaAreError)
 ├── RecordFormatError (ValueError)       record: data that is not an episode record
 ├── RecordVersionError (ValueError)      record: a record of a newer sotopia_are
 ├── RecordCheckError (ValueError)        record: imported data that fails its checks
+├── NotRatableError (ValueError)         record: an episode that did not complete, rated
 ├── VerdictExistsError (ValueError)      record: the judge already rated the episode
 ├── StorageError                         storage: the store
 │   ├── StorageUnavailableError            Redis unreachable or not starting
@@ -107,6 +108,7 @@ from sotopia_are.llm.structured import OutputValidationError
 from sotopia_are.messages import ScriptParseError
 from sotopia_are.messages.screenplay import CueError
 from sotopia_are.record import (
+    NotRatableError,
     RecordCheckError,
     RecordFormatError,
     RecordVersionError,
@@ -151,6 +153,7 @@ __all__ = [
     "LLMError",
     "MalformedReplyError",
     "NotFoundError",
+    "NotRatableError",
     "OutputValidationError",
     "PermanentLLMError",
     "PermissionDeniedError",
