@@ -7,10 +7,8 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.llm import LLMSession
-from sotopia_are.social import fresh_episode_id
-from sotopia_are.social.spec import slug
-from sotopia_are.studies import spec_from_stored_profiles
+from sotopia_are import LLMSession
+from sotopia_are.studies import fresh_spec, spec_from_stored_profiles
 
 from .common import cli_errors, fail, load_spec
 from .episodes import play_here, print_record, unusable
@@ -73,16 +71,9 @@ def run(
         else:
             ids = [pk.strip() for pk in str(agent_ids).split(",") if pk.strip()]
             spec = spec_from_stored_profiles(store, str(env_id), ids)
-        # A spec file names a scenario (its name, else its episode_id, else the file's
-        # name), played under a fresh id each run: the same file may be run many times.
-        scenario_id = (
-            env_id
-            or spec.name
-            or (spec.episode_id if spec.id_given or spec_file is None else slug(spec_file.stem))
-        )
-        spec = spec.replace(
-            episode_id=fresh_episode_id(scenario_id),
-            **({"max_turns": max_turns} if max_turns is not None else {}),
+        # Played under a fresh id each run: the same file may be run many times.
+        spec, scenario_id = fresh_spec(
+            spec, scenario_id=env_id, source=spec_file, max_turns=max_turns
         )
         chosen = models.agent_models(spec.agent_names)
         session = LLMSession(models.config())

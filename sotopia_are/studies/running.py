@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
-from sotopia_are.agents import llm_agents_for
+from sotopia_are.agents import ScriptedAgent, llm_agents_for
 from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import LLMConfig, LLMSession, Sampling, apreflight
 from sotopia_are.record import EpisodeRecord, record_of_result
@@ -29,15 +30,18 @@ from sotopia_are.social import (
     EpisodeStatus,
     Sink,
     SocialAgent,
+    fresh_episode_id,
     run_episode,
+    script_spec,
 )
+from sotopia_are.social.spec import slug
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore, StorageError
 
 from .errors import StudyInputError
 from .preflight import agent_uses, judge_uses
 from .rating import arate
 
-__all__ = ["arun", "mark_stopped", "run"]
+__all__ = ["arun", "fresh_spec", "mark_stopped", "replay_script", "run"]
 
 Agents = Sequence[SocialAgent] | Mapping[str, SocialAgent]
 
@@ -233,6 +237,52 @@ def run(
             replace=replace,
         )
     )
+
+
+def fresh_spec(
+    spec: EpisodeSpec,
+    *,
+    scenario_id: str | None = None,
+    source: Path | None = None,
+    max_turns: int | None = None,
+) -> tuple[EpisodeSpec, str]:
+    """``spec`` to play once more, under a fresh episode id (the same scenario may be
+    played many times), and the scenario id it plays: ``scenario_id`` if given (a stored
+    environment's id), else the spec's ``name``, else its own ``episode_id`` if it gave
+    one (or was read from no file), else the slug of its file's name ``source``.
+    ``max_turns`` overrides the spec's."""
+    scenario = (
+        scenario_id
+        or spec.name
+        or (spec.episode_id if spec.id_given or source is None else slug(source.stem))
+    )
+    fresh = spec.replace(
+        episode_id=fresh_episode_id(scenario),
+        **({"max_turns": max_turns} if max_turns is not None else {}),
+    )
+    return fresh, scenario
+
+
+def replay_script(
+    script: str,
+    spec: EpisodeSpec,
+    *,
+    store: EpisodeStore | None = None,
+    tag: str = "",
+    scenario_id: str = "",
+    on_entry: Callable[[ConversationEntry], None] | None = None,
+) -> EpisodeRecord:
+    """A human-written script played through the engine in ``spec``'s scenario, one turn
+    per action, each by its speaker (:class:`~sotopia_are.agents.ScriptedAgent`), and
+    stored as it is played when ``store`` is given: :func:`run` with the script's agents,
+    unrated (rate it with :func:`~sotopia_are.studies.arate` and
+    :data:`~sotopia_are.studies.SCRIPT_TERMINATION`, or use
+    :func:`~sotopia_are.studies.rate_script`). ``tag``, ``scenario_id`` and ``on_entry``
+    are :func:`run`'s. :class:`~sotopia_are.messages.ScriptParseError` for a line that
+    does not read."""
+    played = script_spec(spec, script)
+    agents = ScriptedAgent.from_script(script, played.agent_names)
+    return run(played, agents, store=store, tag=tag, scenario_id=scenario_id, on_entry=on_entry)
 
 
 def mark_stopped(store: EpisodeStore, episode_id: str, error: BaseException) -> None:
