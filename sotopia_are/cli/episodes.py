@@ -21,6 +21,7 @@ from sotopia_are import (
     LLMError,
     RecordNotFoundError,
     StorageError,
+    StudyInputError,
     Verdict,
 )
 from sotopia_are.studies import ConversationEntry, SocialAgent, replay_script, run
@@ -78,14 +79,15 @@ def play_here(
     printed as it happens if ``live`` (``header`` before the first): on Ctrl-C print
     ``interrupted: <id> stored as incomplete`` and exit :data:`INTERRUPTED_EXIT`; on any
     other error the same line and exit 1 with the error, never a traceback. A
-    :class:`~sotopia_are.ConfigurationError` (the preflight's: nothing was stored) is
-    raised as it is, for :func:`~sotopia_are.cli.common.cli_errors`."""
+    :class:`~sotopia_are.ConfigurationError` (the preflight's) or a
+    :class:`~sotopia_are.StudyInputError` (a study naming no model: both before anything
+    is stored) is raised as it is, for :func:`~sotopia_are.cli.common.cli_errors`."""
     on_entry = _live(header) if live else None
     try:
         if script is not None:
             return replay_script(script, spec, store=store, on_entry=on_entry, **options)
         return run(spec, agents, store=store, on_entry=on_entry, **options)
-    except ConfigurationError:
+    except (ConfigurationError, StudyInputError):
         raise
     except KeyboardInterrupt:
         typer.echo(f"interrupted: {_stopped_as(store, spec.episode_id)}", err=True)

@@ -32,6 +32,7 @@ from sotopia_are.studies import (
     TIMEOUT_ENV,
     TRANSPORT_ENV,
     OutputMode,
+    StudyConfig,
     TransportChoice,
     choose_agent_models,
     choose_judge,
@@ -215,6 +216,29 @@ class ModelOptions:
             timeout_s=self.timeout,
             request_attempts=self.request_attempts,
         )
+
+    def study(self, where: StoreOptions | None = None, **more: Any) -> StudyConfig:
+        """These options, the store's (``where``) and ``more`` of the command's own (its
+        tag, evaluate, rubric, samples, concurrency) as the study's configuration: each
+        option is the field of its name (its variable was read already)."""
+        with cli_errors():
+            return StudyConfig.resolve(
+                env={},
+                data_dir=where.data_dir if where else None,
+                redis_url=where.redis_url if where else None,
+                model=self.model,
+                agent_model=tuple(self.agent_model or ()),
+                sampling=self.sampling,
+                judge_model=self.judge_model,
+                judge_sampling=self.judge_sampling,
+                api_base=self.api_base,
+                api_key=self.api_key,
+                output_mode=self.output_mode,
+                timeout=self.timeout,
+                request_attempts=self.request_attempts,
+                transport=self.transport,
+                **more,
+            )
 
     def agent_models(self, names: Sequence[str]) -> dict[str, str]:
         """Every one of ``names`` with its model (``--agent-model`` over ``--model``)."""

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are import LLMSession
 from sotopia_are.studies import fresh_spec, spec_from_stored_profiles
 
 from .common import cli_errors, fail, load_spec
@@ -65,6 +64,7 @@ def run(
         fail("give a spec file or --env-id with --agent-ids (one of the two)")
     if env_id is not None and not agent_ids:
         fail("--env-id needs --agent-ids 'ID1,ID2'")
+    study = models.study(where, tag=tag, evaluate=evaluate, rubric=rubric, samples=samples)
     with where.open() as store, cli_errors():
         if spec_file is not None:
             spec = load_spec(spec_file)
@@ -75,17 +75,10 @@ def run(
         spec, scenario_id = fresh_spec(
             spec, scenario_id=env_id, source=spec_file, max_turns=max_turns
         )
-        chosen = models.agent_models(spec.agent_names)
-        session = LLMSession(models.config())
-        judge = models.judge(session, rubric, samples) if evaluate else None
         record = play_here(
             store,
             spec,
-            models=chosen,
-            session=session,
-            sampling=models.agent_sampling(),
-            judge=judge,
-            tag=tag,
+            study=study,
             scenario_id=scenario_id,
             live=not quiet,
             header=f"{spec.episode_id}: {', '.join(spec.agent_names)}",
@@ -93,5 +86,5 @@ def run(
         )
         print_record(record, transcript=quiet)
         typer.echo(f"stored as {spec.episode_id} in {store.location}")
-        if unusable(record, judged=judge is not None):
+        if unusable(record, judged=study.evaluate):
             raise typer.Exit(code=1)

@@ -2,6 +2,7 @@
 are chosen, which spec a run plays, a script replayed and stored, a panel rating a
 script, the one-episode rating check and an ARE export checked by importing it back."""
 
+import inspect
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import sotopia_are as sa
 from sotopia_are.storage import EpisodeStore, connect
 from sotopia_are.studies import (
     SCRIPT_TERMINATION,
+    STUDY_FLAGS,
     StudyInputError,
     check_to_rate,
     choose_agent_models,
@@ -146,3 +148,67 @@ async def test_one_episode_asked_for_is_refused_when_rating_would_skip_it(
     stopped = record.model_copy(update={"status": sa.EpisodeStatus.INCOMPLETE})
     with pytest.raises(StudyInputError, match="is incomplete, not complete"):
         check_to_rate(stopped, [second])
+
+
+def test_a_study_resolves_given_values_over_its_variables() -> None:
+    env = {
+        "SOTOPIA_ARE_MODEL": "env-model",
+        "SOTOPIA_ARE_TIMEOUT": "12.5",
+        "SOTOPIA_ARE_EVALUATOR_MODEL": "j1 j2",
+        "SOTOPIA_ARE_SAMPLING": "temperature=0.5",
+    }
+    study = sa.StudyConfig.resolve(env=env, model="given", tag="pilot", timeout=None)
+    assert study.model == "given" and study.timeout == 12.5 and study.tag == "pilot"
+    assert study.judge_names() == ["j1", "j2"] and study.sampling.temperature == 0.5
+    assert study.judge_sampling.temperature == 0.0  # the judge's default
+    assert sa.StudyConfig.resolve(env={}) == sa.StudyConfig()
+    with pytest.raises(ValueError, match="frozen"):
+        study.model = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("SOTOPIA_ARE_TIMEOUT", "soon", r"--timeout \(or \$SOTOPIA_ARE_TIMEOUT\) 'soon': .*number"),
+        ("SOTOPIA_ARE_TIMEOUT", "0", "greater than or equal to 0.1"),
+        ("SOTOPIA_ARE_REQUEST_ATTEMPTS", "x", r"--request-attempts \(or \$"),
+        ("SOTOPIA_ARE_TRANSPORT", "pigeon", r"--transport \(or \$SOTOPIA_ARE_TRANSPORT\)"),
+        ("SOTOPIA_ARE_JUDGE_SAMPLING", "hot", r"--judge-sampling \(or \$"),
+    ],
+)
+def test_a_variable_is_checked_as_its_flag_is(variable: str, value: str, said: str) -> None:
+    with pytest.raises(StudyInputError, match=said):
+        sa.StudyConfig.resolve(env={variable: value})
+
+
+def test_a_study_names_its_fields_as_the_flags_do() -> None:
+    assert set(sa.StudyConfig.model_fields) == set(STUDY_FLAGS)
+    for name, (flag, _) in STUDY_FLAGS.items():
+        assert flag == "--" + name.replace("_", "-")
+    with pytest.raises(StudyInputError, match="no study setting colour"):
+        sa.StudyConfig.resolve(env={}, colour="red")
+    study = sa.StudyConfig(agent_model={"Mara Quinn": "a"}, judge_model="j", model="m")
+    assert study.agent_models(NAMES) == {"Mara Quinn": "a", "Teo Alvarez": "m"}
+    assert study.judge_name() == "j" and study.llm_config(4).max_concurrency == 4
+
+
+def test_run_and_arun_share_one_declaration() -> None:
+    assert inspect.signature(sa.run).parameters == inspect.signature(sa.arun).parameters
+    assert "study" in inspect.signature(sa.run).parameters
+
+
+async def test_a_run_takes_its_models_judge_and_tag_from_the_study(
+    llm_server: LocalLLMServer, store: EpisodeStore
+) -> None:
+    llm_server.rule = schema_rule
+    spec, _ = bakery()
+    study = sa.StudyConfig(model=MODEL, api_base=llm_server.url, tag="pilot", samples=1)
+    record = await sa.arun(spec.replace(max_turns=2), study=study, store=store)
+    assert record.tag == "pilot" and set(record.models.values()) == {MODEL}
+    assert record.verdict is not None and record.verdict.judge_model == MODEL
+    unrated = study.model_copy(update={"evaluate": False})
+    again = await sa.arun(spec.replace(max_turns=2), study=unrated, tag="other")
+    assert again.verdict is None and again.tag == "other"
+    with pytest.raises(StudyInputError, match="no model for"):
+        await sa.arun(spec, study=sa.StudyConfig(), store=store)
+    assert store.episode_ids(tag="pilot") == [record.episode_id]
