@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "arate_script": "sotopia_are.studies",
     "rate_stored": "sotopia_are.studies",
     "batch": "sotopia_are.studies",
+    "StudyConfig": "sotopia_are.studies",
     "connect": "sotopia_are.storage",
     "load_record": "sotopia_are.record",
     "spec_from_profiles": "sotopia_are.studies",
@@ -128,6 +129,7 @@ __all__ = [
     "ScriptedAgent",
     "SotopiaAreError",
     "StorageError",
+    "StudyConfig",
     "StudyInputError",
     "TransientLLMError",
     "Usage",
@@ -201,6 +203,7 @@ if TYPE_CHECKING:
         connect,
     )
     from sotopia_are.studies import (
+        StudyConfig,
         StudyInputError,
         arate,
         arate_script,

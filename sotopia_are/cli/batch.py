@@ -16,7 +16,7 @@ from typing import Annotated, NoReturn
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from sotopia_are.storage import EpisodeStore
+from sotopia_are import EpisodeStore
 from sotopia_are.studies import (
     BatchPlan,
     BatchProgress,

@@ -24,10 +24,13 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from sotopia_are import SotopiaAreError, __version__
-from sotopia_are.llm import ConfigurationError
-from sotopia_are.social import EpisodeSpec
-from sotopia_are.storage import RecordNotFoundError
+from sotopia_are import (
+    ConfigurationError,
+    EpisodeSpec,
+    RecordNotFoundError,
+    SotopiaAreError,
+    __version__,
+)
 
 __all__ = [
     "BROKEN_PIPE_EXIT",

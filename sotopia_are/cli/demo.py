@@ -18,11 +18,8 @@ from typing import Annotated
 import typer
 
 import sotopia_are
-from sotopia_are.agents import ScriptedAgent
-from sotopia_are.llm import LLMSession
-from sotopia_are.simulation.files import write_text_atomically
-from sotopia_are.social import EpisodeSpec, fresh_episode_id, import_episode, script_spec
-from sotopia_are.storage import EpisodeStore, export_episode_json
+from sotopia_are import EpisodeRecord, EpisodeStore, LLMSession
+from sotopia_are.studies import export_are_file, fresh_episode_id
 
 from .common import cli_errors, fail, load_spec, read_text
 from .episodes import play_here, print_record, print_transcript, unusable
@@ -60,16 +57,20 @@ def _fresh_id(name: str) -> str:
     return fresh_episode_id(f"demo-{name.replace('_', '-')}")
 
 
-def _replay(store: EpisodeStore, examples: Path, name: str) -> EpisodeSpec:
+def _replay(store: EpisodeStore, examples: Path, name: str) -> EpisodeRecord:
     """Replay ``examples/scripts/<name>.txt`` (context ``scenarios/<name>.json``), stored."""
     base = load_spec(examples / "scenarios" / f"{name}.json")
     text = read_text(examples / "scripts" / f"{name}.txt")
-    spec = script_spec(base.replace(episode_id=_fresh_id(name)), text)
-    agents = ScriptedAgent.from_script(text, spec.agent_names)
-    record = play_here(store, spec, agents, tag=DEMO_TAG, scenario_id=base.stable_name())
+    record = play_here(
+        store,
+        base.replace(episode_id=_fresh_id(name)),
+        script=text,
+        tag=DEMO_TAG,
+        scenario_id=base.stable_name(),
+    )
     print_record(record)
-    typer.echo(f"stored as {spec.episode_id}\n")
-    return spec
+    typer.echo(f"stored as {record.episode_id}\n")
+    return record
 
 
 def _show_view(store: EpisodeStore, episode_id: str, viewer: str) -> None:
@@ -89,12 +90,10 @@ def _show_view(store: EpisodeStore, episode_id: str, viewer: str) -> None:
 
 
 def _export(store: EpisodeStore, episode_id: str, output: Path) -> None:
-    text = export_episode_json(store, episode_id, indent=2)
-    write_text_atomically(str(output), text + "\n")
-    again = import_episode(output.read_text(encoding="utf-8"))
+    events = export_are_file(store, episode_id, output)
     typer.echo(
         f"\nexported {episode_id} as ARE JSON to {output} "
-        f"({len(again.events)} completed events; it imports back)"
+        f"({events} completed events; it imports back)"
     )
 
 
@@ -125,7 +124,7 @@ def demo(
         typer.echo(f"sotopia-are demo: episodes are stored in {store.location}")
         if models.model is None and not models.agent_model:
             _replay(store, folder, NEGOTIATION)
-            spec = _replay(store, folder, PRIVATE)
+            spec = _replay(store, folder, PRIVATE).spec
             _show_view(store, spec.episode_id, PRIVATE_VIEWER)
             failed = False
         else:
@@ -133,17 +132,15 @@ def demo(
             spec = base.replace(episode_id=_fresh_id(NEGOTIATION))
             chosen = models.agent_models(spec.agent_names)
             session = LLMSession(models.config())
-            if models.judge_model is None and models.model is None:
-                models = ModelOptions(
-                    **{**vars(models), "judge_model": next(iter(chosen.values()))}
-                )
+            # With --agent-model only, the first agent's model judges.
+            judge = models.judge(session, fallback=next(iter(chosen.values())))
             record = play_here(
                 store,
                 spec,
                 models=chosen,
                 session=session,
                 sampling=models.agent_sampling(),
-                judge=models.judge(session),
+                judge=judge,
                 tag=DEMO_TAG,
                 scenario_id=base.stable_name(),
             )

@@ -12,11 +12,19 @@ from typing import Any
 
 import typer
 
-from sotopia_are.llm import ConfigurationError, LLMError
-from sotopia_are.record import EpisodeRecord, Verdict
-from sotopia_are.social import ConversationEntry, EpisodeSpec, EpisodeStatus, SocialAgent
-from sotopia_are.storage import EpisodeStore, RecordNotFoundError, StorageError
-from sotopia_are.studies import run
+from sotopia_are import (
+    ConfigurationError,
+    EpisodeRecord,
+    EpisodeSpec,
+    EpisodeStatus,
+    EpisodeStore,
+    LLMError,
+    RecordNotFoundError,
+    StorageError,
+    StudyInputError,
+    Verdict,
+)
+from sotopia_are.studies import ConversationEntry, SocialAgent, replay_script, run
 
 from .common import INTERRUPTED_EXIT, fail, print_scores, printable
 
@@ -61,19 +69,25 @@ def play_here(
     spec: EpisodeSpec,
     agents: Sequence[SocialAgent] | Mapping[str, SocialAgent] | None = None,
     *,
+    script: str | None = None,
     live: bool = False,
     header: str = "",
     **options: Any,
 ) -> EpisodeRecord:
     """:func:`~sotopia_are.studies.run` in this process (``options`` are its keywords),
-    each turn printed as it happens if ``live`` (``header`` before the first): on Ctrl-C
-    print ``interrupted: <id> stored as incomplete`` and exit :data:`INTERRUPTED_EXIT`; on
-    any other error the same line and exit 1 with the error, never a traceback. A
-    :class:`~sotopia_are.llm.ConfigurationError` (the preflight's: nothing was stored) is
-    raised as it is, for :func:`~sotopia_are.cli.common.cli_errors`."""
+    or with ``script`` :func:`~sotopia_are.studies.replay_script` of it, each turn
+    printed as it happens if ``live`` (``header`` before the first): on Ctrl-C print
+    ``interrupted: <id> stored as incomplete`` and exit :data:`INTERRUPTED_EXIT`; on any
+    other error the same line and exit 1 with the error, never a traceback. A
+    :class:`~sotopia_are.ConfigurationError` (the preflight's) or a
+    :class:`~sotopia_are.StudyInputError` (a study naming no model: both before anything
+    is stored) is raised as it is, for :func:`~sotopia_are.cli.common.cli_errors`."""
+    on_entry = _live(header) if live else None
     try:
-        return run(spec, agents, store=store, on_entry=_live(header) if live else None, **options)
-    except ConfigurationError:
+        if script is not None:
+            return replay_script(script, spec, store=store, on_entry=on_entry, **options)
+        return run(spec, agents, store=store, on_entry=on_entry, **options)
+    except (ConfigurationError, StudyInputError):
         raise
     except KeyboardInterrupt:
         typer.echo(f"interrupted: {_stopped_as(store, spec.episode_id)}", err=True)

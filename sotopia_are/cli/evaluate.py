@@ -10,17 +10,12 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from sotopia_are.evaluation import LLMJudge
-from sotopia_are.llm import LLMSession
-from sotopia_are.messages import parse_script_notes
-from sotopia_are.record import EpisodeRecord, Verdict
-from sotopia_are.social import EpisodeStatus
+from sotopia_are import EpisodeRecord, LLMJudge, LLMSession, Verdict
 from sotopia_are.studies import (
-    SCRIPT_TERMINATION,
     RatingOutcome,
-    check_judges,
+    check_to_rate,
     panel_scores,
-    rate,
+    parse_script_notes,
     rate_script,
     rate_stored,
     script_context,
@@ -75,33 +70,6 @@ def _print_panel(record: EpisodeRecord, judges: Sequence[LLMJudge]) -> None:
             *("" if c is None else f"{c.mean:.2f} ± {c.sd:.2f} ({c.n})" for c in cells),
         )
     console.print(table)
-
-
-def _check_one(record: EpisodeRecord, judges: Sequence[LLMJudge], replace: bool) -> None:
-    """:func:`fail` saying what to do if the one episode asked for cannot be rated (a
-    panel is refused only if every one of its judges rated it already)."""
-    status = record.status
-    if status is EpisodeStatus.COMPLETE:
-        if replace:
-            return
-        if len(judges) == 1:  # ValueError: this judge rated it already
-            record.check_new_verdict(Verdict.key_for(judges[0]))
-        rated = {verdict.key for verdict in record.verdicts}
-        if all(Verdict.key_for(judge) in rated for judge in judges):
-            fail(
-                f"episode {record.episode_id} already has a verdict of each of the "
-                f"{len(judges)} judges; add another judge, or pass --replace to rate again"
-            )
-        return
-    rerun = (
-        "; rerun it (batch --resume reruns failed and interrupted episodes)"
-        if status is not EpisodeStatus.RUNNING
-        else " (it is still being played, or its run died: see 'list')"
-    )
-    fail(
-        f"episode {record.episode_id} is {status.value}, not complete: only a finished "
-        f"episode can be rated{rerun}"
-    )
 
 
 @with_judge
@@ -162,7 +130,6 @@ def evaluate(
         fail("give stored EPISODE_IDS, --tag TAG or --script FILE (one of the three)")
     with cli_errors():
         judges = models.judges(LLMSession(models.config(concurrency)), rubric, samples)
-    judge = judges[0]
     if script is not None:
         names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
         text = read_text(script)
@@ -174,24 +141,14 @@ def evaluate(
                 fail(f"{script}: {error}" + ("" if spec_file else " (or pass --spec FILE)"))
             for note in parse_script_notes(text, spec.agent_names).warnings:
                 typer.echo(printable(str(note)), err=True)
-            if preflight:
-                check_judges(judges)  # all of them before the first rates
             record = rate_script(
                 text,
-                judge,
+                judges,
                 spec,
                 episode_id=script.stem,
                 store=store if store_script else None,
-                preflight=False,
+                preflight=preflight,
             )
-            for other in judges[1:]:
-                record = rate(
-                    record,
-                    other,
-                    store=store if store_script else None,
-                    termination=SCRIPT_TERMINATION,  # as rate_script judges it
-                    preflight=False,
-                )
             print_record(record)
             if len(judges) > 1:
                 _print_panel(record, judges)
@@ -203,7 +160,7 @@ def evaluate(
     with where.open() as store, cli_errors():
         ids = selected_episodes(store, tag=tag) if tag is not None else list(episode_ids or [])
         if len(ids) == 1:
-            _check_one(store.load(ids[0]), judges, replace)
+            check_to_rate(store.load(ids[0]), judges, replace=replace)
         outcomes = rate_stored(
             store,
             ids,

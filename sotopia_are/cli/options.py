@@ -17,26 +17,34 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from sotopia_are.evaluation import LLMJudge, Rubric
-from sotopia_are.llm import (
+from sotopia_are import EpisodeStore, LLMConfig, LLMJudge, LLMSession, Sampling, connect
+from sotopia_are.studies import (
     AGENT_SAMPLING_ENV,
     API_BASE_ENV,
     API_KEY_ENV,
-    DEFAULT_JUDGE_SAMPLING,
+    DATA_DIR_ENV,
+    DEFAULT_REQUEST_ATTEMPTS,
+    DEFAULT_TIMEOUT_S,
+    JUDGE_MODEL_ENV,
     JUDGE_SAMPLING_ENV,
+    MODEL_ENV,
     REQUEST_ATTEMPTS_ENV,
     TIMEOUT_ENV,
     TRANSPORT_ENV,
-    LLMConfig,
-    LLMSession,
     OutputMode,
-    RetryPolicy,
-    Sampling,
+    StudyConfig,
     TransportChoice,
+    choose_agent_models,
+    choose_judge,
+    choose_judges,
+    judge_names,
+    judge_sampling,
+    llm_config,
+    make_judges,
+    parse_sampling,
 )
-from sotopia_are.storage import DATA_DIR_ENV, EpisodeStore, connect
 
-from .common import cli_errors, fail
+from .common import cli_errors
 
 __all__ = [
     "MODEL_ENV",
@@ -55,9 +63,6 @@ __all__ = [
     "with_store",
     "with_study_models",
 ]
-
-MODEL_ENV = "SOTOPIA_ARE_MODEL"
-"""The environment variable giving the default model of every agent."""
 
 
 def _option(*names: str, **settings: Any) -> Any:
@@ -150,7 +155,7 @@ class ModelOptions:
         _option(
             "--judge-model",
             "--evaluator-model",
-            envvar="SOTOPIA_ARE_EVALUATOR_MODEL",
+            envvar=JUDGE_MODEL_ENV,
             help=_HELP["judge_model"],
         ),
     ] = None
@@ -169,7 +174,7 @@ class ModelOptions:
     timeout: Annotated[
         float,
         _option("--timeout", min=0.1, envvar=TIMEOUT_ENV, show_default=True, help=_HELP["timeout"]),
-    ] = LLMConfig().timeout_s
+    ] = DEFAULT_TIMEOUT_S
     request_attempts: Annotated[
         int,
         _option(
@@ -179,115 +184,116 @@ class ModelOptions:
             show_default=True,
             help=_HELP["attempts"],
         ),
-    ] = RetryPolicy().max_attempts
+    ] = DEFAULT_REQUEST_ATTEMPTS
     transport: Annotated[
         TransportChoice,
         _option("--transport", envvar=TRANSPORT_ENV, show_default=True, help=_HELP["transport"]),
     ] = "auto"
 
+    # The rules are the library's (sotopia_are.studies.config); each method is one of
+    # them on these options, its StudyInputError an `error: …` line.
+
     def agent_sampling(self) -> Sampling:
-        """The agents' sampling from ``--sampling`` (or its variable); :func:`fail` naming
-        a bad item."""
-        return _parsed(self.sampling, "--sampling", AGENT_SAMPLING_ENV)
+        """The agents' sampling from ``--sampling`` (or its variable)."""
+        with cli_errors():
+            return parse_sampling(self.sampling)
 
     def judge_settings(self) -> Sampling:
         """The judge's sampling: its default with ``--judge-sampling`` (or its variable)
         over it."""
-        given = _parsed(self.judge_sampling, "--judge-sampling", JUDGE_SAMPLING_ENV)
-        return DEFAULT_JUDGE_SAMPLING.merged(given)
+        with cli_errors():
+            return judge_sampling(self.judge_sampling)
 
     def config(self, concurrency: int | None = None) -> LLMConfig:
-        """How every call is made: the endpoint, transport, JSON answers, timeouts and
-        retries; ``concurrency`` bounds requests per endpoint (None: the LLM layer's
-        default, see ``LLMConfig.concurrency_for``)."""
-        return LLMConfig(
+        """How every call is made (see :func:`~sotopia_are.studies.llm_config`);
+        ``concurrency`` bounds requests per endpoint."""
+        return llm_config(
             api_base=self.api_base,
             api_key=self.api_key,
-            max_concurrency=concurrency,
+            concurrency=concurrency,
             transport=self.transport,
             output_mode=self.output_mode,
             timeout_s=self.timeout,
-            retry=RetryPolicy(max_attempts=self.request_attempts),
+            request_attempts=self.request_attempts,
         )
+
+    def study(self, where: StoreOptions | None = None, **more: Any) -> StudyConfig:
+        """These options, the store's (``where``) and ``more`` of the command's own (its
+        tag, evaluate, rubric, samples, concurrency) as the study's configuration: each
+        option is the field of its name (its variable was read already)."""
+        with cli_errors():
+            return StudyConfig.resolve(
+                env={},
+                data_dir=where.data_dir if where else None,
+                redis_url=where.redis_url if where else None,
+                model=self.model,
+                agent_model=tuple(self.agent_model or ()),
+                sampling=self.sampling,
+                judge_model=self.judge_model,
+                judge_sampling=self.judge_sampling,
+                api_base=self.api_base,
+                api_key=self.api_key,
+                output_mode=self.output_mode,
+                timeout=self.timeout,
+                request_attempts=self.request_attempts,
+                transport=self.transport,
+                **more,
+            )
 
     def agent_models(self, names: Sequence[str]) -> dict[str, str]:
-        """Every one of ``names`` with its model (``--agent-model`` over ``--model``);
-        :func:`fail` for a malformed override or one naming no agent, or for an agent left
-        without a model, saying what to pass."""
-        chosen = dict.fromkeys(names, self.model) if self.model else {}
-        for item in self.agent_model or []:
-            name, sep, model = (part.strip() for part in item.partition("="))
-            if not sep or not name or not model:
-                fail(f"--agent-model {item!r}: expected NAME=MODEL")
-            if name not in names:
-                fail(f"--agent-model {item!r}: unknown agent {name!r} (agents: {', '.join(names)})")
-            chosen[name] = model
-        missing = [name for name in names if not chosen.get(name)]
-        if missing:
-            fail(
-                f"no model for {', '.join(missing)}. Pass --model MODEL (or set {MODEL_ENV}) for "
-                "every agent, or --agent-model 'NAME=MODEL'; for a local OpenAI-compatible "
-                "server (vLLM, Ollama) use --model openai/<name> --api-base "
-                "http://localhost:8000/v1. Without a model, 'sotopia-are demo' replays a "
-                "human-written script."
-            )
-        return {name: str(chosen[name]) for name in names}
-
-    def judge(
-        self, session: LLMSession, rubric: str = "sotopia_eval", samples: int = 1
-    ) -> LLMJudge:
-        """The judge on ``--judge-model`` (else ``--model``) with the rubric named ``rubric``."""
-        return self._judge(self.judge_name(), session, rubric, samples)
+        """Every one of ``names`` with its model (``--agent-model`` over ``--model``)."""
+        with cli_errors():
+            return choose_agent_models(names, self.model, self.agent_model or [])
 
     def judges(
-        self, session: LLMSession, rubric: str = "sotopia_eval", samples: int = 1
+        self,
+        session: LLMSession,
+        rubric: str = "sotopia_eval",
+        samples: int = 1,
+        *,
+        fallback: str | None = None,
     ) -> list[LLMJudge]:
-        """One judge per ``--judge-model`` (else the one on ``--model``), in order."""
-        return [self._judge(name, session, rubric, samples) for name in self.judge_names()]
+        """One judge per ``--judge-model`` (else the one on ``--model``, else on
+        ``fallback``), in order."""
+        with cli_errors():
+            return choose_judges(
+                self.judge_model,
+                self.model or fallback,
+                session,
+                rubric=rubric,
+                samples=samples,
+                sampling=judge_sampling(self.judge_sampling),
+            )
 
-    def _judge(self, name: str, session: LLMSession, rubric: str, samples: int) -> LLMJudge:
-        return LLMJudge(
-            name,
-            Rubric.load(rubric),
-            samples=samples,
-            session=session,
-            sampling=self.judge_settings(),
-        )
+    def judge(
+        self,
+        session: LLMSession,
+        rubric: str = "sotopia_eval",
+        samples: int = 1,
+        *,
+        fallback: str | None = None,
+    ) -> LLMJudge:
+        """The judge on ``--judge-model`` (else ``--model``, else ``fallback``), for a
+        command that rates with one."""
+        with cli_errors():
+            name = choose_judge(self.judge_model, self.model or fallback)
+            return make_judges(
+                [name],
+                session,
+                rubric=rubric,
+                samples=samples,
+                sampling=judge_sampling(self.judge_sampling),
+            )[0]
 
     def judge_name(self) -> str:
-        """The one judge's model; :func:`fail` if no model names one, or if several
-        ``--judge-model`` are given to a command that rates with one judge."""
-        names = self.judge_names()
-        if len(names) > 1:
-            fail(
-                f"this command rates with one judge, got --judge-model {' '.join(names)}; "
-                "rate with more afterwards: sotopia-are evaluate ID --judge-model A "
-                "--judge-model B"
-            )
-        return names[0]
+        """The one judge's model (``--judge-model``, else ``--model``)."""
+        with cli_errors():
+            return choose_judge(self.judge_model, self.model)
 
     def judge_names(self) -> list[str]:
-        """Every ``--judge-model`` (else ``--model``), duplicates dropped; :func:`fail` if
-        none is given."""
-        given = self.judge_model
-        # A command may set one name by hand (dataclasses.replace with a str).
-        names = [given] if isinstance(given, str) else list(given or [])
-        if not names and self.model is not None:
-            names = [self.model]
-        if not names:
-            fail(
-                "no model for the judge: pass --judge-model MODEL "
-                "(or --model MODEL, or --no-evaluate)"
-            )
-        return list(dict.fromkeys(names))
-
-
-def _parsed(text: str, option: str, variable: str) -> Sampling:
-    try:
-        return Sampling.parse(text)
-    except ValueError as error:
-        # Typer gives the option's value or the variable's alike; name both.
-        fail(f"{option} (or ${variable}) {text!r}: {error}")
+        """Every ``--judge-model`` (else ``--model``), duplicates dropped."""
+        with cli_errors():
+            return judge_names(self.judge_model, self.model)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sotopia_are.messages import ScriptAction, parse_script_notes
+from sotopia_are.studies import ScriptAction, parse_script_notes
 
 from .common import fail, printable, read_text
 

@@ -7,10 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.llm import LLMSession
-from sotopia_are.social import fresh_episode_id
-from sotopia_are.social.spec import slug
-from sotopia_are.studies import spec_from_stored_profiles
+from sotopia_are.studies import fresh_spec, spec_from_stored_profiles
 
 from .common import cli_errors, fail, load_spec
 from .episodes import play_here, print_record, unusable
@@ -67,34 +64,21 @@ def run(
         fail("give a spec file or --env-id with --agent-ids (one of the two)")
     if env_id is not None and not agent_ids:
         fail("--env-id needs --agent-ids 'ID1,ID2'")
+    study = models.study(where, tag=tag, evaluate=evaluate, rubric=rubric, samples=samples)
     with where.open() as store, cli_errors():
         if spec_file is not None:
             spec = load_spec(spec_file)
         else:
             ids = [pk.strip() for pk in str(agent_ids).split(",") if pk.strip()]
             spec = spec_from_stored_profiles(store, str(env_id), ids)
-        # A spec file names a scenario (its name, else its episode_id, else the file's
-        # name), played under a fresh id each run: the same file may be run many times.
-        scenario_id = (
-            env_id
-            or spec.name
-            or (spec.episode_id if spec.id_given or spec_file is None else slug(spec_file.stem))
+        # Played under a fresh id each run: the same file may be run many times.
+        spec, scenario_id = fresh_spec(
+            spec, scenario_id=env_id, source=spec_file, max_turns=max_turns
         )
-        spec = spec.replace(
-            episode_id=fresh_episode_id(scenario_id),
-            **({"max_turns": max_turns} if max_turns is not None else {}),
-        )
-        chosen = models.agent_models(spec.agent_names)
-        session = LLMSession(models.config())
-        judge = models.judge(session, rubric, samples) if evaluate else None
         record = play_here(
             store,
             spec,
-            models=chosen,
-            session=session,
-            sampling=models.agent_sampling(),
-            judge=judge,
-            tag=tag,
+            study=study,
             scenario_id=scenario_id,
             live=not quiet,
             header=f"{spec.episode_id}: {', '.join(spec.agent_names)}",
@@ -102,5 +86,5 @@ def run(
         )
         print_record(record, transcript=quiet)
         typer.echo(f"stored as {spec.episode_id} in {store.location}")
-        if unusable(record, judged=judge is not None):
+        if unusable(record, judged=study.evaluate):
             raise typer.Exit(code=1)

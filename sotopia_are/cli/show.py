@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.record import EpisodeRecord
-from sotopia_are.social import EpisodeStatus
+from sotopia_are import EpisodeRecord, EpisodeStatus
 
 from .common import cli_errors, fail, printable
 from .episodes import print_transcript, print_verdict

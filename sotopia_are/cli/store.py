@@ -13,17 +13,18 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.record import EpisodeSummary
-from sotopia_are.simulation.files import write_text_atomically
-from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage import EpisodeExistsError, UnreadableRecordError
+from sotopia_are import EpisodeStatus
 from sotopia_are.studies import (
+    EpisodeExistsError,
+    EpisodeSummary,
     ExportFormat,
     ImportKind,
+    UnreadableRecordError,
     export_are_files,
     export_text,
     import_file,
     selected_episodes,
+    write_text_atomically,
 )
 
 from .common import cli_errors, fail, printable, read_text

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.simulation.files import write_text_atomically
+from sotopia_are.studies import write_text_atomically
 from sotopia_are.viewer import serve, static_page
 
 from .common import INTERRUPTED_EXIT, cli_errors, fail

@@ -1,8 +1,15 @@
 """What a study does, as library verbs: run, rate and batch episodes, specs from profiles.
 
 The command line is a thin wrapper over these; a Python script uses them directly (see
-``import sotopia_are as sa``).
+``import sotopia_are as sa``). It also names the few values of the lower layers the
+command line reads (entries, summaries, script actions, their errors), so that the CLI
+imports only the face, these verbs and the front ends (DESIGN.md, ``--cli-face``).
 """
+
+from sotopia_are.messages import ScriptAction, parse_script_notes
+from sotopia_are.record import EpisodeSummary
+from sotopia_are.social import ConversationEntry, SocialAgent, fresh_episode_id
+from sotopia_are.storage import EpisodeExistsError, UnreadableRecordError
 
 from .agreement import (
     AgreementError,
@@ -34,15 +41,43 @@ from .batch_report import (
     unfinished_causes,
 )
 from .benchmark import BenchmarkResult, benchmark, benchmark_specs
+from .config import (
+    AGENT_SAMPLING_ENV,
+    API_BASE_ENV,
+    API_KEY_ENV,
+    DATA_DIR_ENV,
+    DEFAULT_REQUEST_ATTEMPTS,
+    DEFAULT_TIMEOUT_S,
+    JUDGE_MODEL_ENV,
+    JUDGE_SAMPLING_ENV,
+    MODEL_ENV,
+    REQUEST_ATTEMPTS_ENV,
+    STUDY_FLAGS,
+    TIMEOUT_ENV,
+    TRANSPORT_ENV,
+    OutputMode,
+    StudyConfig,
+    TransportChoice,
+    choose_agent_models,
+    choose_judge,
+    choose_judges,
+    judge_names,
+    judge_sampling,
+    llm_config,
+    make_judges,
+    parse_sampling,
+)
 from .errors import StudyInputError
 from .files import (
     ExportFormat,
     ImportedFile,
     ImportKind,
+    export_are_file,
     export_are_files,
     export_text,
     import_file,
     selected_episodes,
+    write_text_atomically,
 )
 from .panel import PanelScore, judge_verdicts, panel_scores
 from .preflight import check_judges
@@ -59,8 +94,8 @@ from .report import (
     load_results,
     report_of,
 )
-from .rerating import RatingOutcome, arate_stored, rate_stored
-from .running import arun, mark_stopped, run
+from .rerating import RatingOutcome, arate_stored, check_to_rate, rate_stored
+from .running import arun, fresh_spec, mark_stopped, replay_script, run
 from .scenarios import (
     LoadedScenario,
     ScenarioLoadError,
@@ -72,7 +107,20 @@ from .script_context import script_context
 from .tasks import Task, TaskSet, read_task_set, sample_tasks, select_tasks
 
 __all__ = [
+    "AGENT_SAMPLING_ENV",
+    "API_BASE_ENV",
+    "API_KEY_ENV",
+    "DATA_DIR_ENV",
+    "DEFAULT_REQUEST_ATTEMPTS",
+    "DEFAULT_TIMEOUT_S",
+    "JUDGE_MODEL_ENV",
+    "JUDGE_SAMPLING_ENV",
+    "MODEL_ENV",
+    "REQUEST_ATTEMPTS_ENV",
     "SCRIPT_TERMINATION",
+    "STUDY_FLAGS",
+    "TIMEOUT_ENV",
+    "TRANSPORT_ENV",
     "AgreementError",
     "AgreementReport",
     "BatchEpisode",
@@ -83,9 +131,12 @@ __all__ = [
     "BenchmarkReport",
     "BenchmarkResult",
     "BenchmarkRow",
+    "ConversationEntry",
     "DimensionAgreement",
     "DimensionStat",
+    "EpisodeExistsError",
     "EpisodeOutcome",
+    "EpisodeSummary",
     "ExportFormat",
     "HumanRatings",
     "ImportKind",
@@ -93,14 +144,20 @@ __all__ = [
     "LabelledEpisode",
     "LoadedScenario",
     "ModelResult",
+    "OutputMode",
     "PanelScore",
     "RatingOutcome",
     "ScenarioLoadError",
     "ScenarioRun",
+    "ScriptAction",
+    "SocialAgent",
     "StoredBatch",
+    "StudyConfig",
     "StudyInputError",
     "Task",
     "TaskSet",
+    "TransportChoice",
+    "UnreadableRecordError",
     "agent_background",
     "agreement",
     "arate",
@@ -114,16 +171,29 @@ __all__ = [
     "benchmark_specs",
     "bootstrap_ci",
     "check_judges",
+    "check_to_rate",
+    "choose_agent_models",
+    "choose_judge",
+    "choose_judges",
     "describe_plan",
+    "export_are_file",
     "export_are_files",
     "export_text",
+    "fresh_episode_id",
+    "fresh_spec",
     "import_file",
+    "judge_names",
+    "judge_sampling",
     "judge_verdicts",
     "labelled_scripts",
+    "llm_config",
     "load_results",
     "load_scenario",
+    "make_judges",
     "mark_stopped",
     "panel_scores",
+    "parse_sampling",
+    "parse_script_notes",
     "plan_batch",
     "rate",
     "rate_script",
@@ -131,6 +201,7 @@ __all__ = [
     "read_human_ratings",
     "read_specs",
     "read_task_set",
+    "replay_script",
     "report_of",
     "run",
     "run_scenario",
@@ -145,4 +216,5 @@ __all__ = [
     "stored_batch",
     "summary_rows",
     "unfinished_causes",
+    "write_text_atomically",
 ]

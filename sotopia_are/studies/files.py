@@ -21,6 +21,7 @@ from sotopia_are.messages import parse_script_notes
 from sotopia_are.record import checked_import, record_from_are_json
 from sotopia_are.simulation.data_handler.reader import loads_json
 from sotopia_are.simulation.files import path_inside, write_text_atomically
+from sotopia_are.social import import_episode
 from sotopia_are.storage import (
     AgentProfile,
     EmptySelectionError,
@@ -44,10 +45,12 @@ __all__ = [
     "ExportFormat",
     "ImportKind",
     "ImportedFile",
+    "export_are_file",
     "export_are_files",
     "export_text",
     "import_file",
     "selected_episodes",
+    "write_text_atomically",
 ]
 
 
@@ -177,6 +180,15 @@ def export_are_files(store: EpisodeStore, episode_ids: Sequence[str], directory:
     for target, text in texts.items():
         write_text_atomically(target, text)
     return len(texts)
+
+
+def export_are_file(store: EpisodeStore, episode_id: str, path: Path) -> int:
+    """Write one episode's ARE JSON to ``path`` (whole: a temporary file renamed over the
+    target) and import the file back as a check; how many completed events it holds.
+    :class:`~sotopia_are.studies.errors.ScenarioFormatError` if it does not import back."""
+    text = export_episode_json(store, episode_id, indent=2)
+    write_text_atomically(str(path), text + "\n")
+    return len(import_episode(path.read_text(encoding="utf-8")).events)
 
 
 def _file_of(directory: Path, episode_id: str) -> str:

@@ -9,6 +9,7 @@ engine by scripted agents (that is how a script becomes events), then rated the 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from sotopia_are.agents import ScriptedAgent
 from sotopia_are.evaluation import LLMJudge, RuleBasedTerminatedEvaluator
@@ -186,7 +187,7 @@ async def script_record(
 
 async def arate_script(
     script: str,
-    judge: LLMJudge,
+    judge: LLMJudge | Sequence[LLMJudge],
     context: EpisodeSpec | ScriptBackground | None = None,
     *,
     episode_id: str = "script",
@@ -194,25 +195,25 @@ async def arate_script(
     tag: str = "script",
     preflight: bool = True,
 ) -> EpisodeRecord:
-    """A script's record (:func:`script_record`) with ``judge``'s verdict, stored as an
-    episode tagged ``tag`` when ``store`` is given (``EpisodeExistsError`` if its id is
-    taken). Whether the conversation had ended is judged by Sotopia's rules (20 turns, 2
-    stale turns).
+    """A script's record (:func:`script_record`) with ``judge``'s verdict (or each of a
+    panel's, in order), stored as an episode tagged ``tag`` when ``store`` is given
+    (``EpisodeExistsError`` if its id is taken). Whether the conversation had ended is
+    judged by Sotopia's rules (20 turns, 2 stale turns).
 
     Args:
         script: The script's text (``Turn #1`` headers, ``Name: …`` lines or a
             screenplay; see :func:`~sotopia_are.messages.parse_script`).
-        judge: The judge that rates it.
+        judge: The judge that rates it, or several (a panel): each adds its verdict.
         context: The scenario, participants, backgrounds and goals: an episode spec or a
             ``ScriptBackground`` (default: the script's own context preamble).
         episode_id: The id of the episode the script becomes (unless ``context`` is a
             spec with an ``episode_id`` of its own).
         store: Where to store it; ``None`` only returns it.
         tag: The tag it is stored under.
-        preflight: Check the judge's model first (default true).
+        preflight: Check every judge's model first, before any rates (default true).
 
     Returns:
-        The record of the script played through the engine, with the verdict.
+        The record of the script played through the engine, with the verdicts.
 
     Raises:
         sotopia_are.messages.ScriptParseError: A line of the script (or its preamble)
@@ -220,8 +221,14 @@ async def arate_script(
         ValueError: No ``context`` and no preamble in the script.
         sotopia_are.storage.EpisodeExistsError: ``store`` already holds ``episode_id``.
     """
-    record = await script_record(script, context, episode_id=episode_id)
-    rated = await arate(record, judge, termination=SCRIPT_TERMINATION, preflight=preflight)
+    judges = [judge] if isinstance(judge, LLMJudge) else list(judge)
+    if not judges:
+        raise StudyInputError("no judge given")
+    if preflight:
+        await apreflight(judge_uses(judges))
+    rated = await script_record(script, context, episode_id=episode_id)
+    for each in judges:
+        rated = await arate(rated, each, termination=SCRIPT_TERMINATION, preflight=False)
     if store is None:
         return rated
     return store.save_record(rated.model_copy(update={"tag": tag}))
@@ -229,7 +236,7 @@ async def arate_script(
 
 def rate_script(
     script: str,
-    judge: LLMJudge,
+    judge: LLMJudge | Sequence[LLMJudge],
     context: EpisodeSpec | ScriptBackground | None = None,
     *,
     episode_id: str = "script",

@@ -17,7 +17,7 @@ from dataclasses import replace as replace_field
 from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import apreflight
 from sotopia_are.llm.errors import RequestRejectedError
-from sotopia_are.record import Verdict
+from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeStore, StorageError
 
@@ -26,7 +26,7 @@ from .errors import StudyInputError
 from .preflight import judge_uses
 from .rating import arate
 
-__all__ = ["RatingOutcome", "arate_stored", "rate_stored"]
+__all__ = ["RatingOutcome", "arate_stored", "check_to_rate", "rate_stored"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,38 @@ async def arate_stored(
 
     rated = await asyncio.gather(*(one(episode_id) for episode_id in episode_ids))
     return [outcome for outcomes in rated for outcome in outcomes]
+
+
+def check_to_rate(
+    record: EpisodeRecord, judges: Sequence[LLMJudge], *, replace: bool = False
+) -> None:
+    """Refuse, saying what to do, to rate the one episode a user asked for when
+    :func:`rate_stored` would only skip it: it is not complete, or (unless ``replace``)
+    its one judge, or every judge of a panel, rated it already
+    (:class:`~sotopia_are.record.VerdictExistsError`, else :class:`StudyInputError`).
+    Many episodes are rated with the others skipped; one asked for by name is an error."""
+    status = record.status
+    if status is EpisodeStatus.COMPLETE:
+        if replace:
+            return
+        if len(judges) == 1:
+            record.check_new_verdict(Verdict.key_for(judges[0]))
+        rated = {verdict.key for verdict in record.verdicts}
+        if all(Verdict.key_for(judge) in rated for judge in judges):
+            raise StudyInputError(
+                f"episode {record.episode_id} already has a verdict of each of the "
+                f"{len(judges)} judges; add another judge, or pass --replace to rate again"
+            )
+        return
+    rerun = (
+        "; rerun it (batch --resume reruns failed and interrupted episodes)"
+        if status is not EpisodeStatus.RUNNING
+        else " (it is still being played, or its run died: see 'list')"
+    )
+    raise StudyInputError(
+        f"episode {record.episode_id} is {status.value}, not complete: only a finished "
+        f"episode can be rated{rerun}"
+    )
 
 
 async def _rate_one(

@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
-from sotopia_are.agents import llm_agents_for
+from sotopia_are.agents import ScriptedAgent, llm_agents_for
 from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import LLMConfig, LLMSession, Sampling, apreflight
 from sotopia_are.record import EpisodeRecord, record_of_result
@@ -29,15 +31,20 @@ from sotopia_are.social import (
     EpisodeStatus,
     Sink,
     SocialAgent,
+    fresh_episode_id,
     run_episode,
+    script_spec,
 )
+from sotopia_are.social.spec import slug
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore, StorageError
 
+from .config import StudyConfig
 from .errors import StudyInputError
 from .preflight import agent_uses, judge_uses
 from .rating import arate
+from .twins import twin_of
 
-__all__ = ["arun", "mark_stopped", "run"]
+__all__ = ["arun", "fresh_spec", "mark_stopped", "replay_script", "run"]
 
 Agents = Sequence[SocialAgent] | Mapping[str, SocialAgent]
 
@@ -57,6 +64,7 @@ async def arun(
     on_entry: Callable[[ConversationEntry], None] | None = None,
     preflight: bool = True,
     replace: bool = False,
+    study: StudyConfig | None = None,
 ) -> EpisodeRecord:
     """Play ``spec``'s episode, rate it with ``judge`` (if given) and return its record.
 
@@ -89,6 +97,10 @@ async def arun(
             is stored (default true).
         replace: Delete a stored episode with the spec's explicit id first, to play
             it again.
+        study: The study's configuration, for what the other arguments leave out: the
+            agents' models and sampling (without ``agents``), the judge (when it
+            evaluates), the LLM settings (without ``session`` or ``config``) and the
+            tag. An argument given wins over the study's field.
 
     Returns:
         The episode's :class:`~sotopia_are.record.EpisodeRecord`, with the judge's
@@ -100,8 +112,8 @@ async def arun(
     Raises:
         sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, a model of
             the players or the judge cannot be called as configured (nothing stored).
-        ValueError: Neither ``agents`` nor ``models`` given, or ``sampling`` with
-            ``agents``.
+        ValueError: Neither ``agents`` nor ``models`` given (nor a ``study`` naming the
+            models), or ``sampling`` with ``agents``.
         sotopia_are.storage.EpisodeExistsError: ``store`` already holds a complete
             episode with the spec's explicit ``episode_id`` and ``replace`` is false.
         sotopia_are.storage.StorageError: The store cannot be reached or refused a
@@ -114,6 +126,15 @@ async def arun(
         record = await sa.arun(spec, models="gpt-4o-mini", judge=sa.LLMJudge("gpt-4o"))
         ```
     """
+    if study is not None:
+        if agents is None and models is None:
+            models = study.agent_models(spec.agent_names)
+        session = session or LLMSession(config or study.llm_config())
+        if judge is None and study.evaluate:
+            judge = study.judge(session)
+        if agents is None and sampling is None:
+            sampling = study.sampling
+        tag = tag or study.tag or ""
     spec = spec.for_run()
     players = _players(spec, agents, models, session or LLMSession(config), sampling)
     if preflight:
@@ -143,22 +164,8 @@ async def arun(
         raise
 
 
-def run(
-    spec: EpisodeSpec,
-    agents: Agents | None = None,
-    *,
-    models: str | Mapping[str, str] | None = None,
-    judge: LLMJudge | None = None,
-    store: EpisodeStore | None = None,
-    config: LLMConfig | None = None,
-    session: LLMSession | None = None,
-    sampling: Sampling | None = None,
-    tag: str = "",
-    scenario_id: str = "",
-    on_entry: Callable[[ConversationEntry], None] | None = None,
-    preflight: bool = True,
-    replace: bool = False,
-) -> EpisodeRecord:
+@twin_of(arun)
+def run(*args: Any, **kwargs: Any) -> EpisodeRecord:
     """Play one episode, rate it and store it: :func:`arun` on a new event loop.
 
     For scripts; inside a running event loop (a notebook, asyncio code) await
@@ -187,6 +194,8 @@ def run(
             is stored (default true).
         replace: Delete a stored episode with the spec's explicit id first, to play
             it again.
+        study: The study's configuration, for what the other arguments leave out
+            (models, sampling, judge, LLM settings, tag); an argument given wins.
 
     Returns:
         The episode's :class:`~sotopia_are.record.EpisodeRecord`, rated when a judge was
@@ -196,8 +205,8 @@ def run(
     Raises:
         sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, a model of
             the players or the judge cannot be called as configured (nothing stored).
-        ValueError: Neither ``agents`` nor ``models`` given, or ``sampling`` with
-            ``agents``.
+        ValueError: Neither ``agents`` nor ``models`` given (nor a ``study`` naming the
+            models), or ``sampling`` with ``agents``.
         sotopia_are.storage.EpisodeExistsError: ``store`` already holds a complete
             episode with the spec's explicit ``episode_id`` and ``replace`` is false.
         sotopia_are.storage.StorageError: The store cannot be reached or refused a
@@ -216,23 +225,53 @@ def run(
         print(record.status, record.scores)
         ```
     """
-    return asyncio.run(
-        arun(
-            spec,
-            agents,
-            models=models,
-            judge=judge,
-            store=store,
-            config=config,
-            session=session,
-            sampling=sampling,
-            tag=tag,
-            scenario_id=scenario_id,
-            on_entry=on_entry,
-            preflight=preflight,
-            replace=replace,
-        )
+    return asyncio.run(arun(*args, **kwargs))
+
+
+def fresh_spec(
+    spec: EpisodeSpec,
+    *,
+    scenario_id: str | None = None,
+    source: Path | None = None,
+    max_turns: int | None = None,
+) -> tuple[EpisodeSpec, str]:
+    """``spec`` to play once more, under a fresh episode id (the same scenario may be
+    played many times), and the scenario id it plays: ``scenario_id`` if given (a stored
+    environment's id), else the spec's ``name``, else its own ``episode_id`` if it gave
+    one (or was read from no file), else the slug of its file's name ``source``.
+    ``max_turns`` overrides the spec's."""
+    scenario = (
+        scenario_id
+        or spec.name
+        or (spec.episode_id if spec.id_given or source is None else slug(source.stem))
     )
+    fresh = spec.replace(
+        episode_id=fresh_episode_id(scenario),
+        **({"max_turns": max_turns} if max_turns is not None else {}),
+    )
+    return fresh, scenario
+
+
+def replay_script(
+    script: str,
+    spec: EpisodeSpec,
+    *,
+    store: EpisodeStore | None = None,
+    tag: str = "",
+    scenario_id: str = "",
+    on_entry: Callable[[ConversationEntry], None] | None = None,
+) -> EpisodeRecord:
+    """A human-written script played through the engine in ``spec``'s scenario, one turn
+    per action, each by its speaker (:class:`~sotopia_are.agents.ScriptedAgent`), and
+    stored as it is played when ``store`` is given: :func:`run` with the script's agents,
+    unrated (rate it with :func:`~sotopia_are.studies.arate` and
+    :data:`~sotopia_are.studies.SCRIPT_TERMINATION`, or use
+    :func:`~sotopia_are.studies.rate_script`). ``tag``, ``scenario_id`` and ``on_entry``
+    are :func:`run`'s. :class:`~sotopia_are.messages.ScriptParseError` for a line that
+    does not read."""
+    played = script_spec(spec, script)
+    agents = ScriptedAgent.from_script(script, played.agent_names)
+    return run(played, agents, store=store, tag=tag, scenario_id=scenario_id, on_entry=on_entry)
 
 
 def mark_stopped(store: EpisodeStore, episode_id: str, error: BaseException) -> None:
