@@ -3,65 +3,69 @@
 ARE's user interface app passes a message's files to ``send_message_to_agent`` as
 ``base64_utf8_encoded_attachment_contents``: each one an attachment object or its dumped
 dict. The notification system turns each into an :class:`Attachment` on the message.
+Plain standard library, as the whole kernel: ARE's class is a pydantic model, so this
+one answers ARE's ``model_dump`` / ``model_validate`` the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
+from dataclasses import dataclass
+from typing import Any, cast
 
 __all__ = ["Attachment"]
 
 
-class Attachment(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Attachment:
     """One file: its base64 text as bytes, its MIME type and, optionally, its name.
 
-    ``model_dump()`` gives ``base64_data`` as a string, as ARE dumps it, so a dump is
-    JSON-ready and equal to ARE's dump of the same file. Neither field may be empty.
+    ValueError if ``base64_data`` is empty or not bytes, ``mime`` is empty or not a
+    string, or ``name`` is neither a string nor None.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     base64_data: bytes
     mime: str
     name: str | None = None
 
-    @field_validator("base64_data", mode="before")
-    @classmethod
-    def _as_bytes(cls, value: object) -> bytes:
-        # A dump carries the base64 text as a string; anything else is a mistake.
-        if isinstance(value, str):
-            value = value.encode("utf-8")
-        if not isinstance(value, bytes):
-            raise ValueError(f"base64_data must be str or bytes, not {type(value).__name__}")
-        if not value:
-            raise ValueError("base64_data must not be empty")
-        return value
+    def __post_init__(self) -> None:
+        if not isinstance(self.base64_data, bytes) or not self.base64_data:
+            raise ValueError("base64_data must be non-empty bytes")
+        if not isinstance(self.mime, str) or not self.mime:
+            raise ValueError("mime must be a non-empty string")
+        if self.name is not None and not isinstance(self.name, str):
+            raise ValueError("name must be a string or None")
 
-    @field_validator("mime")
-    @classmethod
-    def _mime_given(cls, value: str) -> str:
-        if not value:
-            raise ValueError("mime must not be empty")
-        return value
-
-    @field_serializer("base64_data")
-    def _dump_base64(self, value: bytes) -> str:
-        return value.decode("utf-8")
+    def model_dump(self) -> dict[str, Any]:
+        """The dumped dict, ``base64_data`` as a string (ARE's dump of the same file)."""
+        return {
+            "base64_data": self.base64_data.decode("utf-8"),
+            "mime": self.mime,
+            "name": self.name,
+        }
 
     @classmethod
-    def of(cls, value: object) -> Attachment:
-        """``value`` as an attachment: itself, one from its dumped dict, or one from the
-        attributes of another attachment object (ARE's own class, say)."""
+    def model_validate(cls, value: object) -> Attachment:
+        """``value`` as an attachment: itself, one from its dumped dict (``base64_data``
+        as a string or bytes), or one from the attributes of another attachment object
+        (ARE's own class, say). ValueError if it is none of these."""
         if isinstance(value, cls):
             return value
         if isinstance(value, Mapping):
-            return cls.model_validate(dict(value))
-        return cls.model_validate(value, from_attributes=True)
+            fields = dict(value)
+        else:
+            fields = {key: getattr(value, key, None) for key in ("base64_data", "mime", "name")}
+        data = fields.get("base64_data")
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        # The types are checked when the attachment is made (__post_init__).
+        return cls(
+            base64_data=cast(bytes, data),
+            mime=cast(str, fields.get("mime")),
+            name=cast("str | None", fields.get("name")),
+        )
 
     @classmethod
     def all_of(cls, values: Any) -> list[Attachment]:
         """Each of ``values`` (a list, or None for none) as an attachment."""
-        return [cls.of(value) for value in values or ()]
+        return [cls.model_validate(value) for value in values or ()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -174,10 +175,12 @@ def test_a_user_message_carries_its_attachments() -> None:
     assert message is not None and message.message_type is MessageType.USER_MESSAGE
     assert message.attachments == [picture, Attachment(base64_data=b"Ynll", mime="text/plain")]
     assert message.attachments[1].model_dump() == {**dumped, "name": None}
+    other_kind = SimpleNamespace(base64_data=b"aGk=", mime="image/png", name="hi.png")
+    assert Attachment.model_validate(other_kind) == picture
     with pytest.raises(ValueError, match="mime"):
-        Attachment.of({"base64_data": "aGk=", "mime": ""})
+        Attachment.model_validate({"base64_data": "aGk=", "mime": ""})
     with pytest.raises(ValueError, match="base64_data"):
-        Attachment.of({"base64_data": b"", "mime": "image/png"})
+        Attachment.model_validate({"base64_data": b"", "mime": "image/png"})
 
 
 def test_the_environment_notifies_its_stop_once_in_ares_words() -> None:
