@@ -119,6 +119,13 @@ class EnvironmentCore(AbstractEnvironment):
             NotificationSystem() if notification_system is None else notification_system
         )
         self.notification_system.initialize(self.time_manager)
+        # Whether each tick must be opened on the notification system even without a
+        # reminder app: only when a subclass has its own time-based notifications. Else
+        # a tick without a reminder app skips the call (it runs once per event).
+        self._opens_every_tick = (
+            type(self.notification_system).handle_time_based_notifications
+            is not BaseNotificationSystem.handle_time_based_notifications
+        )
         self.state = EnvironmentState.SETUP
         self.exception: BaseException | None = None
         self._listeners: list[Callable[[CompletedEvent], None]] = []
@@ -488,7 +495,8 @@ class EnvironmentCore(AbstractEnvironment):
             self._measured = now
         notifications = self.notification_system
         try:
-            notifications.handle_time_based_notifications(now)
+            if self._opens_every_tick or notifications.reminder_app is not None:
+                notifications.handle_time_based_notifications(now)
             while self.state is _RUNNING:
                 popped = pop_due(now)
                 if popped is None:

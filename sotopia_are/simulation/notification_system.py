@@ -226,13 +226,16 @@ class BaseNotificationSystem:
         action = event.action
         if action is None:
             return False
-        function = action.function_name
-        class_name = event.app_class_name()
-        if function == _USER_MESSAGE_TOOL and class_name == _USER_INTERFACE:
-            return True
         if self.config.notify_all_env_events:
             return True
+        # Cheapest tests first: this runs for every ENV event the kernel logs.
+        class_name = event.app_class_name()
+        if class_name == _USER_INTERFACE and action.function_name == _USER_MESSAGE_TOOL:
+            return True
         tools = self.config.notified_tools
+        if not tools:
+            return False
+        function = action.function_name
         return function in tools.get(action.app_name, ()) or (
             class_name is not None and function in tools.get(class_name, ())
         )

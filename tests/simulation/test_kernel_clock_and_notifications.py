@@ -287,3 +287,23 @@ def test_timeout_fires_only_in_a_tick_without_other_notifications() -> None:
 
 def test_timestamps_are_aware_utc() -> None:
     assert to_datetime(0).utcoffset() == timedelta(0)
+
+
+def test_a_notification_system_with_its_own_time_based_notifications_sees_every_tick() -> None:
+    class Ticking(BaseNotificationSystem):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ticks: list[float | None] = []
+
+        def handle_time_based_notifications(self, tick_time: float | None = None) -> None:
+            self.ticks.append(tick_time)
+
+    system, counter = Ticking(), CounterApp()
+    env = Environment(
+        EnvironmentConfig(queue_based_loop=True, duration=None, verbose=False),
+        notification_system=system,
+    )
+    env.register_apps([counter])
+    env.schedule([Event.from_function(counter.add, amount=1).delayed(t) for t in (2, 5)])
+    env.run_until_idle()
+    assert system.ticks == [2, 5]
