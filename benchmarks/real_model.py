@@ -38,9 +38,11 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import sotopia_are as sa
 from sotopia_are.agents import llm_agents_for
-from sotopia_are.evaluation import EvaluatedEpisode, LLMJudge, Rubric, run_evaluated_episode
+from sotopia_are.evaluation import LLMJudge, Rubric
 from sotopia_are.llm import LLMConfig, LLMSession, Sampling
+from sotopia_are.record import EpisodeRecord
 from sotopia_are.social import EpisodeSpec
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "scenarios"
@@ -61,30 +63,35 @@ def episode_specs(scenarios: list[str], repeat: int, max_turns: int) -> list[Epi
     return specs
 
 
-def row(evaluated: EvaluatedEpisode, seconds: float) -> dict[str, Any]:
+def row(record: EpisodeRecord, seconds: float) -> dict[str, Any]:
     """What one episode measured."""
-    episode = evaluated.episode
-    kinds = collections.Counter(action.action_type for _, action in episode.actions())
-    calls = [c for calls in episode.call_records.values() for c in calls]
-    evaluation = evaluated.evaluation
-    judge_calls = evaluation.calls if evaluation is not None else []
+    kinds = collections.Counter(action.action_type for _, action in record.actions())
+    verdict = record.verdict
+    judge_calls = verdict.evaluation.calls if verdict is not None else []
     return {
-        "episode": episode.episode_id,
-        "status": episode.status,
-        "reason": episode.reason,
-        "turns": episode.turns_played,
+        "episode": record.episode_id,
+        "status": record.status,
+        "reason": record.reason,
+        "turns": record.turns_played,
         "actions": dict(kinds),
-        "agent_calls": len(calls),
-        "agent_normalized": sum(c.normalized for c in calls),
-        "agent_repaired": sum(c.repaired for c in calls),
-        "agent_failed": sum(not c.ok for c in calls),
+        "agent_calls": len(record.calls),
+        "agent_normalized": sum(c.normalized for c in record.calls),
+        "agent_repaired": sum(c.repaired for c in record.calls),
+        "agent_failed": sum(not c.ok for c in record.calls),
         "judge_normalized": sum(c.normalized for c in judge_calls),
         "judge_repaired": sum(c.repaired for c in judge_calls),
-        "rated": evaluation is not None and not evaluation.failed,
-        "judge_warnings": list(evaluation.warnings) if evaluation is not None else [],
-        "scores": evaluated.response.rates,
+        "rated": verdict is not None and verdict.rated,
+        "judge_warnings": list(verdict.evaluation.warnings) if verdict is not None else [],
+        "scores": rates(record),
         "seconds": round(seconds, 1),
     }
+
+
+def rates(record: EpisodeRecord) -> dict[str, Any]:
+    """Sotopia's rates of each agent: ``(overall, scores)`` by the judge, None unrated."""
+    if record.verdict is None:  # a failed episode is not rated
+        return dict.fromkeys(record.spec.agent_names)
+    return dict(record.verdict.response().rates)
 
 
 async def main() -> int:
@@ -127,10 +134,11 @@ async def main() -> int:
     for spec in specs:
         started = time.perf_counter()
         agents = llm_agents_for(spec, args.model, session, sampling=args.sampling)
-        evaluated = await run_evaluated_episode(spec, agents, judge)
-        rows.append(row(evaluated, time.perf_counter() - started))
+        # No preflight: a recording holds the episodes' requests only.
+        record = await sa.arun(spec, agents, models=args.model, judge=judge, preflight=False)
+        rows.append(row(record, time.perf_counter() - started))
         print(json.dumps(rows[-1]), flush=True)
-        print(evaluated.episode.transcript(), flush=True)
+        print(record.transcript(), flush=True)
     session.close()
     usage = session.usage()
     summary = {

@@ -1,4 +1,4 @@
-"""Evaluate a human-written script: parse -> replay through the engine -> LLM judge.
+"""Evaluate a human-written script: parse -> replay through the engine -> its record -> LLM judge.
 
 The judge is a local OpenAI-compatible server with scripted answers
 (``sotopia_are.testing.LocalLLMServer``), so this runs offline; give ``LLMJudge`` a real
@@ -13,8 +13,8 @@ import asyncio
 import json
 from pathlib import Path
 
-from sotopia_are.agents import ScriptedAgent
-from sotopia_are.evaluation import SOTOPIA_EVAL, LLMJudge, evaluate_script
+import sotopia_are as sa
+from sotopia_are.evaluation import SOTOPIA_EVAL, LLMJudge
 from sotopia_are.llm import LLMConfig, LLMSession
 from sotopia_are.social import EpisodeSpec
 from sotopia_are.testing import LocalLLMServer
@@ -46,14 +46,17 @@ async def main() -> None:
     with LocalLLMServer(lambda request: judge_answer(spec.agent_names)) as server:
         session = LLMSession(LLMConfig(api_base=server.url, api_key="sk-local"))
         judge = LLMJudge("openai/test-model", session=session)
-        done = await evaluate_script(script, spec, judge, ScriptedAgent.from_script)
-    print(done.episode.transcript())
-    print(f"\nterminated: {done.response.terminated} ({done.termination.reason})")
-    for name, rate in done.response.rates.items():
+        record = await sa.arate_script(script, judge, spec)
+    assert record.verdict is not None
+    response = record.verdict.response()  # Sotopia's ScriptEnvironmentResponse
+    print(record.transcript())
+    print(f"\nterminated: {response.terminated} ({record.verdict.termination_reason})")
+    for name, rate in response.rates.items():
         assert rate is not None
         overall, scores = rate
         print(f"{name}: overall {overall:.2f}  {scores}")
-    print(f"judge: {done.usage.calls} call(s), {done.usage.total_tokens} tokens")
+    # Scripted agents call no model: every call is the judge's.
+    print(f"judge: {record.usage.calls} call(s), {record.usage.total_tokens} tokens")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import json
 
 from sotopia_are.agents import llm_agents_for
 from sotopia_are.llm import LLMConfig, LLMSession
+from sotopia_are.record import record_of_result
 from sotopia_are.social import EpisodeSpec, run_episode
 from sotopia_are.testing import LocalLLMServer
 
@@ -45,7 +46,7 @@ async def main() -> None:
         result = await run_episode(spec, agents)
     print(result.transcript())
     print(f"\nended: {result.reason} ({result.status})")
-    usage = result.usage
+    usage = record_of_result(result).usage  # the episode's record: its events and calls
     print(f"{usage.calls} model calls, {usage.total_tokens} tokens")
 
 

@@ -22,6 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+
+# Defined here, not in a layer's module: messages, simulation and llm import nothing of ours
+# (DESIGN.md), but every module may import the package itself, which loads nothing eagerly.
+class SotopiaAreError(Exception):
+    """The base of every error sotopia_are raises: ``except sa.SotopiaAreError`` catches
+    them all, and the CLI reports exactly these as ``error: …`` lines (anything else is a
+    bug). Each error also keeps its built-in base (a bad rubric is a ``ValueError`` too);
+    the tree is in :mod:`sotopia_are.studies.errors`."""
+
+
 # name -> the module it lives in; the one list of the public face.
 _EXPORTS: dict[str, str] = {
     # verbs
@@ -67,14 +77,19 @@ _EXPORTS: dict[str, str] = {
     "LLMConfig": "sotopia_are.llm",
     "LLMSession": "sotopia_are.llm",
     "Sampling": "sotopia_are.llm",
-    # errors
+    # errors (the tree: sotopia_are.studies.errors)
+    "SotopiaAreError": "sotopia_are",
     "LLMError": "sotopia_are.llm",
+    "ConfigurationError": "sotopia_are.llm",
     "GenerationError": "sotopia_are.llm",
     "PermanentLLMError": "sotopia_are.llm",
     "TransientLLMError": "sotopia_are.llm",
     "StorageError": "sotopia_are.storage",
+    "RecordNotFoundError": "sotopia_are.storage",
     "ScriptParseError": "sotopia_are.messages",
     "RecordVersionError": "sotopia_are.record",
+    "VerdictExistsError": "sotopia_are.record",
+    "StudyInputError": "sotopia_are.studies",
     "RubricError": "sotopia_are.evaluation",
 }
 
@@ -85,6 +100,7 @@ __all__ = [
     "SOTOPIA_EVAL",
     "AgentAction",
     "AgentProfile",
+    "ConfigurationError",
     "Dimension",
     "EnvironmentProfile",
     "EpisodeRecord",
@@ -99,6 +115,7 @@ __all__ = [
     "LLMJudge",
     "LLMSession",
     "PermanentLLMError",
+    "RecordNotFoundError",
     "RecordVersionError",
     "RelationshipProfile",
     "Rubric",
@@ -109,10 +126,13 @@ __all__ = [
     "ScriptParseError",
     "ScriptWritingAgent",
     "ScriptedAgent",
+    "SotopiaAreError",
     "StorageError",
+    "StudyInputError",
     "TransientLLMError",
     "Usage",
     "Verdict",
+    "VerdictExistsError",
     "__version__",
     "arate",
     "arate_script",
@@ -146,6 +166,7 @@ if TYPE_CHECKING:
         RubricError,
     )
     from sotopia_are.llm import (
+        ConfigurationError,
         GenerationError,
         LLMConfig,
         LLMError,
@@ -162,27 +183,38 @@ if TYPE_CHECKING:
         ScriptParseError,
         parse_script,
     )
-    from sotopia_are.record import EpisodeRecord, RecordVersionError, Verdict, load_record
+    from sotopia_are.record import (
+        EpisodeRecord,
+        RecordVersionError,
+        Verdict,
+        VerdictExistsError,
+        load_record,
+    )
     from sotopia_are.social import EpisodeSpec, EpisodeStatus
     from sotopia_are.storage import (
         AgentProfile,
         EnvironmentProfile,
         EpisodeStore,
+        RecordNotFoundError,
         RelationshipProfile,
         StorageError,
         connect,
     )
     from sotopia_are.studies import (
+        StudyInputError,
         arate,
         arate_script,
         arun,
-        batch,
         rate,
         rate_script,
         rate_stored,
         run,
         spec_from_profiles,
     )
+
+    # From its module: with every layer importing SotopiaAreError from this package, mypy
+    # reads `from sotopia_are.studies import batch` as the submodule of that name.
+    from sotopia_are.studies.batch import batch
 
 
 def __getattr__(name: str) -> Any:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.llm import PromptLibrary
 from sotopia_are.messages import AgentAction, validate_recipients
 from sotopia_are.messages.action import ActionType
@@ -49,7 +50,7 @@ _USAGE: dict[ActionType, str] = {
 _WITH_ARGUMENT: frozenset[ActionType] = frozenset({"speak", "action", "non-verbal communication"})
 
 
-class HumanInputError(RuntimeError):
+class HumanInputError(SotopiaAreError, RuntimeError):
     """No action could be read because the input ended (EOF)."""
 
 

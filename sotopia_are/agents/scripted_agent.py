@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.messages import (
     AgentAction,
     ScriptAction,
@@ -45,11 +46,11 @@ OnExhausted = Literal["raise", "none"]
 _NOTHING = AgentAction(action_type="none", argument="")
 
 
-class ScriptExhaustedError(RuntimeError):
+class ScriptExhaustedError(SotopiaAreError, RuntimeError):
     """A scripted agent was asked to act after its script ran out."""
 
 
-class ScriptMismatchError(ValueError):
+class ScriptMismatchError(SotopiaAreError, ValueError):
     """A scripted action does not fit the turn it is played in (its type is not
     available, or its recipients are not participants), or a script cannot be split
     into turns for replay."""

@@ -10,6 +10,7 @@ import typer
 from sotopia_are.cli.agreement import agreement
 from sotopia_are.cli.batch import batch
 from sotopia_are.cli.benchmark import benchmark
+from sotopia_are.cli.common import BUG_NOTE
 from sotopia_are.cli.demo import demo
 from sotopia_are.cli.evaluate import evaluate
 from sotopia_are.cli.parse import parse
@@ -49,5 +50,12 @@ app.add_typer(scenario_app, name="scenario")
 
 
 def main() -> None:
-    """Entry point of the `sotopia-are` console script."""
-    app()
+    """Entry point of the `sotopia-are` console script. An exception that escapes a
+    command is a bug (the library's own errors end as ``error: …`` lines): its traceback
+    is printed with :data:`~sotopia_are.cli.common.BUG_NOTE` under it."""
+    try:
+        app()
+    except Exception as error:
+        if BUG_NOTE not in getattr(error, "__notes__", ()):
+            error.add_note(BUG_NOTE)
+        raise

@@ -4,8 +4,9 @@ Exit codes of every command: 0 success, 1 a user or input error (one ``error: â€
 on stderr, never a traceback) or an episode that failed or could not be rated, 2 a usage
 error (Typer's own) or a model that cannot be called as configured (one ``error: â€¦`` line,
 found by the preflight before any episode is stored), 130 Ctrl-C, 141 the reader of the
-output went away (``| head``). :func:`cli_errors` turns the errors the lower layers raise
-for bad input or an unusable server into exit 1, a configuration error into exit 2.
+output went away (``| head``). :func:`cli_errors` turns the library's errors
+(:class:`~sotopia_are.SotopiaAreError`) into exit 1, a configuration error into exit 2;
+any other exception is a bug and keeps its traceback, with a note asking to report it.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from sotopia_are.llm import ConfigurationError, LLMError
+from sotopia_are import SotopiaAreError, __version__
+from sotopia_are.llm import ConfigurationError
 from sotopia_are.social import EpisodeSpec
-from sotopia_are.storage import RecordNotFoundError, StorageError
-from sotopia_are.studies import BatchError
+from sotopia_are.storage import RecordNotFoundError
 
 __all__ = [
     "BROKEN_PIPE_EXIT",
+    "BUG_NOTE",
     "CONFIGURATION_EXIT",
     "INTERRUPTED_EXIT",
     "cli_errors",
@@ -84,18 +86,22 @@ def describe_validation(error: ValidationError) -> str:
 
 @contextmanager
 def cli_errors() -> Iterator[None]:
-    """Turn the errors of bad input or an unusable server into :func:`fail`.
+    """Turn the library's errors into :func:`fail`; anything else is a bug.
 
-    Storage errors (an unreachable server, a missing episode), LLM errors (bad key,
-    unknown model), unreadable files and invalid data are the user's to fix (exit 1; a
-    :class:`~sotopia_are.llm.ConfigurationError` from the preflight exit
-    :data:`CONFIGURATION_EXIT`); anything else is a bug and keeps its traceback.
+    A :class:`~sotopia_are.SotopiaAreError` (bad input, an unreachable server, a missing
+    episode, a model that fails) is the user's to fix: exit 1, or
+    :data:`CONFIGURATION_EXIT` for a :class:`~sotopia_are.llm.ConfigurationError` from the
+    preflight. So are a value a pydantic model refuses and a file the system refuses
+    (missing, unreadable). Any other exception keeps its traceback, with
+    :data:`BUG_NOTE` under it.
     """
     try:
         yield
     except BrokenPipeError:
         _quiet_broken_pipe()
     except ValidationError as error:
+        # The library's values (specs, profiles, configurations) are pydantic models: one
+        # that refuses what the user gave raises pydantic's own error, no SotopiaAreError.
         fail(describe_validation(error))
     except RecordNotFoundError as error:
         fail(
@@ -103,17 +109,25 @@ def cli_errors() -> Iterator[None]:
             if str(error).startswith("no episode")
             else str(error)
         )
-    except StorageError as error:
-        fail(str(error))
     except ConfigurationError as error:
         fail(str(error), CONFIGURATION_EXIT)
-    except (LLMError, ValueError, BatchError) as error:
+    except SotopiaAreError as error:
         fail(str(error))
     except FileNotFoundError as error:
         fail(f"{error.filename}: no such file")
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
         fail(f"{where}{error.strerror or error}")
+    except Exception as error:
+        error.add_note(BUG_NOTE)
+        raise
+
+
+BUG_NOTE = (
+    f"This is a bug in sotopia-are {__version__}, not a mistake in your input: "
+    "please report it, with the traceback above and the command you ran."
+)
+"""The line under the traceback of an exception that is no library error."""
 
 
 BROKEN_PIPE_EXIT = 141

@@ -10,12 +10,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from sotopia_are.evaluation import LLMJudge, RuleBasedTerminatedEvaluator
+from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import LLMSession
 from sotopia_are.messages import parse_script_notes
 from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.studies import (
+    SCRIPT_TERMINATION,
     RatingOutcome,
     check_judges,
     panel_scores,
@@ -188,7 +189,7 @@ def evaluate(
                     record,
                     other,
                     store=store if store_script else None,
-                    termination=RuleBasedTerminatedEvaluator(),  # as rate_script judges it
+                    termination=SCRIPT_TERMINATION,  # as rate_script judges it
                     preflight=False,
                 )
             print_record(record)

@@ -1,18 +1,11 @@
 """Evaluating social goals: rule-based termination, the LLM judge, rubrics, the
-``ScriptEnvironmentResponse`` built from them, and evaluation of whole episodes and
-human-written scripts.
+``ScriptEnvironmentResponse`` built from them. An episode is rated from its record
+(:func:`sotopia_are.record.give_verdict`): played, stored and scripted alike.
 
 The judge is omniscient by design (DESIGN.md, rule 4): it reads every action of an
 episode, private ones included and marked as private.
 """
 
-from .episode import (
-    EvaluatedEpisode,
-    ScriptedAgents,
-    evaluate_episode,
-    evaluate_script,
-    run_evaluated_episode,
-)
 from .judge import JUDGE_TEMPLATE, LLMJudge
 from .judge_reply import normalize_judge_reply
 from .response import build_response
@@ -24,6 +17,7 @@ from .termination import (
     RuleBasedTerminatedEvaluator,
     SotopiaEvaluatorOutput,
     TerminationCheck,
+    termination_check,
 )
 
 __all__ = [
@@ -34,7 +28,6 @@ __all__ = [
     "AgentRating",
     "Dimension",
     "DimensionScore",
-    "EvaluatedEpisode",
     "Evaluation",
     "JudgeFailure",
     "LLMJudge",
@@ -42,15 +35,12 @@ __all__ = [
     "Rubric",
     "RubricError",
     "RuleBasedTerminatedEvaluator",
-    "ScriptedAgents",
     "SotopiaEvaluatorOutput",
     "TerminationCheck",
     "build_response",
     "builtin_rubrics",
     "episode_judge_warnings",
-    "evaluate_episode",
-    "evaluate_script",
     "judge_warnings",
     "normalize_judge_reply",
-    "run_evaluated_episode",
+    "termination_check",
 ]

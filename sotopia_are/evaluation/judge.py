@@ -31,7 +31,6 @@ from sotopia_are.llm import (
 )
 from sotopia_are.llm.errors import RequestRejectedError
 from sotopia_are.messages import ScriptBackground
-from sotopia_are.social import EpisodeResult
 
 from .result import AgentRating, DimensionScore, Evaluation, JudgeFailure
 from .rubric import SOTOPIA_EVAL, Rubric
@@ -177,24 +176,6 @@ class LLMJudge:
             ratings=self._ratings(names, answers) if answers else [],
             failures=[value for value, _call in outcomes if isinstance(value, JudgeFailure)],
             calls=[call for _value, call in outcomes if call is not None],
-        )
-
-    async def evaluate_episode(
-        self, episode: EpisodeResult, *, session: LLMSession | None = None
-    ) -> Evaluation:
-        """Rate a finished episode from its full background (every goal) and its
-        omniscient transcript (:meth:`EpisodeResult.transcript` with no viewer).
-
-        The calls go through ``session`` if given, else through the judge's session in
-        scope ``"<episode_id>/judge"``, so a replayed batch rates each episode with its own
-        recorded answers.
-        """
-        use = session or self.session.scoped(f"{episode.spec.episode_id}/judge")
-        return await self.evaluate(
-            episode.spec.background(),
-            episode.transcript(),
-            session=use,
-            episode_seed=episode.spec.seed,
         )
 
     async def _sample(

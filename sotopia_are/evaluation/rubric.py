@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.llm import packaged_prompts_dir
 from sotopia_are.simulation.data_handler.reader import loads_json
 
@@ -38,7 +39,7 @@ _IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*\Z")
 _RUBRICS_DIR = "rubrics"
 
 
-class RubricError(ValueError):
+class RubricError(SotopiaAreError, ValueError):
     """A rubric file or definition that cannot be used; the message names the fix."""
 
 

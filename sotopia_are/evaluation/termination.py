@@ -11,6 +11,8 @@ evaluator applies them in the three places an evaluator is needed:
   :meth:`~RuleBasedTerminatedEvaluator.check` before every turn;
 * on a finished episode (:meth:`~RuleBasedTerminatedEvaluator.check_episode`) or on any
   list of actions such as a parsed script (:meth:`~RuleBasedTerminatedEvaluator.check_actions`);
+  :func:`termination_check` checks a finished episode against its spec's own limits
+  (:func:`~sotopia_are.social.default_rule`) unless given a rule;
 * through Sotopia's evaluator call, ``evaluator(turn_number, messages)``.
 """
 
@@ -22,13 +24,21 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from sotopia_are.messages import AgentAction, Message
-from sotopia_are.social import ConversationEntry, EpisodeSpec, EpisodeState, MaxTurnsAndStaleRule
+from sotopia_are.social import (
+    ConversationEntry,
+    EpisodeSpec,
+    EpisodeState,
+    MaxTurnsAndStaleRule,
+    TerminationRule,
+    default_rule,
+)
 
 __all__ = [
     "PlayedEpisode",
     "RuleBasedTerminatedEvaluator",
     "SotopiaEvaluatorOutput",
     "TerminationCheck",
+    "termination_check",
 ]
 
 # Sotopia counts two active agents before any has acted; a stand-in for that pair.
@@ -113,13 +123,7 @@ class RuleBasedTerminatedEvaluator:
 
     def check_episode(self, episode: PlayedEpisode) -> TerminationCheck:
         """Apply the rules to a finished episode, turn by turn as its log records them."""
-        turns: dict[int, list[tuple[str, AgentAction]]] = {}
-        for entry in episode.entries:
-            if entry.action is not None:
-                turns.setdefault(entry.turn, []).append((entry.sender, entry.action))
-        # A turn in which no agent acted (only outside events) still counts as played.
-        played = [turns.get(number, []) for number in range(episode.turns_played)]
-        return self.check_turns(played, episode.spec.agent_names)
+        return termination_check(episode, self)
 
     def __call__(
         self, turn_number: int, messages: Sequence[tuple[str, Message]]
@@ -160,3 +164,19 @@ class RuleBasedTerminatedEvaluator:
     ) -> SotopiaEvaluatorOutput:
         """The same as calling the evaluator; for Sotopia's async evaluator interface."""
         return self(turn_number, messages)
+
+
+def termination_check(
+    episode: PlayedEpisode, rule: TerminationRule | None = None
+) -> TerminationCheck:
+    """Whether ``rule`` ends the finished ``episode``, turn by turn as its log records
+    them; ``rule`` defaults to the spec's own limits (:func:`~sotopia_are.social.default_rule`,
+    the rule the runner plays by unless given others)."""
+    turns: dict[int, list[tuple[str, AgentAction]]] = {}
+    for entry in episode.entries:
+        if entry.action is not None:
+            turns.setdefault(entry.turn, []).append((entry.sender, entry.action))
+    # A turn in which no agent acted (only outside events) still counts as played.
+    played = [turns.get(number, []) for number in range(episode.turns_played)]
+    state = EpisodeState.after(played, episode.spec.agent_names)
+    return TerminationCheck(reason=(rule or default_rule(episode.spec)).check(state))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sotopia_are import SotopiaAreError
+
 if TYPE_CHECKING:
     from sotopia_are.llm.accounting import Attempt, LLMCall
 
@@ -25,7 +27,7 @@ __all__ = [
 ]
 
 
-class LLMError(Exception):
+class LLMError(SotopiaAreError):
     """Base class of the LLM layer's errors; ``call`` is the failed call's record, if any."""
 
     call: LLMCall | None = None

@@ -49,6 +49,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.llm.errors import MalformedReplyError, PermanentLLMError
 from sotopia_are.llm.request import LLMRequest, LLMResponse
 
@@ -151,7 +152,7 @@ def _key(endpoint: Endpoint) -> str:
 # -- errors -------------------------------------------------------------------------------
 
 
-class HTTPTransportError(Exception):
+class HTTPTransportError(SotopiaAreError):
     """A request over the HTTP transport failed. ``status_code`` is the HTTP status (None
     when no answer came), ``headers`` the answer's headers (``Retry-After``…);
     ``transient``: whether retrying may succeed."""

@@ -24,6 +24,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.llm._litellm import load_litellm
 
 __all__ = [
@@ -61,7 +62,7 @@ that answer for the endpoint.
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
-class OutputValidationError(ValueError):
+class OutputValidationError(SotopiaAreError, ValueError):
     """A reply is not JSON, or its JSON does not validate; the message says why."""
 
 

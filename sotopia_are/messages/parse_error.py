@@ -1,9 +1,11 @@
 """`ScriptParseError`: a script line the parser cannot read."""
 
+from sotopia_are import SotopiaAreError
+
 __all__ = ["ScriptParseError"]
 
 
-class ScriptParseError(ValueError):
+class ScriptParseError(SotopiaAreError, ValueError):
     """A script line that cannot be read; the message gives the 1-based line and quotes it."""
 
     def __init__(self, reason: str, line_number: int | None = None, line: str = "") -> None:

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from sotopia_are import SotopiaAreError
+
 from .action import ActionType, match_participant, validate_recipients
 
 __all__ = [
@@ -168,7 +170,7 @@ class ScriptNote:
         return f"{self.severity}: line {self.line}: {self.message}"
 
 
-class CueError(ValueError):
+class CueError(SotopiaAreError, ValueError):
     """A cue or label that cannot be read without a guess that could leak a secret or
     invent a speaker (a whisper to no participant); the parser reports it at its line."""
 

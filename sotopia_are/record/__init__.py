@@ -1,5 +1,5 @@
 """The one episode record: what storage, exports, rating, the command line and reports
-read and write (see :class:`EpisodeRecord`)."""
+read and write (see :class:`EpisodeRecord`), and rating it (:func:`give_verdict`)."""
 
 from .checks import RecordCheckError, checked_import, record_problems
 from .episode_record import (
@@ -7,7 +7,10 @@ from .episode_record import (
     STATUS_KEY,
     VERDICTS_KEY,
     EpisodeRecord,
+    NotRatableError,
+    RecordFormatError,
     RecordVersionError,
+    VerdictExistsError,
     agent_calls,
     judge_calls_of,
     load_record,
@@ -15,6 +18,7 @@ from .episode_record import (
     record_from_are_json,
     record_of_result,
 )
+from .rating import check_ratable, give_verdict
 from .scores import OVERALL, Scores
 from .summary import EpisodeSummary
 from .verdict import Verdict
@@ -26,12 +30,17 @@ __all__ = [
     "VERDICTS_KEY",
     "EpisodeRecord",
     "EpisodeSummary",
+    "NotRatableError",
     "RecordCheckError",
+    "RecordFormatError",
     "RecordVersionError",
     "Scores",
     "Verdict",
+    "VerdictExistsError",
     "agent_calls",
+    "check_ratable",
     "checked_import",
+    "give_verdict",
     "judge_calls_of",
     "load_record",
     "migrate_v0",

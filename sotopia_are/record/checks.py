@@ -15,6 +15,7 @@ import functools
 import math
 import statistics
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.evaluation import DimensionScore, Rubric, builtin_rubrics
 from sotopia_are.social import EpisodeStatus
 
@@ -25,7 +26,7 @@ from .verdict import Verdict
 __all__ = ["RecordCheckError", "checked_import", "record_problems"]
 
 
-class RecordCheckError(ValueError):
+class RecordCheckError(SotopiaAreError, ValueError):
     """An imported record that no run could have produced; the message names each field
     and its problem."""
 

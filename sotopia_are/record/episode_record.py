@@ -15,15 +15,14 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.evaluation import Evaluation
 from sotopia_are.llm import LLMCall, Sampling, Usage
 from sotopia_are.messages import AgentAction
 from sotopia_are.simulation.data_handler.exporter import convert_completed_event
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent, ExportedTrace
 from sotopia_are.simulation.data_handler.reader import loads_json
-from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.social import (
-    ConversationApp,
     ConversationEntry,
     EpisodeResult,
     EpisodeSpec,
@@ -42,7 +41,9 @@ __all__ = [
     "STATUS_KEY",
     "VERDICTS_KEY",
     "EpisodeRecord",
+    "RecordFormatError",
     "RecordVersionError",
+    "VerdictExistsError",
     "agent_calls",
     "judge_calls_of",
     "load_record",
@@ -66,8 +67,23 @@ VERDICTS_KEY = "episode_verdicts"
 (each judge's scores, reasoning, failures, warnings and calls), when it has any."""
 
 
-class RecordVersionError(ValueError):
+class RecordVersionError(SotopiaAreError, ValueError):
     """A record written by a newer sotopia_are than this one."""
+
+
+class RecordFormatError(SotopiaAreError, ValueError):
+    """Data that is not an episode record: not a JSON object, no or an unknown
+    ``version``, nested too deeply, an old episode without its spec."""
+
+
+class NotRatableError(SotopiaAreError, ValueError):
+    """The episode did not complete (it failed or was interrupted): only a finished
+    episode is rated."""
+
+
+class VerdictExistsError(SotopiaAreError, ValueError):
+    """The episode already has a verdict of this judge (same :attr:`Verdict.key`); rate it
+    with another judge, or replace the verdict."""
 
 
 class EpisodeRecord(BaseModel):
@@ -190,14 +206,9 @@ class EpisodeRecord(BaseModel):
 
     @functools.cached_property
     def views(self) -> EpisodeViews:
-        """Every participant's view, rebuilt from the events through the one visibility
+        """Every participant's view, derived from the events through the one visibility
         function (the evaluator's view is omniscient)."""
-        imported = import_episode(self.trace().model_dump_json())
-        # The runner's app keeps its class name, as ``social.logged_actions`` assumes.
-        app = ConversationApp(self.spec.agent_names)
-        views = EpisodeViews(self.spec, app.name, BaseNotificationSystem(app.notification_config()))
-        views.add_all(imported.events)
-        return views
+        return EpisodeViews.of_exported(self.spec, self.events)
 
     @property
     def entries(self) -> list[ConversationEntry]:
@@ -217,16 +228,18 @@ class EpisodeRecord(BaseModel):
 
     def with_verdict(self, verdict: Verdict, *, replace: bool = False) -> EpisodeRecord:
         """This record with ``verdict`` added. A verdict of the same judge (same
-        :attr:`Verdict.key`) is a ``ValueError`` unless ``replace``, which drops the old."""
+        :attr:`Verdict.key`) is a :class:`VerdictExistsError` unless ``replace``, which
+        drops the old."""
         if not replace:
             self.check_new_verdict(verdict.key)
         kept = tuple(v for v in self.verdicts if v.key != verdict.key)
         return self.model_copy(update={"verdicts": (*kept, verdict)})
 
     def check_new_verdict(self, key: str) -> None:
-        """``ValueError`` if the judge of :attr:`Verdict.key` ``key`` already rated it."""
+        """:class:`VerdictExistsError` if the judge of :attr:`Verdict.key` ``key`` already
+        rated it."""
         if any(v.key == key for v in self.verdicts):
-            raise ValueError(
+            raise VerdictExistsError(
                 f"episode {self.episode_id} already has a verdict of {key}; rate with "
                 "another judge (model, rubric or prompt), or pass replace=True to replace it"
             )
@@ -303,18 +316,19 @@ def record_from_are_json(
 
 def load_record(data: str | bytes | Mapping[str, Any]) -> EpisodeRecord:
     """An :class:`EpisodeRecord` from its JSON (text or parsed), migrating an older
-    version. :class:`RecordVersionError` for a newer version; ``ValueError`` for data
-    that is not a record (broken or too deeply nested JSON included)."""
+    version. :class:`RecordVersionError` for a newer version; :class:`RecordFormatError`
+    (or another ``ValueError``: broken JSON, fields that do not validate) for data that
+    is not a record."""
     document = loads_json(data) if isinstance(data, str | bytes) else dict(data)
     if not isinstance(document, dict):
-        raise ValueError("an episode record is a JSON object")
+        raise RecordFormatError("an episode record is a JSON object")
     version = document.get("version")
     if version is None and "pk" in document:
         return migrate_v0(document)
     if version is None:
-        raise ValueError("not an episode record: it has no 'version'")
+        raise RecordFormatError("not an episode record: it has no 'version'")
     if not isinstance(version, int) or version < 1:
-        raise ValueError(f"unknown episode record version {version!r}")
+        raise RecordFormatError(f"unknown episode record version {version!r}")
     if version > RECORD_VERSION:
         raise RecordVersionError(
             f"episode {document.get('episode_id', '?')!r} is a version {version} record, "
@@ -327,7 +341,7 @@ def load_record(data: str | bytes | Mapping[str, Any]) -> EpisodeRecord:
     try:
         return EpisodeRecord.model_validate(document)
     except RecursionError:
-        raise ValueError("an episode record nested too deeply") from None
+        raise RecordFormatError("an episode record nested too deeply") from None
 
 
 def migrate_v0(document: Mapping[str, Any]) -> EpisodeRecord:
@@ -340,7 +354,7 @@ def migrate_v0(document: Mapping[str, Any]) -> EpisodeRecord:
     """
     episode_id = str(document["pk"])
     if document.get("spec") is None:
-        raise ValueError(f"episode {episode_id} has no spec, so it cannot become a record")
+        raise RecordFormatError(f"episode {episode_id} has no spec, so it cannot become a record")
     spec = EpisodeSpec.model_validate(document["spec"])
     calls = [LLMCall.model_validate(call) for call in document.get("calls") or []]
     judged = judge_calls_of(calls, episode_id)

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from sotopia_are.evaluation import (
-    EvaluatedEpisode,
-    Evaluation,
-    LLMJudge,
-    TerminationCheck,
-    build_response,
-)
+from sotopia_are.evaluation import Evaluation, LLMJudge, TerminationCheck, build_response
 from sotopia_are.llm import Sampling
 from sotopia_are.messages import ScriptEnvironmentResponse
 
@@ -81,21 +75,6 @@ class Verdict(BaseModel):
             judge_model=self.judge_model,
             rubric=self.rubric,
             prompt=self.prompt,
-        )
-
-    @classmethod
-    def of(cls, evaluated: EvaluatedEpisode, judge: LLMJudge) -> Verdict | None:
-        """The verdict ``judge`` gave in ``evaluated`` (None when the episode failed and
-        was not rated)."""
-        if evaluated.evaluation is None:
-            return None
-        return cls(
-            judge_model=judge.model,
-            rubric=judge.rubric.name,
-            prompt=judge.prompt_version,
-            evaluation=evaluated.evaluation,
-            termination_reason=evaluated.termination.reason,
-            sampling=judge.sampling,
         )
 
     def response(self) -> ScriptEnvironmentResponse:

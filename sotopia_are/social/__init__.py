@@ -31,7 +31,13 @@ from .spec import (
     fresh_episode_id,
 )
 from .status import EpisodeStatus
-from .termination import EpisodeState, MaxTurnsAndStaleRule, TerminationRule, is_stale
+from .termination import (
+    EpisodeState,
+    MaxTurnsAndStaleRule,
+    TerminationRule,
+    default_rule,
+    is_stale,
+)
 from .turn_taking import (
     FixedOrder,
     RandomOrder,
@@ -76,6 +82,7 @@ __all__ = [
     "TurnPolicy",
     "TurnPolicyName",
     "conversation_entries",
+    "default_rule",
     "entry_of",
     "episode_trace",
     "export_episode",

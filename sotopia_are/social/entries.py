@@ -2,19 +2,24 @@
 
 Agent actions are the completed ``act`` events of the :class:`ConversationApp`; things
 from outside the agents are its completed ENV events that the notification system
-notifies. Failed calls and events of other apps are not part of the conversation.
+notifies. Failed calls and events of other apps are not part of the conversation. The
+entries of a live log (:func:`entry_of`) and of that log as a record keeps it, exported in
+ARE's format (:func:`exported_entry`), are the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sotopia_are.messages import AgentAction, render_action
+from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
+from sotopia_are.simulation.data_handler.values import decode_value
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.simulation.types import CompletedEvent, EventType
 
-from .conversation_app import ENVIRONMENT_SENDER, ConversationApp
+from .conversation_app import ENVIRONMENT_SENDER, NOTIFIED_TOOLS, ConversationApp
 from .visibility import is_visible
 
 __all__ = [
@@ -22,6 +27,7 @@ __all__ = [
     "EntrySink",
     "conversation_entries",
     "entry_of",
+    "exported_entry",
     "render_entries",
 ]
 
@@ -72,31 +78,84 @@ def entry_of(
     action = event.action
     if action is None or event.failed() or action.app_name != app_name:
         return None
-    args = event.get_args()
-    turn = round((event.event_time or 0.0) / turn_seconds)
-    if event.event_type is EventType.AGENT:
-        if action.function_name != "act":
+    notified = None
+    if event.event_type is not EventType.AGENT:
+        message = notifications.convert_to_message(event)
+        notified = None if message is None else message.message
+    return _entry(
+        event.event_type,
+        action.function_name,
+        event.get_args(),
+        turn=round((event.event_time or 0.0) / turn_seconds),
+        event_id=event.event_id,
+        notified=notified,
+    )
+
+
+def exported_entry(
+    event: ExportedCompletedEvent, *, app_name: str, turn_seconds: float
+) -> ConversationEntry | None:
+    """The entry of a completed event as ARE's format writes it (a record keeps its events
+    so), or None if it is not part of the conversation: the entry :func:`entry_of` gives
+    for the event it was exported from. ``ValueError`` for an argument that does not
+    decode."""
+    action = event.action
+    failed = event.metadata is not None and event.metadata.exception is not None
+    event_type = _EVENT_TYPES.get(event.event_type)
+    if action is None or failed or action.app != app_name or event_type is None:
+        return None
+    function = action.function or ""
+    args = {arg.name: decode_value(arg.value, arg.value_type) for arg in action.args or ()}
+    notified = None
+    # What the notification system says of the app's notified tools: their ``content``
+    # (each takes it, so a call that completed was given it).
+    if event_type is not EventType.AGENT and function in NOTIFIED_TOOLS and "content" in args:
+        notified = str(args["content"])
+    return _entry(
+        event_type,
+        function,
+        args,
+        turn=round(event.event_time / turn_seconds),
+        event_id=event.event_id,
+        notified=notified,
+    )
+
+
+# ARE writes an event type by its name; the kernel's values differ (the importer reads both).
+_EVENT_TYPES = {
+    **{member.value: member for member in EventType},
+    **{member.name: member for member in EventType},
+}
+
+
+def _entry(
+    event_type: EventType,
+    function: str,
+    args: Mapping[str, Any],
+    *,
+    turn: int,
+    event_id: str,
+    notified: str | None,
+) -> ConversationEntry | None:
+    """The entry of a completed call of the conversation app's ``function`` with
+    ``args``; ``notified`` is the text the notification system gives an ENV event (None
+    when it notifies nobody)."""
+    if event_type is EventType.AGENT:
+        if function != "act":
             return None
         to = args.get("to") or None
         agent_action = AgentAction(
             action_type=args["action_type"], argument=args["argument"], to=to
         )
-        return ConversationEntry(
-            turn, event.event_id, args["sender"], _audience(to), action=agent_action
-        )
-    message = notifications.convert_to_message(event)
-    if message is None:
+        return ConversationEntry(turn, event_id, args["sender"], _audience(to), action=agent_action)
+    if notified is None:
         return None
-    if action.function_name == "deliver_message":
+    if function == "deliver_message":
         return ConversationEntry(
-            turn, event.event_id, args["sender"], _audience(args["to"]), content=message.message
+            turn, event_id, args["sender"], _audience(args["to"]), content=notified
         )
     return ConversationEntry(
-        turn,
-        event.event_id,
-        ENVIRONMENT_SENDER,
-        _audience(args.get("perceivers")),
-        content=message.message,
+        turn, event_id, ENVIRONMENT_SENDER, _audience(args.get("perceivers")), content=notified
     )
 
 

@@ -6,7 +6,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sotopia_are.llm import Usage
 from sotopia_are.messages import AgentAction, render_script
 from sotopia_are.simulation.environment import Environment
 from sotopia_are.simulation.types import CompletedEvent
@@ -23,7 +22,7 @@ __all__ = ["EpisodeResult"]
 
 @dataclass(frozen=True, eq=False)
 class EpisodeResult:
-    """One episode: its event log, the agents' views of it, model calls and totals.
+    """One episode: its event log, the agents' views of it and the agents' model calls.
 
     ``events`` is the environment's log (the single source of truth); ``views`` and every
     transcript are derived from it. ``reason`` is the termination reason, or the failure.
@@ -36,7 +35,6 @@ class EpisodeResult:
     turns_played: int
     events: tuple[CompletedEvent, ...]
     call_records: Mapping[str, tuple[CallRecord, ...]]
-    usage: Usage
     views: EpisodeViews
     environment: Environment
     scenario: EpisodeScenario

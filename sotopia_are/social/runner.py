@@ -20,7 +20,7 @@ import asyncio
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from sotopia_are.llm import Usage
+from sotopia_are import SotopiaAreError
 from sotopia_are.messages import AgentAction
 from sotopia_are.simulation.environment import Environment, EnvironmentConfig
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
@@ -34,8 +34,8 @@ from .spec import EpisodeSpec
 from .status import EpisodeStatus
 from .termination import (
     EpisodeState,
-    MaxTurnsAndStaleRule,
     TerminationRule,
+    default_rule,
     first_reason,
     is_stale,
 )
@@ -48,7 +48,7 @@ AgentFactory = Callable[[EpisodeSpec], Sequence[SocialAgent] | Mapping[str, Soci
 """Makes the agents of one episode (called when the episode starts)."""
 
 
-class _Failure(Exception):
+class _Failure(SotopiaAreError):
     """Ends an episode as failed: ``agent`` (or None for the turn order) and why."""
 
     def __init__(self, agent: str | None, reason: str) -> None:
@@ -66,19 +66,15 @@ async def run_episode(
 ) -> EpisodeResult:
     """Play one episode of ``spec`` with ``agents`` (one per name in ``spec.agent_names``).
 
-    ``termination_rules`` default to ``MaxTurnsAndStaleRule(spec.max_turns,
-    spec.max_stale_turns)``; the first rule that gives a reason before a turn ends the
+    ``termination_rules`` default to :func:`default_rule` (the spec's ``max_turns`` and
+    ``max_stale_turns``); the first rule that gives a reason before a turn ends the
     episode. ``sinks`` are told the episode starts, receive every completed event as it
     is logged, then the result.
     ValueError if the agents do not match the spec's participants.
     """
     cast = _agents_by_name(spec, agents)
     callbacks = sink_callbacks(tuple(sinks))
-    rules = (
-        (MaxTurnsAndStaleRule(spec.max_turns, spec.max_stale_turns),)
-        if termination_rules is None
-        else tuple(termination_rules)
-    )
+    rules = (default_rule(spec),) if termination_rules is None else tuple(termination_rules)
     scenario = EpisodeScenario(spec)
     scenario.initialize()
     app = scenario.conversation
@@ -156,7 +152,6 @@ async def run_episode(
         turns_played=turn,
         events=tuple(env.event_log),
         call_records=records,
-        usage=Usage.of(record for calls in records.values() for record in calls),
         views=views,
         environment=env,
         scenario=scenario,

@@ -20,6 +20,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.messages import ScriptBackground
 from sotopia_are.messages.action import ActionType
 
@@ -32,6 +33,7 @@ __all__ = [
     "EpisodeSpec",
     "ScheduledEnvEvent",
     "TurnPolicyName",
+    "UnsafeIdError",
     "check_safe_id",
     "fresh_episode_id",
     "slug",
@@ -57,13 +59,17 @@ SAFE_ID_CHARACTERS = (
 _SAFE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 
 
+class UnsafeIdError(SotopiaAreError, ValueError):
+    """An episode id, tag or key that is not made of :data:`SAFE_ID_CHARACTERS`."""
+
+
 def check_safe_id(value: str, what: str = "episode id", *, empty: bool = False) -> str:
     """``value`` unchanged if it is made of :data:`SAFE_ID_CHARACTERS` (or, with
-    ``empty``, is empty); otherwise ``ValueError`` naming ``what``, the value and the
+    ``empty``, is empty); otherwise :class:`UnsafeIdError` naming ``what``, the value and the
     allowed set."""
     if (empty and value == "") or _SAFE_ID.fullmatch(value):
         return value
-    raise ValueError(f"{what} {value!r} is not allowed: use {SAFE_ID_CHARACTERS}")
+    raise UnsafeIdError(f"{what} {value!r} is not allowed: use {SAFE_ID_CHARACTERS}")
 
 
 def slug(text: str, *, words: int = 4) -> str:

@@ -13,7 +13,16 @@ from typing import Protocol, runtime_checkable
 
 from sotopia_are.messages import AgentAction
 
-__all__ = ["EpisodeState", "MaxTurnsAndStaleRule", "TerminationRule", "first_reason", "is_stale"]
+from .spec import EpisodeSpec
+
+__all__ = [
+    "EpisodeState",
+    "MaxTurnsAndStaleRule",
+    "TerminationRule",
+    "default_rule",
+    "first_reason",
+    "is_stale",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +100,13 @@ class MaxTurnsAndStaleRule:
         if state.stale_turns > self.max_stale_turn:
             return f"nobody did anything for {state.stale_turns} consecutive turns"
         return None
+
+
+def default_rule(spec: EpisodeSpec) -> MaxTurnsAndStaleRule:
+    """The rule of ``spec``'s own limits (``max_turns``, ``max_stale_turns``): the one
+    place they become a rule — the runner plays by it unless given others, and a finished
+    episode is checked against it when rated."""
+    return MaxTurnsAndStaleRule(spec.max_turns, spec.max_stale_turns)
 
 
 def first_reason(rules: Sequence[TerminationRule], state: EpisodeState) -> str | None:

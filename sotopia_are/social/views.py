@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sotopia_are.messages import Observation, ScriptBackground
+from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.simulation.types import CompletedEvent
 
-from .entries import ConversationEntry, entry_of
+from .conversation_app import ConversationApp
+from .entries import ConversationEntry, entry_of, exported_entry
 from .protocol import AgentTurn
 from .spec import EpisodeSpec
 
@@ -118,8 +120,11 @@ class EpisodeViews:
             turn_seconds=self.spec.turn_seconds,
             notifications=self.notifications,
         )
-        if entry is None:
-            return
+        if entry is not None:
+            self.add_entry(entry)
+
+    def add_entry(self, entry: ConversationEntry) -> None:
+        """Take the next entry of the conversation (call once per entry, in log order)."""
         line = entry.render()
         self.entries.append(entry)
         self._transcript.add(entry, line)
@@ -131,6 +136,21 @@ class EpisodeViews:
         """Take every event of a log, in order."""
         for event in events:
             self.add(event)
+
+    @classmethod
+    def of_exported(
+        cls, spec: EpisodeSpec, events: Iterable[ExportedCompletedEvent]
+    ) -> EpisodeViews:
+        """The views of a finished episode of ``spec`` from its completed events as ARE's
+        format writes them (as an episode record keeps them): the views its runner built,
+        entry for entry."""
+        app = ConversationApp(spec.agent_names)
+        views = cls(spec, app.name, BaseNotificationSystem(app.notification_config()))
+        for event in events:
+            entry = exported_entry(event, app_name=app.name, turn_seconds=spec.turn_seconds)
+            if entry is not None:
+                views.add_entry(entry)
+        return views
 
     def agent_turn(self, name: str, turn_number: int) -> AgentTurn:
         """``name``'s view now, as it must act in ``turn_number``; marks it seen.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sotopia_are import SotopiaAreError
+
 __all__ = [
     "EmptySelectionError",
     "EpisodeExistsError",
@@ -17,7 +19,7 @@ __all__ = [
 ]
 
 
-class StorageError(Exception):
+class StorageError(SotopiaAreError):
     """Base of every storage error."""
 
 
@@ -95,7 +97,7 @@ class UnreadableRecordError(StorageError):
         self.reason = reason
 
 
-class EmptySelectionError(ValueError):
+class EmptySelectionError(SotopiaAreError, ValueError):
     """A listing, export or training file that would hold nothing: an empty result is
     not a success unless asked for (``allow_empty``, ``--allow-empty``). The message
     says what matched nothing, and why where it can tell."""

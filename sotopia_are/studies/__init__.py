@@ -34,6 +34,7 @@ from .batch_report import (
     unfinished_causes,
 )
 from .benchmark import BenchmarkResult, benchmark, benchmark_specs
+from .errors import StudyInputError
 from .files import (
     ExportFormat,
     ImportedFile,
@@ -46,7 +47,7 @@ from .files import (
 from .panel import PanelScore, judge_verdicts, panel_scores
 from .preflight import check_judges
 from .profiles import agent_background, spec_from_profiles, spec_from_stored_profiles
-from .rating import arate, arate_script, rate, rate_script, script_record
+from .rating import SCRIPT_TERMINATION, arate, arate_script, rate, rate_script, script_record
 from .report import (
     BenchmarkReport,
     BenchmarkRow,
@@ -71,6 +72,7 @@ from .script_context import script_context
 from .tasks import Task, TaskSet, read_task_set, sample_tasks, select_tasks
 
 __all__ = [
+    "SCRIPT_TERMINATION",
     "AgreementError",
     "AgreementReport",
     "BatchEpisode",
@@ -96,6 +98,7 @@ __all__ = [
     "ScenarioLoadError",
     "ScenarioRun",
     "StoredBatch",
+    "StudyInputError",
     "Task",
     "TaskSet",
     "agent_background",

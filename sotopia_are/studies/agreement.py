@@ -30,6 +30,7 @@ from sotopia_are.simulation.data_handler.reader import loads_json
 from sotopia_are.storage import EpisodeStore, RecordNotFoundError
 
 from .correlation import bootstrap_ci, pearson, spearman
+from .errors import AgreementError
 from .files import selected_episodes
 from .panel import judge_verdicts, panel_scores
 
@@ -46,10 +47,6 @@ __all__ = [
 ]
 
 _SCORE_KEY = re.compile(r"^(?P<dimension>[a-z][a-z_]*?)_(?P<agent>[12])$")
-
-
-class AgreementError(ValueError):
-    """A labelled set that cannot be read, or nothing to compare; the message says why."""
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,7 @@ from sotopia_are.storage import (
 )
 
 from .batch_report import BatchProgress
+from .errors import BatchError, StudyInputError
 from .rating import arate
 from .running import arun
 
@@ -122,10 +123,6 @@ HEARTBEAT_S = 1.0
 ModelChoice = Mapping[str, str] | Sequence[Mapping[str, str]]
 """The agents' models: one mapping of agent name → model for every spec, or one mapping
 per spec, in the specs' order (e.g. a benchmark's model under test in one role)."""
-
-
-class BatchError(RuntimeError):
-    """A batch that cannot start, or a worker that stopped; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -216,12 +213,12 @@ class BatchResult:
 def read_specs(path: Path) -> list[EpisodeSpec]:
     """The specs in ``path``: a JSONL file (one spec a line), a JSON file (a spec or a list
     of specs), or a directory of such files (``*.json``, ``*.jsonl``, not recursive).
-    ``ValueError`` naming the file (and line) of anything that is not a valid spec;
-    ``OSError`` for an unreadable file."""
+    :class:`StudyInputError` naming the file (and line) of anything that is not a valid
+    spec; ``OSError`` for an unreadable file."""
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file())
         if not files:
-            raise ValueError(f"{path} holds no .json or .jsonl spec files")
+            raise StudyInputError(f"{path} holds no .json or .jsonl spec files")
         return [spec for file in files for spec in read_specs(file)]
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
@@ -230,7 +227,7 @@ def read_specs(path: Path) -> list[EpisodeSpec]:
     try:
         data = loads_json(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: not JSON: {error}") from None
+        raise StudyInputError(f"{path}: not JSON: {error}") from None
     if isinstance(data, list):
         return [_spec(f"{path}[{index}]", json.dumps(item)) for index, item in enumerate(data)]
     return [_spec(str(path), text)]
@@ -243,7 +240,7 @@ def _spec(where: str, text: str) -> EpisodeSpec:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in error.errors()
         )
-        raise ValueError(f"{where}: not a valid episode spec: {problems}") from None
+        raise StudyInputError(f"{where}: not a valid episode spec: {problems}") from None
 
 
 def plan_batch(
@@ -255,12 +252,14 @@ def plan_batch(
     The stable id is a hash of ``tag``, the spec's :meth:`~EpisodeSpec.stable_name` (its
     ``episode_id`` if given, else its ``name``, else its ``content_id()``), the models
     and the repetition, so a resumed batch plans the same ids again; the episodes'
-    scenario id is the spec's ``name``, else that stable name. ``ValueError`` naming the
-    agents without a model, for two specs under one stable name and models (the same
-    spec more than once is ``repeat``), or for not one mapping per spec."""
+    scenario id is the spec's ``name``, else that stable name. :class:`StudyInputError`
+    naming the agents without a model, for two specs under one stable name and models
+    (the same spec more than once is ``repeat``), or for not one mapping per spec."""
     each = [models] * len(specs) if isinstance(models, Mapping) else list(models)
     if len(each) != len(specs):
-        raise ValueError(f"{len(each)} model mappings for {len(specs)} specs; give one per spec")
+        raise StudyInputError(
+            f"{len(each)} model mappings for {len(specs)} specs; give one per spec"
+        )
     planned: list[BatchEpisode] = []
     ids: set[str] = set()
     shared: set[str] = set()  # stable names planned twice under the same models
@@ -268,7 +267,7 @@ def plan_batch(
         name = spec.stable_name()
         missing = [agent for agent in spec.agent_names if agent not in given]
         if missing:
-            raise ValueError(f"spec {name!r}: no model for {', '.join(missing)}")
+            raise StudyInputError(f"spec {name!r}: no model for {', '.join(missing)}")
         chosen = {agent: given[agent] for agent in spec.agent_names}
         for repetition in range(repeat):
             episode_id = stable_episode_id(
@@ -282,7 +281,7 @@ def plan_batch(
     # Two specs under one name and models would be planned under the same ids: one would
     # be taken for the other's episodes, on resume too.
     if shared:
-        raise ValueError(
+        raise StudyInputError(
             f"more than one spec of the batch is named {', '.join(map(repr, sorted(shared)))} "
             "(a spec's episode_id, else its name; without either, equal specs share one); give "
             "each spec its own name, and play a spec more than once with repeat (-n)"
@@ -504,8 +503,9 @@ def batch(
             configuration error that would fail every episode alike (a rejected key, an
             unknown model, a broken template, an unreachable store) stopped a worker;
             its unfinished episodes are left ``incomplete`` for a resume.
-        ValueError: A bad plan (an agent without a model, two specs with one id, not
-            one model mapping per spec), an unknown rubric, or ``max_attempts`` below 1.
+        StudyInputError: A bad plan (an agent without a model, two specs with one id, not
+            one model mapping per spec) or ``max_attempts`` below 1.
+        RubricError: An unknown rubric.
         KeyboardInterrupt: Ctrl-C; the batch's running episodes are stored
             ``incomplete`` first.
 
@@ -521,7 +521,7 @@ def batch(
         ```
     """
     if max_attempts < 1:
-        raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
+        raise StudyInputError(f"max_attempts must be at least 1, got {max_attempts}")
     everyone = {name for spec in specs for name in spec.agent_names}
     chosen = dict.fromkeys(everyone, models) if isinstance(models, str) else models
     planned = plan_batch(specs, chosen, tag=tag, repeat=repeat)
@@ -648,7 +648,7 @@ def _worker_concurrency(
     """
     if concurrency is not None:
         if concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+            raise StudyInputError(f"concurrency must be at least 1, got {concurrency}")
         share = max(math.ceil(concurrency / workers), 1)
         if config.max_concurrency is None:
             config = config.model_copy(update={"max_concurrency": share})

@@ -19,6 +19,7 @@ from sotopia_are.storage import EpisodeStore, connect
 
 from .batch import BatchPlan, BatchResult, EpisodeOutcome, batch
 from .batch_report import BatchProgress
+from .errors import StudyInputError
 from .report import BenchmarkReport, benchmark_report, tested_scenario_id
 from .tasks import TaskSet
 
@@ -42,7 +43,7 @@ def benchmark_specs(
     (agent ``k`` the model's, the others the partner's). ``ValueError`` for no model or
     no partner."""
     if not models or not partners:
-        raise ValueError("a benchmark needs at least one model under test and a partner")
+        raise StudyInputError("a benchmark needs at least one model under test and a partner")
     planned = []
     for spec in specs:
         for index, agent in enumerate(spec.agent_names):

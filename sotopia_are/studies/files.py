@@ -36,6 +36,7 @@ from sotopia_are.storage import (
     import_records,
 )
 
+from .errors import StudyInputError
 from .rating import script_record
 from .script_context import script_context
 
@@ -132,13 +133,13 @@ def import_file(
 def _kind_of(lines: Sequence[str], path: Path) -> ImportKind:
     first = next((line for line in lines if line.strip()), None)
     if first is None:
-        raise ValueError(f"{path} is empty")
+        raise StudyInputError(f"{path} is empty")
     try:
         data: Any = loads_json(first)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{path}:1: not JSON: {error}") from None
+        raise StudyInputError(f"{path}:1: not JSON: {error}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path}:1: expected a JSON object")
+        raise StudyInputError(f"{path}:1: expected a JSON object")
     if {"version", "events", "agents", "status"} & data.keys():
         return ImportKind.episodes
     if "first_name" in data:
@@ -147,7 +148,7 @@ def _kind_of(lines: Sequence[str], path: Path) -> ImportKind:
         return ImportKind.environments
     if {"agent_1_id", "agent1_id"} & data.keys():
         return ImportKind.relationships
-    raise ValueError(
+    raise StudyInputError(
         f"cannot tell what {path} holds; give its kind (--kind "
         "episodes|agents|environments|relationships)"
     )
@@ -165,17 +166,26 @@ def _is_are_trace(text: str) -> bool:
 def export_are_files(store: EpisodeStore, episode_ids: Sequence[str], directory: Path) -> int:
     """Write each episode's ARE JSON to ``directory/<id>.json``; how many.
 
-    Everything is read and every path resolved inside ``directory`` first (``ValueError``
-    for one that would land outside), so a store error or a bad id leaves no partial set
-    of files; each file is written whole (a temporary file renamed over the target).
+    Everything is read and every path resolved inside ``directory`` first
+    (:class:`StudyInputError` for one that would land outside), so a store error or a bad
+    id leaves no partial set of files; each file is written whole (a temporary file
+    renamed over the target).
     """
     texts = {
-        path_inside(str(directory), f"{pk}.json"): export_episode_json(store, pk, indent=2)
-        for pk in episode_ids
+        _file_of(directory, pk): export_episode_json(store, pk, indent=2) for pk in episode_ids
     }
     for target, text in texts.items():
         write_text_atomically(target, text)
     return len(texts)
+
+
+def _file_of(directory: Path, episode_id: str) -> str:
+    """The ARE JSON file of ``episode_id`` in ``directory``; :class:`StudyInputError` for an
+    id (stored before ids were checked) that would put it elsewhere."""
+    try:
+        return path_inside(str(directory), f"{episode_id}.json")
+    except ValueError as error:
+        raise StudyInputError(str(error)) from None
 
 
 class ExportFormat(StrEnum):
@@ -199,7 +209,7 @@ def selected_episodes(
     skipped: list[UnreadableRecordError] = []
     ids = store.episode_ids(tag=tag, on_unreadable=skipped.append)
     if skipped:
-        raise ValueError(
+        raise StudyInputError(
             f"{len(skipped)} stored keys are not readable episodes, nothing was exported: "
             + "; ".join(f"{e.key} ({e.reason})" for e in skipped)
             + ". Fix: move them out of the way or delete them, or export episodes by id"
@@ -220,5 +230,5 @@ def export_text(store: EpisodeStore, episode_ids: Sequence[str], form: ExportFor
         export_episodes(store, out, episode_ids)
         return out.getvalue()
     if len(episode_ids) != 1:
-        raise ValueError("episodes as ARE JSON are one file each: give a directory")
+        raise StudyInputError("episodes as ARE JSON are one file each: give a directory")
     return export_episode_json(store, episode_ids[0], indent=2) + "\n"

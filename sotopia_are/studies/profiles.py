@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from sotopia_are.social import EpisodeSpec
 from sotopia_are.storage import AgentProfile, EnvironmentProfile, EpisodeStore
 
+from .errors import StudyInputError
+
 __all__ = ["agent_background", "spec_from_profiles", "spec_from_stored_profiles"]
 
 
@@ -71,7 +73,7 @@ def spec_from_profiles(
         ```
     """
     if len(agents) != len(environment.agent_goals):
-        raise ValueError(
+        raise StudyInputError(
             f"environment {environment.pk} has {len(environment.agent_goals)} agent goals "
             f"but {len(agents)} agents were given"
         )

@@ -11,20 +11,28 @@ from __future__ import annotations
 import asyncio
 
 from sotopia_are.agents import ScriptedAgent
-from sotopia_are.evaluation import (
-    LLMJudge,
-    RuleBasedTerminatedEvaluator,
-    episode_judge_warnings,
-)
+from sotopia_are.evaluation import LLMJudge, RuleBasedTerminatedEvaluator
 from sotopia_are.llm import apreflight
 from sotopia_are.messages import ScriptBackground, parse_background
-from sotopia_are.record import EpisodeRecord, Verdict, record_of_result
-from sotopia_are.social import EpisodeSpec, EpisodeStatus, run_episode, script_spec
+from sotopia_are.record import (
+    EpisodeRecord,
+    Verdict,
+    check_ratable,
+    give_verdict,
+    record_of_result,
+)
+from sotopia_are.social import EpisodeSpec, run_episode, script_spec
 from sotopia_are.storage import EpisodeStore
 
+from .errors import StudyInputError
 from .preflight import judge_uses
 
-__all__ = ["arate", "arate_script", "rate", "rate_script", "script_record"]
+__all__ = ["SCRIPT_TERMINATION", "arate", "arate_script", "rate", "rate_script", "script_record"]
+
+SCRIPT_TERMINATION = RuleBasedTerminatedEvaluator()
+"""The rule a script's verdict says whether its conversation had ended by: Sotopia's
+defaults (20 turns, 2 stale turns). A script's own spec ends its replay with the script,
+so its limits would say nothing."""
 
 
 async def arate(
@@ -75,34 +83,13 @@ async def arate(
         record = await sa.arate(store.load(episode_id), second, store=store)
         ```
     """
-    if record.status is not EpisodeStatus.COMPLETE:
-        raise ValueError(
-            f"episode {record.episode_id} is {record.status.value}, not complete: only a "
-            "finished episode can be rated"
-        )
+    check_ratable(record)
     if not replace:
         # Refused before paying for the judge's calls.
         record.check_new_verdict(Verdict.key_for(judge))
     if preflight:
         await apreflight(judge_uses([judge]))
-    evaluation = await judge.evaluate(
-        record.spec.background(),
-        record.transcript(),
-        session=judge.session.scoped(f"{record.episode_id}/judge"),
-        episode_seed=record.spec.seed,
-    )
-    warnings = episode_judge_warnings(evaluation, record)
-    rule = termination or RuleBasedTerminatedEvaluator(
-        record.spec.max_turns, record.spec.max_stale_turns
-    )
-    verdict = Verdict(
-        judge_model=judge.model,
-        rubric=judge.rubric.name,
-        prompt=judge.prompt_version,
-        evaluation=evaluation.model_copy(update={"warnings": warnings}),
-        termination_reason=rule.check_episode(record).reason,
-        sampling=judge.sampling,
-    )
+    verdict = await give_verdict(record, judge, termination=termination)
     if store is not None:
         return store.add_verdict(record.episode_id, verdict, replace=replace, stored=record)
     return record.with_verdict(verdict, replace=replace)
@@ -182,7 +169,7 @@ async def script_record(
     if context is None:
         context = parse_background(script)
         if context is None:
-            raise ValueError(
+            raise StudyInputError(
                 "the script has no context preamble (scenario, backgrounds, goals); give "
                 "its context as an EpisodeSpec or ScriptBackground"
             )
@@ -234,9 +221,7 @@ async def arate_script(
         sotopia_are.storage.EpisodeExistsError: ``store`` already holds ``episode_id``.
     """
     record = await script_record(script, context, episode_id=episode_id)
-    rated = await arate(
-        record, judge, termination=RuleBasedTerminatedEvaluator(), preflight=preflight
-    )
+    rated = await arate(record, judge, termination=SCRIPT_TERMINATION, preflight=preflight)
     if store is None:
         return rated
     return store.save_record(rated.model_copy(update={"tag": tag}))

@@ -30,6 +30,8 @@ from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeStore, RecordNotFoundError
 
+from .errors import StudyInputError
+
 if TYPE_CHECKING:
     import pandas
 
@@ -330,7 +332,7 @@ def row_of(record: EpisodeRecord, *, judge_model: str | None = None) -> Benchmar
     found = _TESTED.fullmatch(record.scenario_id)
     names = record.spec.agent_names
     if found is None or int(found["index"]) >= len(names):
-        raise ValueError(
+        raise StudyInputError(
             f"episode {record.episode_id} (scenario {record.scenario_id!r}) is not a benchmark "
             f"episode: its scenario id does not end in {TESTED_MARK}<agent index>"
         )

@@ -22,6 +22,7 @@ from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeStore, StorageError
 
 from .batch import fails_every_episode
+from .errors import StudyInputError
 from .preflight import judge_uses
 from .rating import arate
 
@@ -63,10 +64,10 @@ async def arate_stored(
     before any episode is rated.
     """
     if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        raise StudyInputError(f"concurrency must be at least 1, got {concurrency}")
     judges = [judge] if isinstance(judge, LLMJudge) else list(judge)
     if not judges:
-        raise ValueError("no judge given")
+        raise StudyInputError("no judge given")
     if preflight:
         await apreflight(judge_uses(judges))
     gate = asyncio.Semaphore(concurrency)

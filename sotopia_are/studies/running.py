@@ -19,9 +19,9 @@ import contextlib
 from collections.abc import Callable, Mapping, Sequence
 
 from sotopia_are.agents import llm_agents_for
-from sotopia_are.evaluation import LLMJudge, run_evaluated_episode
+from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import LLMConfig, LLMSession, Sampling, apreflight
-from sotopia_are.record import EpisodeRecord, Verdict, record_of_result
+from sotopia_are.record import EpisodeRecord, record_of_result
 from sotopia_are.social import (
     ConversationEntry,
     EntrySink,
@@ -33,7 +33,9 @@ from sotopia_are.social import (
 )
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore, StorageError
 
+from .errors import StudyInputError
 from .preflight import agent_uses, judge_uses
+from .rating import arate
 
 __all__ = ["arun", "mark_stopped", "run"]
 
@@ -128,25 +130,13 @@ async def arun(
     if on_entry is not None:
         sinks.append(EntrySink(spec.turn_seconds, on_entry))
     try:
-        if judge is None:
-            result = await run_episode(spec, players, sinks=sinks)
-            return record_of_result(
-                result, models=model_names, sampling=sampled, tag=tag, scenario_id=scenario_id
-            )
-        evaluated = await run_evaluated_episode(spec, players, judge, sinks=sinks)
+        result = await run_episode(spec, players, sinks=sinks)
         record = record_of_result(
-            evaluated.episode,
-            models=model_names,
-            sampling=sampled,
-            tag=tag,
-            scenario_id=scenario_id,
+            result, models=model_names, sampling=sampled, tag=tag, scenario_id=scenario_id
         )
-        verdict = Verdict.of(evaluated, judge)
-        if verdict is None:
-            return record
-        if store is not None:
-            return store.add_verdict(spec.episode_id, verdict, stored=record)
-        return record.with_verdict(verdict)
+        if judge is None or record.status is not EpisodeStatus.COMPLETE:
+            return record  # a failed episode is not rated
+        return await arate(record, judge, store=store, preflight=False)
     except BaseException as error:
         if store is not None:
             mark_stopped(store, spec.episode_id, error)
@@ -274,13 +264,13 @@ def _players(
 ) -> Agents:
     if agents is not None:
         if sampling is not None:
-            raise ValueError(
+            raise StudyInputError(
                 "sampling is for the LLM agents built from models; give agents of your own "
                 "theirs (LLMAgent(..., sampling=...))"
             )
         return agents
     if models is None:
-        raise ValueError("give the episode's agents, or models to play it with LLM agents")
+        raise StudyInputError("give the episode's agents, or models to play it with LLM agents")
     return llm_agents_for(spec, models, session, sampling=sampling)
 
 

@@ -28,12 +28,9 @@ from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import EpisodeSpec
 
+from .errors import ScenarioLoadError
+
 __all__ = ["LoadedScenario", "ScenarioLoadError", "ScenarioRun", "load_scenario", "run_scenario"]
-
-
-class ScenarioLoadError(ValueError):
-    """A scenario file that cannot be read or imported, or an app source that cannot be
-    loaded; nothing was imported. The message says where, what, and how to proceed."""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from pydantic import ValidationError
 from sotopia_are.messages import ScriptBackground, ScriptParseError, parse_background
 from sotopia_are.social import EpisodeSpec
 
+from .errors import StudyInputError
+
 __all__ = ["script_context"]
 
 _NEEDS_CONTEXT = (
@@ -40,12 +42,14 @@ def script_context(
         try:
             background = parse_background(script, list(names) if names else None)
         except ScriptParseError as error:
-            raise ValueError(f"cannot read the script's context: {error}") from None
+            raise StudyInputError(f"cannot read the script's context: {error}") from None
         if background is None:
-            raise ValueError(f"the script has no context before its first turn: {_NEEDS_CONTEXT}")
+            raise StudyInputError(
+                f"the script has no context before its first turn: {_NEEDS_CONTEXT}"
+            )
         spec = EpisodeSpec.from_background(background, episode_id)
     if names is not None and list(names) != spec.agent_names:
-        raise ValueError(
+        raise StudyInputError(
             f"the participants {', '.join(names)} do not match the context's: "
             f"{', '.join(spec.agent_names)}"
         )
@@ -63,7 +67,7 @@ def _from_json(text: str, episode_id: str) -> EpisodeSpec:
                 f"{'.'.join(str(p) for p in item['loc']) or '(root)'}: {item['msg']}"
                 for item in as_spec.errors()
             )
-            raise ValueError(
+            raise StudyInputError(
                 f"the context is neither an episode spec nor a background: {problems}"
             ) from None
         return EpisodeSpec.from_background(background, episode_id)

@@ -31,6 +31,7 @@ from sotopia_are.storage import (
     RelationshipType,
 )
 
+from .errors import StudyInputError
 from .profiles import spec_from_profiles
 
 __all__ = ["Task", "TaskSet", "read_task_set", "sample_tasks", "select_tasks"]
@@ -50,9 +51,9 @@ class Task:
     def __post_init__(self) -> None:
         check_safe_id(self.task_id, "task id")
         if len(self.agent_ids) < 2:
-            raise ValueError(f"task {self.task_id}: a task needs at least two agents")
+            raise StudyInputError(f"task {self.task_id}: a task needs at least two agents")
         if len(set(self.agent_ids)) != len(self.agent_ids):
-            raise ValueError(f"task {self.task_id}: an agent plays twice")
+            raise StudyInputError(f"task {self.task_id}: an agent plays twice")
 
     def spec(self, store: EpisodeStore, *, max_turns: int = 20) -> EpisodeSpec:
         """The episode spec of this task from ``store``'s profiles, named by the task's id
@@ -81,7 +82,7 @@ class TaskSet:
         ids = [task.task_id for task in self.tasks]
         twice = sorted({pk for pk in ids if ids.count(pk) > 1})
         if twice:
-            raise ValueError(f"task set {self.name!r} names task {', '.join(twice)} twice")
+            raise StudyInputError(f"task set {self.name!r} names task {', '.join(twice)} twice")
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -90,7 +91,9 @@ class TaskSet:
         """``count`` of these tasks drawn at random without repetition (seeded), in this
         set's order; ``ValueError`` if it has fewer."""
         if not 0 < count <= len(self.tasks):
-            raise ValueError(f"cannot draw {count} tasks from the {len(self.tasks)} of {self.name}")
+            raise StudyInputError(
+                f"cannot draw {count} tasks from the {len(self.tasks)} of {self.name}"
+            )
         drawn = set(random.Random(seed).sample(range(len(self.tasks)), count))
         kept = tuple(task for index, task in enumerate(self.tasks) if index in drawn)
         return TaskSet(f"{self.name}-{count}-seed{seed}", kept)
@@ -120,19 +123,19 @@ def read_task_set(path: Path, *, name: str | None = None) -> TaskSet:
         try:
             data = loads_json(line)
             if not isinstance(data, dict):
-                raise ValueError("expected a JSON object")
+                raise StudyInputError("expected a JSON object")
             agent_ids = data["agent_ids"]
             if not isinstance(agent_ids, list):
-                raise ValueError("agent_ids is not a list")
+                raise StudyInputError("agent_ids is not a list")
             task_id = data.get("task_id", data.get("combo_id"))
             if task_id is None:
-                raise ValueError("no task_id (or combo_id)")
+                raise StudyInputError("no task_id (or combo_id)")
             tasks.append(Task(str(task_id), str(data["env_id"]), tuple(map(str, agent_ids))))
         except (ValueError, KeyError) as error:
             what = f"no {error}" if isinstance(error, KeyError) else str(error)
-            raise ValueError(f"{path}:{number}: not a task: {what}") from None
+            raise StudyInputError(f"{path}:{number}: not a task: {what}") from None
     if not tasks:
-        raise ValueError(f"{path} holds no tasks")
+        raise StudyInputError(f"{path} holds no tasks")
     return TaskSet(name or path.stem, tuple(tasks))
 
 
@@ -152,14 +155,14 @@ def sample_tasks(
     environment asks for (SOTOPIA's own combinations are drawn so); else any characters
     will do. ``ValueError`` if the profiles allow fewer than ``count`` such tasks."""
     if count < 1 or agents < 2:
-        raise ValueError("draw at least one task of at least two agents")
+        raise StudyInputError("draw at least one task of at least two agents")
     environments = sorted(
         (e for e in store.all(EnvironmentProfile) if len(e.agent_goals) == agents),
         key=lambda e: str(e.pk),
     )
     characters = sorted(str(a.pk) for a in store.all(AgentProfile))
     if not environments or len(characters) < agents:
-        raise ValueError(
+        raise StudyInputError(
             f"the store holds {len(environments)} environments of {agents} agents and "
             f"{len(characters)} characters; import SOTOPIA's or your own profiles first "
             "(sotopia-are import FILE --kind environments|agents)"
@@ -168,7 +171,7 @@ def sample_tasks(
     if related:
         candidates = _related_candidates(store, environments, characters, agents)
         if len(candidates) < count:
-            raise ValueError(
+            raise StudyInputError(
                 f"the stored profiles allow {len(candidates)} tasks with characters related "
                 f"as their environments ask, not {count}"
             )
@@ -191,7 +194,7 @@ def _uniform_draws(
     if there are fewer."""
     possible = len(environments) * _permutations(len(characters), agents)
     if possible < count:
-        raise ValueError(f"the stored profiles allow {possible} distinct tasks, not {count}")
+        raise StudyInputError(f"the stored profiles allow {possible} distinct tasks, not {count}")
     seen: set[tuple[str, tuple[str, ...]]] = set()
     drawn: list[tuple[EnvironmentProfile, tuple[str, ...]]] = []
     while len(drawn) < count:
@@ -275,7 +278,7 @@ def select_tasks(
         tasks = read_task_set(path)
         return tasks if count is None else tasks.sample(count, seed=seed)
     if count is None:
-        raise ValueError(
+        raise StudyInputError(
             "give a task set file (--tasks FILE, e.g. SOTOPIA's combinations) or how many "
             "tasks to sample from the stored profiles (--sample N)"
         )

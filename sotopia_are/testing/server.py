@@ -77,6 +77,8 @@ class LocalLLMServer:
     ``api_base=server.url`` (any API key). ``latency`` is added before every reply.
 
     ``model_ids``: the models it lists (default: none listed, any name played).
+    ``api_key``: the one key it takes (``Authorization: Bearer <key>``); any other gets a
+    401 on every route, as a hosted provider answers a wrong key (default: any key).
 
     ``slots`` makes it behave like a local model server (llama.cpp, Ollama): at most that
     many chat requests are worked on at once (each for ``latency`` plus its reply's
@@ -95,7 +97,9 @@ class LocalLLMServer:
         latency: float = 0.0,
         model_ids: tuple[str, ...] | None = None,
         slots: int | None = None,
+        api_key: str | None = None,
     ) -> None:
+        self.api_key = api_key
         self.rule: Rule = rule or echo_rule
         self.latency = latency
         self.slots = slots
@@ -294,7 +298,9 @@ class LocalLLMServer:
         self._requests.append(
             ReceivedRequest(method, path, headers, body or {}, received_at=time.monotonic())
         )
-        if body is None or not isinstance(body, dict):
+        if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
+            await self._send_error(writer, 401, "Incorrect API key provided", {}, keep_alive)
+        elif body is None or not isinstance(body, dict):
             await self._send_error(writer, 400, "request body is not a JSON object", {}, keep_alive)
         elif method == "GET" and self._hanging:
             await self._hang(reader)  # wedged: it answers nothing else either

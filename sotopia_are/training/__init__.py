@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .data import (
     DEFAULT_PREFERENCE_DIMENSION,
+    TrainingDataError,
     TrainingExample,
     TrainingFilters,
     TrainingKind,
@@ -31,6 +32,7 @@ __all__ = [
     "DEFAULT_REWARD_WEIGHTS",
     "OtherAgent",
     "ParallelSocialEnv",
+    "TrainingDataError",
     "TrainingExample",
     "TrainingFilters",
     "TrainingKind",

@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.llm import LLMCall
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.simulation.files import write_text_atomically
@@ -37,6 +38,7 @@ from sotopia_are.storage import EmptySelectionError, EpisodeStore
 
 __all__ = [
     "DEFAULT_PREFERENCE_DIMENSION",
+    "TrainingDataError",
     "TrainingExample",
     "TrainingFilters",
     "TrainingKind",
@@ -50,6 +52,11 @@ __all__ = [
 
 DEFAULT_PREFERENCE_DIMENSION = "goal"
 """The score that ranks a preference pair unless told otherwise (SOTOPIA-π's)."""
+
+
+class TrainingDataError(SotopiaAreError, ValueError):
+    """Rated episodes that cannot make the training file asked for (a preference
+    dimension their verdicts do not score); nothing was written."""
 
 
 class TrainingKind(StrEnum):
@@ -233,7 +240,7 @@ def export_preferences(
     Examples with the same prompt (same role, scenario and conversation so far) from
     episodes rated by the same judge are paired when their actions differ and the
     agent's ``dimension`` scores differ by more than ``min_gap``: every higher-scored
-    action against every lower-scored one. ``ValueError`` if a rated episode has no
+    action against every lower-scored one. :class:`TrainingDataError` if a rated episode has no
     score on ``dimension``.
     No pair is an :class:`~sotopia_are.storage.EmptySelectionError` saying why (no
     shared prompts, identical scores, identical actions, gaps within ``min_gap``;
@@ -248,7 +255,7 @@ def export_preferences(
             counts["example_unrated"] += 1
             continue
         if dimension not in example.scores:
-            raise ValueError(
+            raise TrainingDataError(
                 f"episode {example.episode_id} has no {dimension!r} score for "
                 f"{example.agent}; its scores: {sorted(example.scores)}"
             )

@@ -25,10 +25,10 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from sotopia_are.evaluation import LLMJudge, RuleBasedTerminatedEvaluator, evaluate_episode
+from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import LLMCall, Sampling
 from sotopia_are.messages import AgentAction
-from sotopia_are.record import EpisodeRecord, Verdict, record_of_result
+from sotopia_are.record import EpisodeRecord, give_verdict, record_of_result
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import (
@@ -192,7 +192,6 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         self._episode_loop: asyncio.AbstractEventLoop | None = None
         self._observed: set[str] = set()
         self._cast: dict[str, SocialAgent] = {}
-        self._rule = RuleBasedTerminatedEvaluator(spec.max_turns, spec.max_stale_turns)
         self._observation_spaces = {
             name: observation_space_for(spec.action_types, spec.max_turns)
             for name in self.possible_agents
@@ -304,9 +303,7 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             sinks.append(recorder)
         self._episode_loop = asyncio.get_running_loop()
         self._cast = cast
-        episode.task = asyncio.ensure_future(
-            run_episode(spec, cast, sinks=sinks, termination_rules=[self._rule])
-        )
+        episode.task = asyncio.ensure_future(run_episode(spec, cast, sinks=sinks))
         self._episode = episode
         self.record = None
         self._observed = set()
@@ -449,15 +446,13 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             tag=self.tag,
             scenario_id=self._scenario_id,
         )
-        if self.judge is not None and result.status is EpisodeStatus.COMPLETE:
-            evaluated = await evaluate_episode(result, self.judge, termination=self._rule)
-            verdict = Verdict.of(evaluated, self.judge)
-            if verdict is not None:
-                record = (
-                    self.store.add_verdict(record.episode_id, verdict, stored=record)
-                    if self.store is not None
-                    else record.with_verdict(verdict)
-                )
+        if self.judge is not None and record.status is EpisodeStatus.COMPLETE:
+            verdict = await give_verdict(record, self.judge)
+            record = (
+                self.store.add_verdict(record.episode_id, verdict, stored=record)
+                if self.store is not None
+                else record.with_verdict(verdict)
+            )
         self.record = record
         self._episode = None
         return record

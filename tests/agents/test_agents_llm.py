@@ -221,7 +221,7 @@ async def test_an_agent_plays_one_episode_and_reports_only_its_calls(
     assert first.status == second.status == "complete"
     for result in (first, second):
         calls = [call for calls in result.call_records.values() for call in calls]
-        assert result.usage.calls == len(calls) == 2
+        assert len(calls) == 2
         assert {call.scope for call in calls} == {
             f"{result.episode_id}/Alice Park",
             f"{result.episode_id}/Bob Stone",

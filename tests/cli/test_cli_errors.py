@@ -1,7 +1,19 @@
-"""Exit codes and messages: --help everywhere, an unreachable Redis, missing files."""
+"""Exit codes and messages: --help everywhere, an unreachable Redis, missing files; the
+library's errors as one line, anything else as a bug with its traceback."""
+
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from cli_support import SCENARIOS, invoke
+
+import sotopia_are as sa
+from sotopia_are.cli.common import BUG_NOTE
+from sotopia_are.llm import ConfigurationError
+from sotopia_are.messages import ScriptParseError
+from sotopia_are.studies import StudyInputError
 
 COMMANDS = ["demo", "run", "batch", "parse", "evaluate", "show", "list", "export", "import"]
 
@@ -42,3 +54,58 @@ def test_cli_usage_errors_exit_2() -> None:
 def test_cli_invalid_spec_is_one_error(redis_url: str) -> None:
     result = invoke("run", SCENARIOS / "are" / "team_standup.json", "--model", "m")
     assert result.exit_code == 1 and "is not a valid episode spec" in result.stderr
+
+
+STANDUP = SCENARIOS / "are" / "team_standup.json"
+
+
+def _raising(error: Exception) -> Callable[..., Any]:
+    def load_scenario(*args: Any, **kwargs: Any) -> Any:
+        raise error
+
+    return load_scenario
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (StudyInputError("the input names no such thing"), 1),
+        (ScriptParseError("the input names no such thing"), 1),
+        (ConfigurationError("the input names no such thing"), 2),
+    ],
+)
+def test_a_library_error_is_one_error_line(
+    monkeypatch: pytest.MonkeyPatch, error: Exception, code: int
+) -> None:
+    monkeypatch.setattr("sotopia_are.cli.scenario.load_scenario", _raising(error))
+    result = invoke("scenario", "validate", STANDUP)
+    assert result.exit_code == code
+    assert result.stderr == "error: the input names no such thing\n"
+
+
+@pytest.mark.parametrize("error", [ValueError("internal"), KeyError("internal"), TypeError()])
+def test_any_other_exception_is_a_bug_with_its_traceback(
+    monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
+    monkeypatch.setattr("sotopia_are.cli.scenario.load_scenario", _raising(error))
+    result = invoke("scenario", "validate", STANDUP)
+    # Not turned into an error line (a bare ValueError was, before the error root).
+    assert result.exception is error and "error:" not in result.stderr
+    assert getattr(error, "__notes__", []) == [BUG_NOTE]
+
+
+def test_a_bug_prints_its_traceback_and_asks_for_a_report() -> None:
+    code = (
+        "import sys, sotopia_are.cli as cli, sotopia_are.cli.scenario as scenario\n"
+        "def load_scenario(*args, **kwargs):\n"
+        "    return {}['no such key']\n"
+        "scenario.load_scenario = load_scenario\n"
+        f"sys.argv = ['sotopia-are', 'scenario', 'validate', {str(STANDUP)!r}]\n"
+        "cli.main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert lines[-2:] == ["KeyError: 'no such key'", BUG_NOTE]
+    assert f"sotopia-are {sa.__version__}" in BUG_NOTE and "please report it" in BUG_NOTE

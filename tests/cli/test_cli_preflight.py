@@ -140,3 +140,22 @@ def test_no_preflight_keeps_the_old_behaviour(redis_url: str) -> None:
     (episode_id,) = stored()
     with connect() as store:
         assert store.load(episode_id).status is EpisodeStatus.FAILED
+
+
+def test_a_wrong_key_exits_2_within_seconds_with_nothing_stored(redis_url: str) -> None:
+    # A server that takes one key and answers 401 to any other, as a provider does.
+    with LocalLLMServer(conversation_rule(BAKERY), api_key="sk-right") as server:
+        started = time.monotonic()
+        result = invoke(
+            "batch", BAKERY_SPEC, "-n", "2", "--max-turns", "2", "--tag", "t", "--model",
+            SERVED, "--judge-model", SERVED, "--api-base", server.url, "--api-key", "sk-wrong",
+        )  # fmt: skip
+        assert time.monotonic() - started < 10
+        assert_configuration_error(result, "rejected the key")
+        assert server.chat_requests == []
+        right = invoke(
+            "batch", BAKERY_SPEC, "-n", "2", "--max-turns", "2", "--tag", "t", "--model",
+            SERVED, "--judge-model", SERVED, "--api-base", server.url, "--api-key", "sk-right",
+        )  # fmt: skip
+        assert right.exit_code == 0, right.output
+        assert len(stored()) == 2

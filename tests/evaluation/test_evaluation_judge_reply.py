@@ -21,12 +21,12 @@ from sotopia_are.evaluation import (
     Dimension,
     LLMJudge,
     Rubric,
-    evaluate_episode,
     normalize_judge_reply,
 )
 from sotopia_are.llm import LLMSession
 from sotopia_are.llm.structured import parse_reply, response_format_for
 from sotopia_are.messages import AgentAction, ScriptBackground
+from sotopia_are.record import give_verdict, record_of_result
 from sotopia_are.social import EpisodeSpec, run_episode
 from sotopia_are.testing import LocalLLMServer, random_instance
 
@@ -179,14 +179,15 @@ async def test_a_high_goal_for_an_agent_that_never_acted_is_flagged(
             {"Mara Quinn": {"goal": goal("sold it", 10)}, "Teo Alvarez": {"goal": goal("x", 3)}}
         )
     )
-    evaluated = await evaluate_episode(episode, LLMJudge(MODEL, GOAL_ONLY, session=make_session()))
-    assert evaluated.evaluation is not None
-    assert evaluated.evaluation.warnings == [
+    verdict = await give_verdict(
+        record_of_result(episode), LLMJudge(MODEL, GOAL_ONLY, session=make_session())
+    )
+    assert verdict.evaluation.warnings == [
         "Mara Quinn never spoke or acted, yet the judge gave goal 10 (range 0 to 10)"
     ]
     # The scores stay as the judge gave them; the warning travels with the response.
-    assert evaluated.response.rates["Mara Quinn"] == (10.0, {"goal": 10.0})
-    assert "Judge warnings:" in (evaluated.response.comments or "")
+    assert verdict.response().rates["Mara Quinn"] == (10.0, {"goal": 10.0})
+    assert "Judge warnings:" in (verdict.response().comments or "")
 
 
 async def test_identical_ratings_for_every_participant_are_flagged(
@@ -196,12 +197,14 @@ async def test_identical_ratings_for_every_participant_are_flagged(
     # judge_answer's reasoning names each participant: same scores, different reasoning.
     llm_server.enqueue(judge_answer({name: {"goal": 5} for name in NAMES}))
     llm_server.enqueue(json.dumps({name: {"goal": goal("Both did well.", 5)} for name in NAMES}))
-    evaluated = await evaluate_episode(episode, LLMJudge(MODEL, GOAL_ONLY, session=make_session()))
-    assert evaluated.evaluation is not None
-    assert evaluated.evaluation.warnings == []  # different reasoning: not a copy
-    evaluated = await evaluate_episode(episode, LLMJudge(MODEL, GOAL_ONLY, session=make_session()))
-    assert evaluated.evaluation is not None
-    assert evaluated.evaluation.warnings == [
+    verdict = await give_verdict(
+        record_of_result(episode), LLMJudge(MODEL, GOAL_ONLY, session=make_session())
+    )
+    assert verdict.evaluation.warnings == []  # different reasoning: not a copy
+    verdict = await give_verdict(
+        record_of_result(episode), LLMJudge(MODEL, GOAL_ONLY, session=make_session())
+    )
+    assert verdict.evaluation.warnings == [
         "the judge gave every participant the same scores and the same reasoning on every dimension"
     ]
 
@@ -211,5 +214,7 @@ async def test_an_honest_verdict_has_no_warnings(
 ) -> None:
     episode = await run_episode(spec(), scripted([HELLO, NONE], [HELLO, NONE]))
     llm_server.enqueue(judge_answer({"Mara Quinn": {"goal": 9}, "Teo Alvarez": {"goal": 2}}))
-    evaluated = await evaluate_episode(episode, LLMJudge(MODEL, GOAL_ONLY, session=make_session()))
-    assert evaluated.evaluation is not None and evaluated.evaluation.warnings == []
+    verdict = await give_verdict(
+        record_of_result(episode), LLMJudge(MODEL, GOAL_ONLY, session=make_session())
+    )
+    assert verdict.evaluation.warnings == []

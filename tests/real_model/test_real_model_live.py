@@ -8,8 +8,9 @@ import os
 
 import pytest
 
+import sotopia_are as sa
 from sotopia_are.agents import llm_agents_for
-from sotopia_are.evaluation import LLMJudge, run_evaluated_episode
+from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import LLMConfig, LLMSession
 from sotopia_are.social import EpisodeSpec
 
@@ -48,9 +49,12 @@ async def test_a_real_episode_completes_and_is_rated() -> None:
     assert MODEL is not None
     use = session()
     episode_spec = spec("live-1", 4)
-    evaluated = await run_evaluated_episode(
-        episode_spec, llm_agents_for(episode_spec, MODEL, use), LLMJudge(MODEL, session=use)
+    record = await sa.arun(
+        episode_spec,
+        llm_agents_for(episode_spec, MODEL, use),
+        judge=LLMJudge(MODEL, session=use),
+        preflight=False,
     )
-    assert evaluated.episode.status == "complete", evaluated.episode.reason
-    assert evaluated.evaluation is not None and not evaluated.evaluation.failed
+    assert record.status == "complete", record.reason
+    assert record.verdict is not None and record.verdict.rated
     assert all(call.params.get("max_tokens") for call in use.calls)

@@ -8,6 +8,7 @@ from social_support import LEAVE, NAMES, NOTHING, PlaybackAgent, make_spec, say
 
 from sotopia_are.llm import Attempt, LLMCall
 from sotopia_are.messages import AgentAction, parse_script
+from sotopia_are.record import record_of_result
 from sotopia_are.simulation.types import CompletedEvent, EventType
 from sotopia_are.social import (
     AgentTurn,
@@ -169,7 +170,7 @@ class CountingAgent(PlaybackAgent):
 
 async def test_usage_totals_sum_the_call_records() -> None:
     result = await run_episode(make_spec(max_turns=3), [CountingAgent(MIRA), CountingAgent(TOMAS)])
-    usage = result.usage
+    usage = record_of_result(result).usage  # the totals are the record's
     assert (usage.calls, usage.prompt_tokens, usage.completion_tokens) == (3, 30, 6)
     # The known costs add up; the call without a price is counted, never taken as free.
     assert (usage.cost_usd, usage.unpriced_calls) == (1.0, 1)

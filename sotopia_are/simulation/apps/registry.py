@@ -11,6 +11,7 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import TypeVar, overload
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.simulation.apps.app import App
 
 __all__ = [
@@ -23,7 +24,7 @@ __all__ = [
 AppClassT = TypeVar("AppClassT", bound=type[App])
 
 
-class UnknownAppClassError(LookupError):
+class UnknownAppClassError(SotopiaAreError, LookupError):
     """No App class goes by this name; the message says how to provide one."""
 
 

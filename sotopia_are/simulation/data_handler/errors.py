@@ -2,6 +2,8 @@
 
 from collections.abc import Sequence
 
+from sotopia_are import SotopiaAreError
+
 __all__ = ["JsonPath", "ScenarioExportError", "ScenarioFormatError", "format_json_path"]
 
 JsonPath = Sequence[str | int]
@@ -22,7 +24,7 @@ def format_json_path(path: JsonPath) -> str:
     return text or "$"
 
 
-class ScenarioFormatError(ValueError):
+class ScenarioFormatError(SotopiaAreError, ValueError):
     """A scenario file cannot be imported; nothing of it was imported.
 
     ``path`` is where in the document the (first) problem is, ``problem`` what it is;
@@ -35,7 +37,7 @@ class ScenarioFormatError(ValueError):
         super().__init__(f"{format_json_path(self.path)}: {problem}")
 
 
-class ScenarioExportError(ValueError):
+class ScenarioExportError(SotopiaAreError, ValueError):
     """A scenario or run cannot be written as JSON that would import again.
 
     Raised before anything is written; the message names the event or app and the value.

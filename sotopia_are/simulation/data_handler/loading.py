@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.apps.registry import default_app_registry
 from sotopia_are.simulation.scenarios.scenario_imported_from_json import (
@@ -28,7 +29,7 @@ from .importer import JsonScenarioImporter
 __all__ = ["AppSourceError", "import_scenario", "importer_with_apps", "load_app_module"]
 
 
-class AppSourceError(ValueError):
+class AppSourceError(SotopiaAreError, ValueError):
     """A Python file or module of App classes cannot be loaded, or one of its classes
     cannot be registered. ``source`` is as given; the message is ``"<source>: <reason>"``."""
 

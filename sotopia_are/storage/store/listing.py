@@ -14,6 +14,7 @@ from typing import TypedDict, Unpack, cast
 
 import redis
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.record import EpisodeSummary
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_layout import summary_of
@@ -230,5 +231,5 @@ class EpisodeListing(StoreClient):
         return episodes if limit is None else episodes[:limit]
 
 
-class _Absent(Exception):
+class _Absent(SotopiaAreError):
     """A listed record that was deleted after the index was read: not an error."""
