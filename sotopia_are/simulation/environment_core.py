@@ -22,7 +22,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from sotopia_are.simulation.actions import AbstractEnvironment, EventMetadata
 from sotopia_are.simulation.apps.app import App
@@ -45,7 +45,11 @@ from sotopia_are.simulation.events import (
 )
 from sotopia_are.simulation.notification_system import (
     BaseNotificationSystem,
-    VerboseNotificationSystem,
+    Message,
+    MessageType,
+    NotificationSystem,
+    ReminderSource,
+    to_datetime,
 )
 from sotopia_are.simulation.oracle import dump_state, run_oracle
 from sotopia_are.simulation.placeholders import (
@@ -112,9 +116,16 @@ class EnvironmentCore(AbstractEnvironment):
         self.event_queue = EventQueue()
         self._event_log = EventLog()
         self.notification_system = (
-            VerboseNotificationSystem() if notification_system is None else notification_system
+            NotificationSystem() if notification_system is None else notification_system
         )
         self.notification_system.initialize(self.time_manager)
+        # Whether each tick must be opened on the notification system even without a
+        # reminder app: only when a subclass has its own time-based notifications. Else
+        # a tick without a reminder app skips the call (it runs once per event).
+        self._opens_every_tick = (
+            type(self.notification_system).handle_time_based_notifications
+            is not BaseNotificationSystem.handle_time_based_notifications
+        )
         self.state = EnvironmentState.SETUP
         self.exception: BaseException | None = None
         self._listeners: list[Callable[[CompletedEvent], None]] = []
@@ -178,7 +189,9 @@ class EnvironmentCore(AbstractEnvironment):
     # ------------------------------------------------------------------- setup
 
     def register_apps(self, apps: Sequence[App]) -> None:
-        """Host ``apps``: their agent calls are logged here, stamped with this clock."""
+        """Host ``apps``: their agent calls are logged here, stamped with this clock. An
+        app with reminders (``get_due_reminders``, as ARE's ``ReminderApp``) becomes the
+        notification system's reminder app."""
         with self._lock:
             for app in apps:
                 known = self.apps.get(app.name)
@@ -187,6 +200,8 @@ class EnvironmentCore(AbstractEnvironment):
                 self.apps[app.name] = app
                 app.register_to_env("environment", self.add_to_log)
                 app.register_time_manager(self.time_manager)
+                if callable(getattr(app, "get_due_reminders", None)):
+                    self.notification_system.setup_reminder_app(cast(ReminderSource, app))
 
     def add_completed_event_listener(self, listener: Callable[[CompletedEvent], None]) -> None:
         """Call ``listener`` with each completed event, right after it is logged."""
@@ -465,7 +480,8 @@ class EnvironmentCore(AbstractEnvironment):
             listener(completed)
 
     def _tick(self, now: float) -> None:
-        """Run every queued event due at or before ``now``, then close the tick.
+        """Open the tick (due reminders are notified), run every queued event due at or
+        before ``now``, then close the tick.
 
         Each event runs, and is logged, at the time it was due (as ARE logs the
         scheduled tick); on a real clock the time it actually ran is kept beside, in
@@ -477,7 +493,10 @@ class EnvironmentCore(AbstractEnvironment):
         real_clock = not self.time_manager.virtual
         if real_clock:
             self._measured = now
+        notifications = self.notification_system
         try:
+            if self._opens_every_tick or notifications.reminder_app is not None:
+                notifications.handle_time_based_notifications(now)
             while self.state is _RUNNING:
                 popped = pop_due(now)
                 if popped is None:
@@ -489,7 +508,7 @@ class EnvironmentCore(AbstractEnvironment):
                 if run is None:
                     run = _runner_for(type(event))
                 run(self, event, due)
-            self.notification_system.handle_timeout_after_events(now)
+            notifications.handle_timeout_after_events(now)
         except BaseException as error:
             self.exception = error
             self._finish(EnvironmentState.FAILED)
@@ -566,13 +585,21 @@ class EnvironmentCore(AbstractEnvironment):
         )
 
     def _finish(self, state: EnvironmentState) -> None:
-        """Enter a final state once (FAILED wins over STOPPED) and dump in oracle mode."""
+        """Enter a final state once (FAILED wins over STOPPED), notify it (in ARE's
+        words) and dump in oracle mode."""
         if self.state is not EnvironmentState.FAILED:
             self.state = state
         self._wake()
         if self._finalized:
             return
         self._finalized = True
+        self.notification_system.message_queue.put(
+            Message(
+                MessageType.ENVIRONMENT_STOP,
+                f"Environment stopped with state {self.state}",
+                to_datetime(self.time_manager.time()),
+            )
+        )
         if self.config.oracle_mode and self.config.dump_dir is not None:
             dump_state(self.get_state(), self.config.dump_dir)
 

@@ -1,9 +1,20 @@
 """Notifications: which completed events are delivered to agents, as typed messages.
 
 The environment hands every completed event to :meth:`BaseNotificationSystem.handle_event`;
-those the config selects become :class:`Message` records in a :class:`MessageQueue`, which
-an agent runner drains with ``get_by_timestamp``. A pending "wait for notification" timeout
-fires only in a tick in which nothing else was notified.
+those it notifies become :class:`Message` records in a :class:`MessageQueue`, which an
+agent runner drains with ``get_by_timestamp``. What is notified, and in which words,
+follows ARE 1.2.0:
+
+* a user message (``AgentUserInterface.send_message_to_agent``) always, in ARE's text
+  (``Received at: ...\nSender: User\nMessage: ...``) and with its attachments;
+* an ENV or USER call of a tool the config lists, under the app's name or its class name;
+  for ARE's standard apps in ARE's words (:mod:`.notification_texts`), for other apps its
+  ``content`` arg, or the call itself;
+* each tick, the reminders of a registered reminder app that have fallen due;
+* a pending "wait for notification" timeout, only in a tick in which nothing else was
+  notified.
+
+The environment adds ``Environment stopped with state ...`` when its run ends.
 """
 
 from __future__ import annotations
@@ -11,37 +22,36 @@ from __future__ import annotations
 import enum
 import heapq
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
+from sotopia_are.simulation.attachments import Attachment
+from sotopia_are.simulation.notification_texts import (
+    VerbosityLevel,
+    are_notification_text,
+    notified_tools_at,
+)
+from sotopia_are.simulation.registration import disable_events
 from sotopia_are.simulation.time_manager import TimeManager
-from sotopia_are.simulation.types import AbstractEvent, CompletedEvent, EventType, StopEvent
+from sotopia_are.simulation.types import AbstractEvent, CompletedEvent, EventType
 
 __all__ = [
+    "Attachment",
     "BaseNotificationSystem",
+    "DueReminder",
     "Message",
     "MessageQueue",
     "MessageType",
     "NotificationSystem",
     "NotificationSystemConfig",
+    "ReminderSource",
     "VerboseNotificationSystem",
     "VerbosityLevel",
     "get_notification_tools",
     "to_datetime",
 ]
-
-
-class VerbosityLevel(enum.Enum):
-    """How much of the environment agents are told about.
-
-    LOW: user messages and system notifications only. MEDIUM: also the ENV events of the
-    configured tools (likely consequences of agent actions). HIGH: every ENV event.
-    """
-
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
 
 
 class MessageType(enum.Enum):
@@ -54,11 +64,13 @@ class MessageType(enum.Enum):
 
 @dataclass(frozen=True)
 class Message:
-    """One notification: its type, text, simulated timestamp and where it came from."""
+    """One notification: its type, text, simulated timestamp, the files sent with it,
+    and the event it came from (none for stops, reminders and timeouts)."""
 
     message_type: MessageType
     message: str
     timestamp: datetime
+    attachments: list[Attachment] = field(default_factory=list)
     event_id: str | None = None
     app_name: str | None = None
     function_name: str | None = None
@@ -67,23 +79,20 @@ class Message:
 
 @dataclass
 class NotificationSystemConfig:
-    """Which tools notify: ``{app_name: [function_name, ...]}``; ``notify_all_env_events``
-    notifies every ENV and USER event."""
+    """Which tools notify: ``{app name or app class name: [function_name, ...]}``;
+    ``notify_all_env_events`` notifies every ENV and USER event."""
 
     notified_tools: dict[str, list[str]] = field(default_factory=dict)
     notify_all_env_events: bool = False
 
 
-_USER_TOOLS: dict[str, list[str]] = {"AgentUserInterface": ["send_message_to_agent"]}
-
-
-def get_notification_tools(verbosity_level: VerbosityLevel) -> NotificationSystemConfig:
-    """The config of a verbosity level (MEDIUM adds no tools of its own in the kernel;
-    apps of higher layers pass theirs to :class:`NotificationSystemConfig`)."""
-    return NotificationSystemConfig(
-        notified_tools={app: list(tools) for app, tools in _USER_TOOLS.items()},
-        notify_all_env_events=verbosity_level is VerbosityLevel.HIGH,
-    )
+def get_notification_tools(
+    verbosity_level: VerbosityLevel = VerbosityLevel.LOW,
+) -> dict[str, list[str]]:
+    """ARE's notified tools at ``verbosity_level`` (``{app class name: [tool, ...]}``,
+    aliases included; none at LOW, where only user messages and system notifications
+    reach the agent)."""
+    return notified_tools_at(verbosity_level)
 
 
 def to_datetime(timestamp: float) -> datetime:
@@ -117,6 +126,14 @@ class MessageQueue:
         """The waiting messages in delivery order (a sorted copy)."""
         return [entry[2] for entry in sorted(self._heap, key=lambda e: e[:2])]
 
+    def next_timestamp(self) -> datetime | None:
+        """The timestamp of the next message to deliver (None if none is waiting)."""
+        return self._heap[0][0] if self._heap else None
+
+    def has_environment_stop_message(self) -> bool:
+        """Whether the environment's stop message is waiting."""
+        return any(entry[2].message_type is MessageType.ENVIRONMENT_STOP for entry in self._heap)
+
     def reset(self) -> None:
         """Drop every message."""
         self._heap.clear()
@@ -125,57 +142,127 @@ class MessageQueue:
         return len(self._heap)
 
 
+class DueReminder(Protocol):
+    """A reminder as a reminder app returns it (ARE's ``Reminder``): notified once, after
+    which ``time_notified`` is set; ``str()`` is its text in the notification."""
+
+    time_notified: float | None
+
+    @property
+    def already_notified(self) -> bool: ...
+
+
+class ReminderSource(Protocol):
+    """An app with reminders (ARE's ``ReminderApp``)."""
+
+    name: str
+
+    def get_due_reminders(self) -> Sequence[DueReminder]:
+        """The reminders due at the app's time now, notified or not."""
+        ...
+
+
+_USER_INTERFACE = "AgentUserInterface"
+_USER_MESSAGE_TOOL = "send_message_to_agent"
+_ATTACHMENTS_ARG = "base64_utf8_encoded_attachment_contents"
+
+
 class BaseNotificationSystem:
-    """Turns the completed events its config selects into messages."""
+    """Turns the completed events its config selects into messages; polls a reminder
+    app (see :meth:`setup_reminder_app`) each tick for due reminders."""
 
     def __init__(self, config: NotificationSystemConfig | None = None) -> None:
         self.config = NotificationSystemConfig() if config is None else config
         self.message_queue = MessageQueue()
         self.time_manager: TimeManager | None = None
+        self.reminder_app: ReminderSource | None = None
         self._timeout_at: float | None = None
         self._notified_this_tick = False
 
     def initialize(self, time_manager: TimeManager) -> None:
-        """Stamp timeout notifications with ``time_manager``'s clock and start empty."""
+        """Stamp messages made without an event time with ``time_manager``'s clock, and
+        start empty."""
         self.time_manager = time_manager
         self.message_queue.reset()
         self._timeout_at = None
         self._notified_this_tick = False
 
+    def setup_reminder_app(self, reminder_app: ReminderSource) -> None:
+        """Notify ``reminder_app``'s reminders as they fall due (the environment calls
+        this for a registered app with ``get_due_reminders``)."""
+        self.reminder_app = reminder_app
+
+    def clear(self) -> None:
+        """Drop every waiting message."""
+        self.message_queue.reset()
+
+    def get_current_time(self) -> float:
+        """The clock's time now; ValueError before :meth:`initialize`."""
+        if self.time_manager is None:
+            raise ValueError("Time manager is not set.")
+        return self.time_manager.time()
+
+    def get_next_notification_time(self) -> float | None:
+        """When the next waiting message is stamped, in seconds (None if none waits)."""
+        stamp = self.message_queue.next_timestamp()
+        return None if stamp is None else stamp.timestamp()
+
+    def _put(self, message: Message) -> None:
+        self.message_queue.put(message)
+        self._notified_this_tick = True
+
     def handle_event(self, event: AbstractEvent) -> None:
         """Queue the message for ``event`` if it is one to notify."""
         message = self.convert_to_message(event)
         if message is not None:
-            self.message_queue.put(message)
-            self._notified_this_tick = True
+            self._put(message)
 
     def is_notified(self, event: CompletedEvent) -> bool:
-        """Whether ``event`` (an ENV or USER event) is one the config notifies."""
+        """Whether ``event`` is notified: an ENV or USER event that is a user message, or
+        calls a tool the config lists (under the app's name or class name), or any, with
+        ``notify_all_env_events``."""
         if event.event_type is not EventType.ENV and event.event_type is not EventType.USER:
             return False
-        if self.config.notify_all_env_events:
-            return True
         action = event.action
         if action is None:
             return False
-        tools = self.config.notified_tools.get(action.app_name)
-        return tools is not None and action.function_name in tools
+        if self.config.notify_all_env_events:
+            return True
+        # Cheapest tests first: this runs for every ENV event the kernel logs.
+        class_name = event.app_class_name()
+        if class_name == _USER_INTERFACE and action.function_name == _USER_MESSAGE_TOOL:
+            return True
+        tools = self.config.notified_tools
+        if not tools:
+            return False
+        function = action.function_name
+        return function in tools.get(action.app_name, ()) or (
+            class_name is not None and function in tools.get(class_name, ())
+        )
 
     def convert_to_message(self, event: AbstractEvent) -> Message | None:
-        """The message for ``event``, or None if it is not notified."""
-        if isinstance(event, StopEvent) or (
-            isinstance(event, CompletedEvent) and event.event_type is EventType.STOP
-        ):
-            return Message(
-                MessageType.ENVIRONMENT_STOP,
-                "The environment has stopped.",
-                to_datetime(event.event_time or 0.0),
-                event_id=event.event_id,
-            )
+        """The message for ``event``, or None if it is not notified.
+
+        A user message reads as ARE's user interface shows it, with the files sent
+        along; a call of one of ARE's standard apps in ARE's words; any other call is
+        its ``content`` arg (a USER_MESSAGE, as is every USER event) or the call itself.
+        Stamped with the event's time (the clock's, for an event that has none).
+        """
         if not isinstance(event, CompletedEvent) or not self.is_notified(event):
             return None
         args = event.get_args()
-        if event.event_type is EventType.USER or "content" in args:
+        at = self._stamp(event.event_time)
+        function = event.function_name()
+        class_name = event.app_class_name()
+        attachments: list[Attachment] = []
+        if function == _USER_MESSAGE_TOOL and class_name == _USER_INTERFACE:
+            message_type = MessageType.USER_MESSAGE
+            text = _user_message_text(str(args.get("content", "")), at)
+            attachments = Attachment.all_of(args.get(_ATTACHMENTS_ARG))
+        elif (are_text := are_notification_text(class_name, function, args)) is not None:
+            message_type = MessageType.ENVIRONMENT_NOTIFICATION
+            text = are_text
+        elif event.event_type is EventType.USER or "content" in args:
             message_type = MessageType.USER_MESSAGE
             text = str(args.get("content", _describe_call(event, args)))
         else:
@@ -184,11 +271,53 @@ class BaseNotificationSystem:
         return Message(
             message_type,
             text,
-            to_datetime(event.event_time or 0.0),
+            at,
+            attachments,
             event_id=event.event_id,
             app_name=event.app_name(),
-            function_name=event.function_name(),
+            function_name=function,
             event=event,
+        )
+
+    def _stamp(self, time: float | None) -> datetime:
+        if time is None:
+            time = self.time_manager.time() if self.time_manager is not None else 0.0
+        return to_datetime(time)
+
+    def handle_time_based_notifications(self, tick_time: float | None = None) -> None:
+        """Open the tick at ``tick_time`` (default: the clock's time now): notify the
+        reminder app's due reminders not notified yet, in one message.
+
+        The reminder app is asked as a plain call, not logged (ARE logs its asking as an
+        agent call each tick).
+        """
+        reminder_app = self.reminder_app
+        if reminder_app is None:
+            return
+        with disable_events():
+            due = reminder_app.get_due_reminders()
+        fresh = [reminder for reminder in due if not reminder.already_notified]
+        if fresh:
+            message = self.convert_reminders_to_message(fresh, tick_time)
+            if message is not None:
+                self._put(message)
+
+    def convert_reminders_to_message(
+        self, due_reminders: Sequence[DueReminder], tick_time: float | None = None
+    ) -> Message | None:
+        """The message announcing ``due_reminders`` (each marked notified at
+        ``tick_time``, default now); None without a reminder app."""
+        reminder_app = self.reminder_app
+        if reminder_app is None:
+            return None
+        now = self.get_current_time() if tick_time is None else tick_time
+        for reminder in due_reminders:
+            reminder.time_notified = now
+        listed = "\n".join(str(reminder) for reminder in due_reminders)
+        return Message(
+            MessageType.ENVIRONMENT_NOTIFICATION,
+            f"{reminder_app.name}: New due reminders:\n{listed}",
+            to_datetime(now),
         )
 
     def set_wait_timeout(self, deadline: float) -> None:
@@ -204,21 +333,33 @@ class BaseNotificationSystem:
         """When the pending wait timeout is due (None if there is none)."""
         return self._timeout_at
 
-    def handle_timeout_after_events(self, tick_time: float) -> None:
-        """Close the tick at ``tick_time``: a notification in it cancels the pending wait;
-        otherwise a due wait becomes a timeout notification."""
+    def handle_timeout_after_events(self, tick_time: float | None = None) -> None:
+        """Close the tick at ``tick_time`` (default: the clock's time now): a
+        notification in it cancels the pending wait; otherwise a due wait becomes a
+        timeout notification."""
         if self._notified_this_tick:
             self._timeout_at = None
-        elif self._timeout_at is not None and tick_time >= self._timeout_at:
-            self._timeout_at = None
-            self.message_queue.put(
-                Message(
-                    MessageType.ENVIRONMENT_NOTIFICATION,
-                    "Wait for notification timed out.",
-                    to_datetime(tick_time),
+        elif self._timeout_at is not None:
+            now = self.get_current_time() if tick_time is None else tick_time
+            if now >= self._timeout_at:
+                self._timeout_at = None
+                self.message_queue.put(
+                    Message(
+                        MessageType.ENVIRONMENT_NOTIFICATION,
+                        "Wait for notification timed out.",
+                        to_datetime(now),
+                    )
                 )
-            )
         self._notified_this_tick = False
+
+
+def _user_message_text(content: str, at: datetime) -> str:
+    """A user message as ARE's user interface renders one the agent has just read."""
+    stamp = at.strftime("%Y-%m-%d %H:%M:%S")
+    return (
+        f"Received at: {stamp}\nSender: User\nMessage: {content}\n"
+        f"Already read: True\nRead at: {stamp}"
+    )
 
 
 def _describe_call(event: CompletedEvent, args: dict[str, Any]) -> str:
@@ -230,8 +371,14 @@ class VerboseNotificationSystem(BaseNotificationSystem):
     """A notification system configured by a :class:`VerbosityLevel`."""
 
     def __init__(self, verbosity_level: VerbosityLevel = VerbosityLevel.MEDIUM) -> None:
-        super().__init__(get_notification_tools(verbosity_level))
+        super().__init__(NotificationSystemConfig(get_notification_tools(verbosity_level)))
         self.verbosity_level = verbosity_level
+
+    def __call__(self) -> BaseNotificationSystem:
+        """A fresh notification system of this one's level (ARE's factory call)."""
+        return BaseNotificationSystem(
+            NotificationSystemConfig(get_notification_tools(self.verbosity_level))
+        )
 
 
 class NotificationSystem(VerboseNotificationSystem):

@@ -40,13 +40,13 @@ DESELECTED = (
     " and not export_with_config and not export_without_config"
 )
 KNOWN_FAILURES = {
-    # ARE's message texts (its AgentUserInterface's message format, per-app texts such
-    # as "Mail: New email received from ..."), attachments, the "Environment stopped with
-    # state ..." text and due-reminder polling are not reproduced by our notifications.
-    "notification_test::test_notification_system",
-    "notification_test::test_notification_from_environment",
+    # It schedules a call whose arg is the placeholder "{{e1}}", where no event has the
+    # id "e1" (e1 is the name of a variable there). ARE passes the text on as written;
+    # our kernel refuses a placeholder that names no completed event, on purpose (see
+    # "Where we differ" in docs/are-compatibility.md), so the run fails at that event.
+    # Everything else it checks (ARE's texts per app, the stop message) is compared with
+    # ARE itself in test_are_notifications.py.
     "notification_test::test_verbose_notification_env_events",
-    "notification_test::test_environment_with_time_based_notifications",
 }
 PASSING_ON_ARE = 53
 

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import timedelta
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from _kernel_apps import AgentUserInterface, CounterApp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from sotopia_are.simulation.apps.app import App
+from sotopia_are.simulation.environment import Environment, EnvironmentConfig
 from sotopia_are.simulation.notification_system import (
+    Attachment,
     BaseNotificationSystem,
     Message,
     MessageQueue,
@@ -16,10 +24,18 @@ from sotopia_are.simulation.notification_system import (
     NotificationSystemConfig,
     VerboseNotificationSystem,
     VerbosityLevel,
+    get_notification_tools,
     to_datetime,
 )
 from sotopia_are.simulation.time_manager import TimeManager
-from sotopia_are.simulation.types import CompletedEvent, Event, EventType, StopEvent
+from sotopia_are.simulation.types import (
+    CompletedEvent,
+    Event,
+    EventType,
+    OperationType,
+    StopEvent,
+    event_registered,
+)
 
 
 def test_virtual_clock_moves_only_when_told() -> None:
@@ -82,33 +98,174 @@ def test_config_selects_tools_and_agent_events_are_never_notified() -> None:
     assert message.event is not None and message.event_id == message.event.event_id
 
 
-def test_verbosity_levels() -> None:
+class CabApp(App):
+    """An app of ARE's class name: ARE's tables say which of its tools notify, and how."""
+
+    @event_registered(operation_type=OperationType.WRITE, event_type=EventType.ENV)
+    def end_ride(self) -> None:
+        return None
+
+    @event_registered(operation_type=OperationType.WRITE, event_type=EventType.ENV)
+    def update_ride_status(self, status: str) -> None:
+        return None
+
+
+def test_verbosity_levels_notify_ares_tools_in_ares_words() -> None:
     user = completed("AgentUserInterface", "send_message_to_agent", EventType.USER, 1)
-    env_event = completed("Bank", "add", EventType.ENV, 2)
+    cabs = CabApp()
+    ended = Event.from_function(cabs.end_ride).execute(event_time=2)
+    updated = Event.from_function(cabs.update_ride_status, status="x").execute(event_time=3)
+    other = completed("Bank", "add", EventType.ENV, 4)
+    greeting = (
+        "Received at: 1970-01-01 00:00:01\nSender: User\nMessage: hello\n"
+        "Already read: True\nRead at: 1970-01-01 00:00:01"
+    )
     for level, expected in [
-        (VerbosityLevel.LOW, ["hello"]),
-        (VerbosityLevel.MEDIUM, ["hello"]),
-        (VerbosityLevel.HIGH, ["hello", "Bank.add(amount=1)"]),
+        (VerbosityLevel.LOW, [greeting]),
+        (VerbosityLevel.MEDIUM, [greeting, "CabApp: ride completed"]),
+        (VerbosityLevel.HIGH, [greeting, "CabApp: ride completed", "CabApp: ride status updated"]),
     ]:
         system = VerboseNotificationSystem(level)
         system.initialize(TimeManager(virtual=True))
-        system.handle_event(user)
-        system.handle_event(env_event)
+        for event in (user, ended, updated, other):
+            system.handle_event(event)
         messages = system.message_queue.get_by_timestamp(to_datetime(10))
         assert [m.message for m in messages] == expected, level
         assert messages[0].message_type is MessageType.USER_MESSAGE
+        assert {m.message_type for m in messages[1:]} <= {MessageType.ENVIRONMENT_NOTIFICATION}
+    assert get_notification_tools(VerbosityLevel.MEDIUM)["Cabs"] == [
+        "cancel_ride",
+        "user_cancel_ride",
+        "end_ride",
+    ]
+    assert get_notification_tools() == {}
 
 
-def test_stop_events_are_notified() -> None:
+def test_tools_are_listed_under_the_app_name_or_its_class_name() -> None:
+    by_class = NotificationSystemConfig(notified_tools={"CounterApp": ["add"]})
+    system = BaseNotificationSystem(by_class)
+    assert system.is_notified(completed("Bank", "add", EventType.ENV, 1))
+    assert not system.is_notified(completed("Bank", "read", EventType.ENV, 1))
+    user = completed("AgentUserInterface", "send_message_to_agent", EventType.USER, 1)
+    assert system.is_notified(user), "a user message is notified whatever the config"
+    assert not BaseNotificationSystem().is_notified(completed("Bank", "add", EventType.ENV, 1))
+
+
+class WithAttachments:
+    class AgentUserInterface(App):
+        """ARE's user interface's message tool, with its attachments argument."""
+
+        @event_registered(operation_type=OperationType.WRITE, event_type=EventType.USER)
+        def send_message_to_agent(
+            self, content: str = "", base64_utf8_encoded_attachment_contents: Any = None
+        ) -> None:
+            return None
+
+
+def test_a_user_message_carries_its_attachments() -> None:
+    aui = WithAttachments.AgentUserInterface()
+    picture = Attachment(base64_data=b"aGk=", mime="image/png", name="hi.png")
+    dumped = {"base64_data": "Ynll", "mime": "text/plain"}
+    event = Event.from_function(
+        aui.send_message_to_agent,
+        content="see these",
+        base64_utf8_encoded_attachment_contents=[picture, dumped],
+    ).execute(event_time=1)
+    message = BaseNotificationSystem().convert_to_message(event)
+    assert message is not None and message.message_type is MessageType.USER_MESSAGE
+    assert message.attachments == [picture, Attachment(base64_data=b"Ynll", mime="text/plain")]
+    assert message.attachments[1].model_dump() == {**dumped, "name": None}
+    other_kind = SimpleNamespace(base64_data=b"aGk=", mime="image/png", name="hi.png")
+    assert Attachment.model_validate(other_kind) == picture
+    with pytest.raises(ValueError, match="mime"):
+        Attachment.model_validate({"base64_data": "aGk=", "mime": ""})
+    with pytest.raises(ValueError, match="base64_data"):
+        Attachment.model_validate({"base64_data": b"", "mime": "image/png"})
+
+
+def test_the_environment_notifies_its_stop_once_in_ares_words() -> None:
     system = BaseNotificationSystem()
     system.initialize(TimeManager(virtual=True))
     system.handle_event(StopEvent(event_time=3))
-    (message,) = system.message_queue.get_by_timestamp(to_datetime(3))
+    assert len(system.message_queue) == 0, "a stop event is not itself a message"
+    env = Environment(
+        EnvironmentConfig(queue_based_loop=True, duration=None, verbose=False),
+        notification_system=system,
+    )
+    env.schedule(StopEvent().delayed(3))
+    env.run_until_idle()
+    env.stop()
+    (message,) = system.message_queue.list_view()
     assert message.message_type is MessageType.ENVIRONMENT_STOP
+    assert message.message == "Environment stopped with state EnvironmentState.STOPPED"
+    assert (
+        message.timestamp == to_datetime(3) and system.message_queue.has_environment_stop_message()
+    )
+    assert system.get_next_notification_time() == 3
+    system.clear()
+    assert system.get_next_notification_time() is None
+
+
+@dataclass
+class Reminder:
+    title: str
+    due: float
+    time_notified: float | None = None
+
+    @property
+    def already_notified(self) -> bool:
+        return self.time_notified is not None
+
+    def __str__(self) -> str:
+        return f"Reminder: {self.title}"
+
+
+class ReminderApp(App):
+    """Reminders with due times, asked for the due ones as ARE's ``ReminderApp`` is."""
+
+    def __init__(self, reminders: list[Reminder]) -> None:
+        super().__init__("Todo")
+        self.reminders = reminders
+
+    @event_registered()
+    def get_due_reminders(self) -> list[Reminder]:
+        now = self.time_manager.time()
+        return [reminder for reminder in self.reminders if reminder.due <= now]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    dues=st.lists(st.integers(0, 30), max_size=6),
+    ticks=st.lists(st.integers(1, 40), min_size=1, max_size=8, unique=True),
+)
+def test_each_reminder_is_notified_once_at_the_first_tick_it_is_due(
+    dues: list[int], ticks: list[int]
+) -> None:
+    reminders = [Reminder(f"r{i}", due) for i, due in enumerate(dues)]
+    app, counter = ReminderApp(reminders), CounterApp()
+    env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None, verbose=False))
+    env.register_apps([app, counter])
+    env.schedule([Event.from_function(counter.add, amount=1).delayed(t) for t in ticks])
+    env.run_until_idle()
+    assert [e.function_name() for e in env.event_log] == ["add"] * len(ticks), (
+        "asking is not logged"
+    )
+    notified: dict[str, float] = {}
+    for message in env.notification_system.message_queue.list_view():
+        head, *lines = message.message.split("\n")
+        assert head == "Todo: New due reminders:"
+        for line in lines:
+            assert line.removeprefix("Reminder: ") not in notified
+            notified[line.removeprefix("Reminder: ")] = message.timestamp.timestamp()
+    expected = {
+        r.title: min(t for t in ticks if t >= r.due) for r in reminders if r.due <= max(ticks)
+    }
+    assert notified == expected
+    assert all(r.time_notified == expected.get(r.title) for r in reminders)
 
 
 def test_timeout_fires_only_in_a_tick_without_other_notifications() -> None:
-    system = VerboseNotificationSystem(VerbosityLevel.HIGH)
+    system = BaseNotificationSystem(NotificationSystemConfig(notify_all_env_events=True))
     system.initialize(TimeManager(virtual=True))
     system.set_wait_timeout(5)
     system.handle_timeout_after_events(4)
@@ -130,3 +287,23 @@ def test_timeout_fires_only_in_a_tick_without_other_notifications() -> None:
 
 def test_timestamps_are_aware_utc() -> None:
     assert to_datetime(0).utcoffset() == timedelta(0)
+
+
+def test_a_notification_system_with_its_own_time_based_notifications_sees_every_tick() -> None:
+    class Ticking(BaseNotificationSystem):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ticks: list[float | None] = []
+
+        def handle_time_based_notifications(self, tick_time: float | None = None) -> None:
+            self.ticks.append(tick_time)
+
+    system, counter = Ticking(), CounterApp()
+    env = Environment(
+        EnvironmentConfig(queue_based_loop=True, duration=None, verbose=False),
+        notification_system=system,
+    )
+    env.register_apps([counter])
+    env.schedule([Event.from_function(counter.add, amount=1).delayed(t) for t in (2, 5)])
+    env.run_until_idle()
+    assert system.ticks == [2, 5]
