@@ -25,25 +25,23 @@ from typing import Any
 import ray
 from ray.exceptions import RayError
 
-from sotopia_are.llm import CONCURRENCY, InFlight, Usage
-from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage import EpisodeStore, StorageError
-from sotopia_are.studies.batch import (
+from sotopia_are.llm import CONCURRENCY, InFlight
+from sotopia_are.storage import EpisodeStore
+from sotopia_are.studies.batch_plan import BatchEpisode
+from sotopia_are.studies.worker_protocol import (
     HEARTBEAT_S,
-    BatchEpisode,
     EpisodeOutcome,
-    _Heartbeat,
-    _outcome,
-    _Report,
-    _run_job,
-    _WorkerJob,
+    Heartbeat,
+    WorkerJob,
+    WorkerReport,
 )
+from sotopia_are.studies.workers import lost_outcome, run_job
 
 from .limiter import RedisLimiter
 
 __all__ = ["RayExecutor"]
 
-_Poll = tuple[list[_Report], bool]
+_Poll = tuple[list[WorkerReport], bool]
 
 CHUNK_WAVES = 4
 """A chunk holds this many times a worker's concurrency of episodes: small enough that the
@@ -58,10 +56,10 @@ class _Worker:
 
     def __init__(self, limit: int | None) -> None:
         self._limit = limit
-        self._reports: queue.Queue[_Report] = queue.Queue()
+        self._reports: queue.Queue[WorkerReport] = queue.Queue()
         self._thread: threading.Thread | None = None
 
-    def start(self, job: _WorkerJob) -> None:
+    def start(self, job: WorkerJob) -> None:
         """Begin ``job`` (the previous one has ended: the driver waits for it)."""
         run = (job, self._limit, self._reports.put)
         self._thread = threading.Thread(target=_play, args=run, daemon=True)
@@ -70,7 +68,7 @@ class _Worker:
     def poll(self, wait_s: float) -> _Poll:
         """The reports since the last poll (waiting up to ``wait_s`` for the first), and
         whether the job has ended with nothing more to report."""
-        reports: list[_Report] = []
+        reports: list[WorkerReport] = []
         with contextlib.suppress(queue.Empty):
             reports.append(self._reports.get(timeout=wait_s))
             while True:
@@ -79,7 +77,7 @@ class _Worker:
         return reports, not running and self._reports.empty()
 
 
-def _play(job: _WorkerJob, limit: int | None, report: Callable[[_Report], None]) -> None:
+def _play(job: WorkerJob, limit: int | None, report: Callable[[WorkerReport], None]) -> None:
     """Run ``job`` with each endpoint's ``limit`` shared through the store (None: none).
 
     A function of the module, not of :class:`_Worker`: Ray ships the actor class by value,
@@ -89,14 +87,14 @@ def _play(job: _WorkerJob, limit: int | None, report: Callable[[_Report], None])
     limiter = None if limit is None or url is None else RedisLimiter(url, limit)
     CONCURRENCY.shared = limiter  # an actor's process runs one job at a time
     try:
-        _run_job(job, report)
+        run_job(job, report)
     finally:
         CONCURRENCY.shared = None
         if limiter is not None:
             limiter.close()
 
 
-def chunks(jobs: Sequence[_WorkerJob]) -> list[_WorkerJob]:
+def chunks(jobs: Sequence[WorkerJob]) -> list[WorkerJob]:
     """The episodes of ``jobs`` in the plan's order (each job holds every n-th), in jobs of
     :data:`CHUNK_WAVES` times a job's concurrency, with the same settings; fewer when the
     batch is small, so every actor has a chunk."""
@@ -116,7 +114,7 @@ def chunks(jobs: Sequence[_WorkerJob]) -> list[_WorkerJob]:
 
 class RayExecutor:
     """Runs a batch's episodes on the Ray cluster this process is connected to (an
-    :class:`~sotopia_are.studies.batch.Executor`): one actor per job, each taking the next
+    :class:`~sotopia_are.studies.worker_protocol.Executor`): one actor per job, each taking the next
     chunk (:func:`chunks`) when it is done with one, so the work spreads over the nodes as
     they free up and a lost node takes only its chunk's episodes along; each endpoint
     bounded to ``limit`` requests in flight in all of them (None: each process keeps its
@@ -127,15 +125,15 @@ class RayExecutor:
 
     def __call__(
         self,
-        jobs: Sequence[_WorkerJob],
-        take: Callable[[_Report], None],
+        jobs: Sequence[WorkerJob],
+        take: Callable[[WorkerReport], None],
         store: EpisodeStore,
         *,
         judged: bool,
     ) -> None:
         todo = collections.deque(chunks(jobs))
         actors = [_Worker.remote(self.limit) for _ in jobs]  # type: ignore[attr-defined]
-        running: dict[int, _WorkerJob] = {}
+        running: dict[int, WorkerJob] = {}
         reported: set[str] = set()
         calls = [0] * len(actors)  # model calls of each actor's finished chunks
         chunk_calls = [0] * len(actors)  # and of its current one, as last reported
@@ -149,7 +147,7 @@ class RayExecutor:
         def lost(episodes: Sequence[BatchEpisode], cause: str) -> None:
             for item in episodes:
                 if item.spec.episode_id not in reported:
-                    take(_lost(store, item.spec.episode_id, cause, judged))
+                    take(lost_outcome(store, item.spec.episode_id, cause, judged))
 
         for index in range(min(len(actors), len(todo))):
             give(index)
@@ -160,7 +158,7 @@ class RayExecutor:
                 try:
                     reports, idle = ray.get(ready)
                 except RayError as error:
-                    take(_Heartbeat(index, InFlight(), calls[index]))  # nothing in flight
+                    take(Heartbeat(index, InFlight(), calls[index]))  # nothing in flight
                     lost(
                         running.pop(index).episodes,
                         f"its Ray worker was lost ({type(error).__name__})",
@@ -169,7 +167,7 @@ class RayExecutor:
                 for report in reports:
                     if isinstance(report, EpisodeOutcome):
                         reported.add(report.episode_id)
-                    if isinstance(report, _Heartbeat):
+                    if isinstance(report, Heartbeat):
                         # pids of nodes may coincide; the actor's index cannot.
                         chunk_calls[index] = report.calls
                         report = replace(report, pid=index, calls=calls[index] + report.calls)
@@ -187,16 +185,3 @@ class RayExecutor:
         finally:
             for actor in actors:
                 ray.kill(actor)
-
-
-def _lost(store: EpisodeStore, episode_id: str, cause: str, judged: bool) -> EpisodeOutcome:
-    """The outcome of an episode whose worker was lost: marked ``incomplete`` if it was
-    left running, else as stored (it may have ended just before), else never started."""
-    with contextlib.suppress(StorageError):  # it may have ended meanwhile: fine either way
-        store.mark_incomplete(episode_id, f"interrupted: {cause}")
-    try:
-        return _outcome(store.load(episode_id), judged)
-    except (StorageError, ValueError):
-        return EpisodeOutcome(
-            episode_id, EpisodeStatus.INCOMPLETE, f"not started: {cause}", Usage()
-        )

@@ -6,11 +6,14 @@ made. Passing one session object to an episode runner or a judge switches the wh
 into record or replay mode. Each episode (and each agent in it) should call through its
 own :meth:`~LLMSession.scoped` child: the scope keeps its records apart and is what a
 replay uses to give it back its own answers.
+
+A request no replay or cache answers goes to the network with limits and retries
+(:mod:`~sotopia_are.llm.network`); a server that rejects the structured output asked of
+it is asked again in a weaker output mode (:mod:`~sotopia_are.llm.output_fallback`).
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,50 +22,32 @@ from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel, JsonValue
 
-from sotopia_are.llm.accounting import Attempt, AttemptError, LLMCall, ResponseSource, Usage
+from sotopia_are.llm.accounting import Attempt, LLMCall, ResponseSource, Usage
 from sotopia_are.llm.cache import ResponseCache
 from sotopia_are.llm.concurrency import CONCURRENCY, ConcurrencyRegistry
-from sotopia_are.llm.config import REQUEST_ATTEMPTS_ENV, Endpoint, LLMConfig
-from sotopia_are.llm.errors import (
-    GenerationError,
-    LLMError,
-    MalformedReplyError,
-    PermanentLLMError,
-    ReplayMissError,
-    TransientLLMError,
-)
-from sotopia_are.llm.failures import (
-    describe,
-    is_provider_error,
-    is_rate_limited,
-    is_transient,
-    permanent_error,
-)
+from sotopia_are.llm.config import Endpoint, LLMConfig
+from sotopia_are.llm.errors import GenerationError, PermanentLLMError, ReplayMissError
+from sotopia_are.llm.failures import describe
+from sotopia_are.llm.network import as_llm_error, send_with_retries
+from sotopia_are.llm.output_fallback import weaker_mode
 from sotopia_are.llm.replay import Recorder, Replayer
 from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
-from sotopia_are.llm.retry import retrying
 from sotopia_are.llm.structured import (
     OUTPUT_MODES,
     OutputMode,
     OutputModeMemory,
     OutputValidationError,
     parse_reply,
-    rejects_response_format,
     resolve_output_mode,
     response_format_for,
     schema_text,
-    weaker_output_mode,
 )
 from sotopia_are.llm.templates import PromptLibrary
-from sotopia_are.llm.transport import send
-from sotopia_are.llm.watchdog import Waited, await_answer
 
 __all__ = ["Generation", "LLMSession", "generate"]
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
-
-_log = logging.getLogger(__name__)
 
 _FORMAT_TEMPLATE = "llm/format_instructions.j2"
 _REPAIR_TEMPLATE = "llm/repair.j2"
@@ -274,36 +259,16 @@ class LLMSession:
                     model, template, variables, output_type, mode, endpoint, request_params
                 )
             except (PermanentLLMError, ReplayMissError) as error:
-                weaker = self._weaker_mode(error, mode, endpoint)
+                weaker = weaker_mode(
+                    error,
+                    mode,
+                    endpoint,
+                    configured=self.config.output_mode,
+                    memory=self.output_modes,
+                )
                 if weaker is None:
                     raise
                 mode = weaker
-
-    def _weaker_mode(
-        self, error: LLMError, mode: OutputMode | None, endpoint: Endpoint
-    ) -> OutputMode | None:
-        """The mode to try after ``error`` ended a call's first request, when ``auto``
-        chose ``mode`` and the server rejected its ``response_format`` (remembered for the
-        endpoint), or a replay holds no such request (the recording run fell back too);
-        else None."""
-        if self.config.output_mode != "auto" or mode is None:
-            return None
-        if error.call is None or any(a.raw_text is not None for a in error.call.attempts):
-            return None  # a later request failed: the format was accepted before
-        if isinstance(error, ReplayMissError):
-            return weaker_output_mode(mode)
-        # The server's own words, not our error message (whose hint names response_format).
-        if not rejects_response_format(str(error.__cause__ or "")):
-            return None
-        weaker = self.output_modes.weaken(endpoint.key, mode)
-        _log.warning(
-            "%s rejected response_format %r; using output mode %r for it from now on (%s)",
-            _describe_endpoint(endpoint),
-            mode,
-            weaker,
-            error,
-        )
-        return weaker
 
     async def _generate_in_mode(
         self,
@@ -355,7 +320,7 @@ class LLMSession:
                     request, endpoint, attempts, added
                 )
             except Exception as exc:
-                error = self._as_llm_error(exc, endpoint, len(attempts))
+                error = as_llm_error(exc, endpoint, len(attempts))
                 failure = error if error is not None else exc
                 call = record(error=describe(failure), error_type=type(failure).__name__)
                 if error is None:
@@ -448,116 +413,15 @@ class LLMSession:
         elif self.cache is not None and (hit := self.cache.get(request)) is not None:
             response, source = hit, "cache"
         else:
-            response, started, queued = await self._from_network(request, endpoint, attempts, added)
+            response, started, queued = await send_with_retries(
+                request, endpoint, self.config, self.concurrency, attempts, added
+            )
             source = "network"
             if self.cache is not None:
                 self.cache.put(request, response)
         if self.recorder is not None:
             self.recorder.record(request, response, self.scope)
         return response, source, time.perf_counter() - started, queued
-
-    async def _from_network(
-        self,
-        request: LLMRequest,
-        endpoint: Endpoint,
-        attempts: list[Attempt],
-        added: list[Message],
-    ) -> tuple[LLMResponse, float, float]:
-        """Send with retries; return the response, when its successful request was sent and
-        how long it waited for a slot first.
-
-        Each request holds a slot of the endpoint's limit in this process (and of the
-        shared limit, when one is set) while it is sent; backoff sleeps hold none. Latency
-        growing with load, a 429 (or 503), or a request outliving its timeout while the
-        endpoint answers others lower the limit; flat latency raises it (see
-        :class:`~sotopia_are.llm.concurrency.AdaptiveLimit`). Its timeout starts when it is
-        sent and ends it only when the endpoint is stuck (see
-        :mod:`~sotopia_are.llm.watchdog`)."""
-        config = self.config
-        limit = self.concurrency.limit(
-            endpoint.key, config.concurrency_for(endpoint), initial=config.initial_concurrency
-        )
-        shared = self.concurrency.shared
-        began = [0.0]
-        first = len(attempts)
-        # The transport's own timeout only bounds one request's whole wait; the watchdog
-        # tells a busy endpoint from a stuck one after timeout_s (see llm/watchdog.py).
-        transport_timeout = max(config.timeout_s, config.max_wait_s)
-
-        async def once() -> LLMResponse:
-            asked = time.perf_counter()
-            epoch = await limit.acquire()
-            answer: LLMResponse | None = None
-            throttled = False
-            waited = Waited()
-            try:
-                if shared is not None:
-                    await shared.acquire(endpoint.key)
-                began[0] = time.perf_counter()
-                queued[0] = began[0] - asked
-                try:
-                    with self.concurrency.sending():
-                        response = await await_answer(
-                            send(request, endpoint, transport_timeout),
-                            limit=limit,
-                            epoch=epoch,
-                            endpoint=endpoint,
-                            timeout_s=config.timeout_s,
-                            waited=waited,
-                        )
-                    limit.answered()
-                    answer = response
-                    return response
-                except Exception as exc:
-                    throttled = is_rate_limited(exc)
-                    if _is_answer(exc):
-                        limit.answered()
-                    attempts.append(
-                        Attempt(
-                            number=len(attempts) + 1,
-                            added_messages=added if len(attempts) == first else [],
-                            latency_s=time.perf_counter() - began[0],
-                            queued_s=queued[0],
-                            error=describe(exc),
-                            error_kind=_error_kind(exc),
-                        )
-                    )
-                    raise
-                finally:
-                    if shared is not None:
-                        await shared.release(endpoint.key)
-            finally:
-                limit.release(
-                    epoch,
-                    ok=answer is not None,
-                    throttled=throttled,
-                    latency_s=None if answer is None else time.perf_counter() - began[0],
-                    service_s=None if answer is None else answer.service_s,
-                )
-
-        queued = [0.0]
-        response = await retrying(
-            config.retry,
-            once,
-            target=_describe_endpoint(endpoint),
-            timeout_s=config.timeout_s,
-        )
-        return response, began[0], queued[0]
-
-    def _as_llm_error(self, exc: Exception, endpoint: Endpoint, requests: int) -> LLMError | None:
-        """The typed error to raise for ``exc`` (None: an unexpected error, re-raised)."""
-        if isinstance(exc, LLMError):
-            return exc
-        if is_transient(exc):
-            return TransientLLMError(
-                f"{_describe_endpoint(endpoint)} still failing after {requests} requests: "
-                f"{describe(exc)}; check that the server is up (api_base), lower "
-                f"LLMConfig.max_concurrency, or raise LLMConfig.retry.max_attempts (the "
-                f"CLI's --request-attempts or {REQUEST_ATTEMPTS_ENV})."
-            )
-        if is_provider_error(exc):
-            return permanent_error(exc, endpoint.model, endpoint.api_base)
-        return None
 
     def _record(self, call: LLMCall) -> None:
         self._count += 1
@@ -571,26 +435,6 @@ class LLMSession:
 
 def _join(parent: str | None, scope: str) -> str:
     return scope if parent is None else f"{parent}/{scope}"
-
-
-def _describe_endpoint(endpoint: Endpoint) -> str:
-    where = f" at {endpoint.api_base}" if endpoint.api_base else ""
-    return f"model {endpoint.model!r}{where}"
-
-
-def _is_answer(exc: BaseException) -> bool:
-    """Whether ``exc`` carries an answer of the endpoint (an error status, a malformed
-    body): the endpoint is alive, whatever it said."""
-    if isinstance(exc, MalformedReplyError):
-        return True
-    status = getattr(exc, "status_code", None) or getattr(exc, "status", None)
-    return isinstance(status, int)
-
-
-def _error_kind(exc: BaseException) -> AttemptError:
-    if is_transient(exc):
-        return "transient"
-    return "permanent" if is_provider_error(exc) else "unexpected"
 
 
 @overload

@@ -21,10 +21,10 @@ from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeStore, StorageError
 
-from .batch import fails_every_episode
 from .errors import StudyInputError
 from .preflight import judge_uses
 from .rating import arate
+from .workers import fails_every_episode
 
 __all__ = ["RatingOutcome", "arate_stored", "check_to_rate", "rate_stored"]
 

@@ -7,16 +7,17 @@ import pytest
 from cluster_support import spec
 
 from sotopia_are.llm import LLMConfig
-from sotopia_are.studies.batch import BatchEpisode, _WorkerJob
+from sotopia_are.studies.batch import BatchEpisode
+from sotopia_are.studies.worker_protocol import WorkerJob
 
 executor = pytest.importorskip("sotopia_are.cluster.executor", reason="needs Ray")
 
 
-def jobs(episodes: int, workers: int, concurrency: int) -> list[_WorkerJob]:
+def jobs(episodes: int, workers: int, concurrency: int) -> list[WorkerJob]:
     """As the batch splits them: each worker every ``workers``-th pending episode."""
     planned = [BatchEpisode(spec(f"e{n}"), f"e{n}", {}) for n in range(episodes)]
     return [
-        _WorkerJob(
+        WorkerJob(
             episodes=tuple(planned[i::workers]),
             tag="t",
             store_url="redis://nodes-reach-it",
@@ -29,7 +30,7 @@ def jobs(episodes: int, workers: int, concurrency: int) -> list[_WorkerJob]:
     ]
 
 
-def ids(chunk: _WorkerJob) -> list[str]:
+def ids(chunk: WorkerJob) -> list[str]:
     return [item.spec.episode_id for item in chunk.episodes]
 
 

@@ -19,7 +19,8 @@ import sotopia_are as sa
 from sotopia_are.llm import LLMSession, RetryPolicy, Usage
 from sotopia_are.storage import EpisodeStore, connect
 from sotopia_are.studies import BatchProgress
-from sotopia_are.studies.batch import _worker_concurrency, _worker_start_method, plan_batch
+from sotopia_are.studies.batch import plan_batch
+from sotopia_are.studies.workers import _worker_start_method, worker_concurrency
 from sotopia_are.testing import LocalLLMServer, ReplyLike
 
 MODEL = "openai/test-model"
@@ -64,16 +65,16 @@ def test_episodes_at_once_by_default_follow_the_endpoint() -> None:
     local = sa.LLMConfig(api_base="http://127.0.0.1:9/v1")
     planned = plan_batch([spec("a")], dict.fromkeys(NAMES, MODEL), tag="t")
     plan = sa.studies.BatchPlan("t", tuple(planned), tuple(planned), 0)
-    assert _worker_concurrency(None, 2, local, plan) == (128, local)
+    assert worker_concurrency(None, 2, local, plan) == (128, local)
     hosted = sa.LLMConfig()
     hosted_plan = plan_batch([spec("a")], dict.fromkeys(NAMES, "gpt-4o-mini"), tag="t")
     plan = sa.studies.BatchPlan("t", tuple(hosted_plan), tuple(hosted_plan), 0)
-    assert _worker_concurrency(None, 2, hosted, plan) == (16, hosted)
+    assert worker_concurrency(None, 2, hosted, plan) == (16, hosted)
     # Given in all: a worker's share, which also bounds its requests unless the config does.
-    share, used = _worker_concurrency(10, 4, local, plan)
+    share, used = worker_concurrency(10, 4, local, plan)
     assert (share, used.max_concurrency) == (3, 3)
     fixed = local.model_copy(update={"max_concurrency": 7})
-    assert _worker_concurrency(10, 4, fixed, plan) == (3, fixed)
+    assert worker_concurrency(10, 4, fixed, plan) == (3, fixed)
 
 
 def test_the_defaults_keep_many_episodes_in_flight(
@@ -165,7 +166,7 @@ def _kept(call: Any) -> tuple[Any, ...]:
 FORKED_BATCH = """
 import sys
 import sotopia_are as sa
-from sotopia_are.studies.batch import _worker_start_method
+from sotopia_are.studies.workers import _worker_start_method
 from test_studies_batch_throughput import config_at, spec
 
 print(_worker_start_method())

@@ -1,0 +1,111 @@
+"""Reading a reply over the HTTP transport: its body, bounded, and the chat completion in it.
+
+Bodies are inflated here a bounded step at a time (the pool's sessions leave them
+compressed), so a reply, compressed or not, is cut off at the endpoint's
+``max_reply_bytes``; a 200's body becomes an :class:`~sotopia_are.llm.request.LLMResponse`
+with its usage, cost and the server's own time, or a
+:class:`~sotopia_are.llm.errors.MalformedReplyError` saying what it is instead.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import TYPE_CHECKING, Any
+
+from sotopia_are.llm.http_errors import json_problem, malformed
+from sotopia_are.llm.price_table import cost
+from sotopia_are.llm.request import LLMResponse
+
+if TYPE_CHECKING:
+    import aiohttp
+
+    from sotopia_are.llm.config import Endpoint
+
+__all__ = ["completion", "read_capped"]
+
+
+async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes | None:
+    """The decompressed body of ``response``, or None once it grows past ``cap`` bytes.
+
+    The session leaves bodies compressed (``auto_decompress=False``) and they are inflated
+    here at most :data:`_READ_CHUNK` bytes at a time: aiohttp would inflate each network
+    chunk whole, and 64 KB of a gzip bomb is 64 MB of text, so a small compressed reply
+    is cut off at the cap instead of being held whole."""
+    decoder = _decoder(response.headers.get("Content-Encoding", ""))
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(_READ_CHUNK):
+        pending = chunk
+        while pending:
+            if decoder is None:
+                piece, pending = pending, b""
+            else:
+                piece = decoder.decompress(pending, _READ_CHUNK)
+                pending = decoder.unconsumed_tail
+            size += len(piece)
+            if size > cap:
+                return None
+            parts.append(piece)
+    return b"".join(parts)
+
+
+def _decoder(encoding: str) -> Any:
+    """An incremental inflater for a ``Content-Encoding`` of gzip or deflate (None for a
+    body sent as it is)."""
+    if encoding.strip().lower() in ("gzip", "x-gzip", "deflate"):
+        return zlib.decompressobj(32 + zlib.MAX_WBITS)  # a gzip or a zlib header
+    return None
+
+
+_READ_CHUNK = 1 << 16
+
+
+def completion(endpoint: Endpoint, model: str, raw: bytes) -> LLMResponse:
+    """The answer in a 200's body ``raw``, or :class:`MalformedReplyError`."""
+    try:
+        reply = json.loads(raw)
+    except UnicodeDecodeError:
+        raise malformed(endpoint, "a body that is not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise malformed(endpoint, json_problem(error)) from None
+    except RecursionError:
+        raise malformed(endpoint, "a JSON body nested too deep to read") from None
+    if not isinstance(reply, dict):
+        raise malformed(endpoint, "a JSON body of another shape")
+    choices = reply.get("choices")
+    if not choices or not isinstance(choices, list):
+        raise malformed(endpoint, "a reply with no choices")
+    first = choices[0]
+    message = first.get("message") if isinstance(first, dict) else None
+    if not isinstance(message, dict):
+        raise malformed(endpoint, "a reply whose first choice has no message")
+    content = message.get("content")
+    usage = reply.get("usage")
+    prompt_tokens = completion_tokens = None
+    if isinstance(usage, dict):
+        prompt_tokens = _count(usage.get("prompt_tokens"))
+        completion_tokens = _count(usage.get("completion_tokens"))
+    return LLMResponse(
+        text=content if isinstance(content, str) else "" if content is None else str(content),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost_usd=cost(model, prompt_tokens, completion_tokens),
+        service_s=_service_seconds(reply.get("timings")),
+    )
+
+
+def _service_seconds(timings: Any) -> float | None:
+    """The seconds the server spent on the answer, from llama.cpp's ``timings`` (prompt
+    processing plus generation); None when the reply has none."""
+    if not isinstance(timings, dict):
+        return None
+    spent = [timings.get("prompt_ms"), timings.get("predicted_ms")]
+    if not all(isinstance(ms, int | float) and not isinstance(ms, bool) for ms in spent):
+        return None
+    total = float(spent[0]) + float(spent[1])  # type: ignore[arg-type]
+    return total / 1000.0 if total > 0 else None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
