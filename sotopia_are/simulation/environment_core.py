@@ -32,6 +32,7 @@ from sotopia_are.simulation.environment_config import (
     EnvironmentState,
     EnvironmentType,
 )
+from sotopia_are.simulation.environment_queries import EnvironmentQueries
 from sotopia_are.simulation.event_log import EventLog
 from sotopia_are.simulation.event_queue import EventQueue
 from sotopia_are.simulation.events import (
@@ -58,7 +59,6 @@ from sotopia_are.simulation.placeholders import (
     resolve_in_place,
 )
 from sotopia_are.simulation.time_manager import TimeManager
-from sotopia_are.simulation.tool_utils import AppTool
 
 __all__ = ["EnvironmentCore"]
 
@@ -90,7 +90,7 @@ class _NoLock:
 _NO_LOCK = _NoLock()
 
 
-class EnvironmentCore(AbstractEnvironment):
+class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
     """Runs events against registered apps on a simulated clock and logs what completed.
 
     Without a driver it is a plain object for one thread (or one asyncio loop) and takes
@@ -248,44 +248,6 @@ class EnvironmentCore(AbstractEnvironment):
         if past_events is None:
             return resolve_arg_placeholders(event, self._event_log)
         return resolve_in_place(event, past_events)
-
-    def get_latest_event(self) -> CompletedEvent | None:
-        """The last completed event, if any."""
-        with self._lock:
-            return self._event_log[-1] if len(self._event_log) else None
-
-    def get_event_log_size(self) -> int:
-        """How many events completed."""
-        return len(self._event_log)
-
-    def get_event_queue_length(self) -> int:
-        """How many events are queued."""
-        return len(self.event_queue)
-
-    def has_app(self, app_name: str) -> bool:
-        """Whether an app ``app_name`` is registered."""
-        return app_name in self.apps
-
-    @property
-    def time_increment_in_seconds(self) -> int:
-        """Seconds per tick (the configuration's)."""
-        return self.config.time_increment_in_seconds
-
-    def get_tools_by_app(self) -> dict[str, list[AppTool]]:
-        """The agent's tools of each registered app, by app name."""
-        return {name: app.get_tools() for name, app in self.apps.items()}
-
-    def get_tools(self) -> list[AppTool]:
-        """The agent's tools of every registered app."""
-        return [tool for tools in self.get_tools_by_app().values() for tool in tools]
-
-    def get_user_tools_by_app(self) -> dict[str, list[AppTool]]:
-        """The user's tools of each registered app, by app name."""
-        return {name: app.get_user_tools() for name, app in self.apps.items()}
-
-    def get_user_tools(self) -> list[AppTool]:
-        """The user's tools of every registered app."""
-        return [tool for tools in self.get_user_tools_by_app().values() for tool in tools]
 
     # --------------------------------------------------------------- step API
 
