@@ -116,8 +116,14 @@ def corrupt(draw: st.DrawFn, turns: list[list[str]], names: list[str]) -> None:
     if kind == "quote":  # lose the closing quote of a speech
         last = max(i for i, line in enumerate(lines) if line.strip() or i == 0)
         lost = lines[last].rstrip()[:-1]
-        # Speech ending in a quote of its own would still close: that is other speech.
-        if lines[last].rstrip().endswith('"') and not lost.rstrip().endswith(('"', '",')):
+        # Speech ending in a quote of its own would still close: that is other speech. A
+        # turn with one quote mark only (an action ending in `"`) has no speech to open.
+        opened = "\n".join(lines).count('"') >= 2
+        if (
+            opened
+            and lines[last].rstrip().endswith('"')
+            and not lost.rstrip().endswith(('"', '",'))
+        ):
             lines[last] = lost
     elif kind == "name":  # misspell whoever acts in this turn: the first name on its line
         line = next(i for i, text in enumerate(lines) if any(n in text for n in names))
