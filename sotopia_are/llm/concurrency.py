@@ -50,8 +50,10 @@ _GROW_BELOW = 1.5
 a request waiting for a decoding slot, which keeps the slots busy between answers."""
 _SHRINK_ABOVE = 2.0
 """Shrink once answers wait in the server's queue longer than it takes to compute them."""
-_UNTIMED_SCALE = 2 / 3
-"""Latency 2.5 times its floor counts as the 2.0 of a timed server (see ``_load``)."""
+_UNTIMED_SCALE = 1 / 3
+"""Latency 4 times its floor counts as the 2.0 of a timed server (see ``_load``): without a
+service time, latency also holds our own event loop's lag when the client is busy, and a
+batch against a fast server should not slow itself down for it."""
 _RECENT = 32
 """Answers kept for :attr:`AdaptiveLimit.slowest_recent_s`."""
 
@@ -94,11 +96,11 @@ class AdaptiveLimit:
     (as many answers as the limit):
 
     * it **grows** while latency stays flat: doubling each round until the first sign of
-      load (slow start), then by one;
+      overload (slow start), then by one;
     * it **shrinks** to three quarters when latency grew with load: the server's own
       queue time (``latency_s`` beyond the ``service_s`` it reported) averaging more than
       the service itself, or, where the server reports no service time, recent latency
-      above 2.5 times its running floor;
+      above 4 times its running floor;
     * it **halves** on a 429/503 (``throttled``) or when a request waits past its timeout
       while the endpoint answers others (:meth:`overloaded`) — once per epoch, so the burst
       that one overload sends back lowers it once, not once per request sent before it.
@@ -219,7 +221,10 @@ class AdaptiveLimit:
             # The latency the endpoint gives when it is not loaded drifts (prompts grow
             # longer as conversations go on): the floor follows, a round at a time.
             self._floor += _SLOW * max(0.0, self._latency - self._floor)
-        if load is None or load < _GROW_BELOW:
+        # Slow start doubles until a sign of overload, not until the first sign of load:
+        # the first answers set a floor no loaded state comes back to.
+        growing = load is None or load < (_SHRINK_ABOVE if self._slow_start else _GROW_BELOW)
+        if growing:
             if self.limit < self.ceiling:
                 grown = self.limit * 2 if self._slow_start else self.limit + 1
                 self.limit = min(self.ceiling, grown)
