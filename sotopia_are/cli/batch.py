@@ -199,33 +199,36 @@ def batch(
         specs = read_specs(specs_path)
         if max_turns is not None:
             specs = [spec.replace(max_turns=max_turns) for spec in specs]
-    everyone = sorted({name for spec in specs for name in spec.agent_names})
-    chosen = models.agent_models(everyone)
-    judge_model = models.judge_name() if evaluate else None
-    tag = tag or specs_path.stem
+    study = models.study(
+        where,
+        tag=tag or specs_path.stem,
+        evaluate=evaluate,
+        rubric=rubric,
+        samples=samples,
+        concurrency=concurrency,
+    )
+    with cli_errors():
+        # Checked before the store is opened, as the batch would check them after.
+        study.agent_models(sorted({name for spec in specs for name in spec.agent_names}))
+        if study.evaluate:
+            study.judge_name()
+    tag = str(study.tag)
     with where.open() as store, cli_errors(), BatchReporter(tag) as report:
         try:
             result = batch_on(cluster)(
                 specs,
-                chosen,
-                tag=tag,
                 store=store,
                 repeat=repeat,
-                judge_model=judge_model,
-                rubric=rubric,
-                samples=samples,
-                agent_sampling=models.agent_sampling(),
-                judge_sampling=models.judge_settings(),
                 # On a cluster --concurrency is also each endpoint's limit across all nodes.
-                config=models.config(concurrency if cluster else None),
+                config=study.llm_config(concurrency if cluster else None),
                 resume=resume,
                 stale_after=stale_after,
                 max_attempts=max_attempts,
-                concurrency=concurrency,
                 workers=workers,
                 on_plan=report.plan,
                 on_progress=report.progress,
                 preflight=preflight,
+                study=study,
             )
         except KeyboardInterrupt:
             report.interrupted(store)

@@ -138,6 +138,7 @@ def benchmark(
         fail("name the models under test (--model MODEL) and the partner (--partner MODEL)")
     if not models.judge_model:
         fail("no model for the judge: pass --judge-model MODEL")
+    study = models.study(where, tag=tag, rubric=rubric, samples=samples, concurrency=concurrency)
     with where.open() as store, cli_errors(), BatchReporter(tag) as progress:
         tasks = select_tasks(
             store, path=tasks_file, count=sample, seed=sample_seed, related=related
@@ -147,25 +148,19 @@ def benchmark(
                 tasks,
                 tested,
                 partner,
-                tag=tag,
-                judge_model=models.judge_name(),
                 store=store,
                 seeds=seeds,
                 max_turns=max_turns,
-                rubric=rubric,
-                samples=samples,
-                agent_sampling=models.agent_sampling(),
-                judge_sampling=models.judge_settings(),
                 # On a cluster --concurrency is also each endpoint's limit across all nodes.
-                config=models.config(concurrency if cluster else None),
+                config=study.llm_config(concurrency if cluster else None),
                 resume=resume,
                 max_attempts=max_attempts,
-                concurrency=concurrency,
                 workers=workers,
                 on_plan=progress.plan,
                 on_progress=progress.progress,
                 run_batch=batch_on(cluster),
                 preflight=preflight,
+                study=study,
             )
         except KeyboardInterrupt:
             progress.interrupted(store, "benchmark")

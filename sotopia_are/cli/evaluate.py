@@ -128,8 +128,9 @@ def evaluate(
     be rated, 2 if a judge's model cannot be called as configured (nothing rated)."""
     if sum((bool(episode_ids), tag is not None, script is not None)) != 1:
         fail("give stored EPISODE_IDS, --tag TAG or --script FILE (one of the three)")
+    study = models.study(where, rubric=rubric, samples=samples, concurrency=concurrency)
     with cli_errors():
-        judges = models.judges(LLMSession(models.config(concurrency)), rubric, samples)
+        judges = study.judges(LLMSession(study.llm_config(concurrency)))
     if script is not None:
         names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
         text = read_text(script)
@@ -165,10 +166,10 @@ def evaluate(
             store,
             ids,
             judges,
-            concurrency=concurrency,
             replace=replace,
             on_outcome=_sayer(len(judges) > 1),
             preflight=preflight,
+            study=study,
         )
         if len(ids) == 1 and any(o.rated for o in outcomes):
             record = store.load(ids[0])

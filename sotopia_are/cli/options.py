@@ -19,25 +19,15 @@ import typer
 
 from sotopia_are import EpisodeStore, LLMConfig, LLMJudge, LLMSession, Sampling, connect
 from sotopia_are.studies import (
-    AGENT_SAMPLING_ENV,
-    API_BASE_ENV,
-    API_KEY_ENV,
-    DATA_DIR_ENV,
     DEFAULT_REQUEST_ATTEMPTS,
     DEFAULT_TIMEOUT_S,
-    JUDGE_MODEL_ENV,
-    JUDGE_SAMPLING_ENV,
     MODEL_ENV,
-    REQUEST_ATTEMPTS_ENV,
-    TIMEOUT_ENV,
-    TRANSPORT_ENV,
+    STUDY_FLAGS,
     OutputMode,
     StudyConfig,
     TransportChoice,
     choose_agent_models,
     choose_judge,
-    choose_judges,
-    judge_names,
     judge_sampling,
     llm_config,
     make_judges,
@@ -68,6 +58,14 @@ __all__ = [
 def _option(*names: str, **settings: Any) -> Any:
     """A Typer option; one with no default shows none."""
     return typer.Option(*names, show_default=settings.pop("show_default", False), **settings)
+
+
+def _study_option(field: str, *aliases: str, **settings: Any) -> Any:
+    """The option of the study's ``field``: its flag and environment variable are
+    :data:`~sotopia_are.studies.STUDY_FLAGS`'s, so the command line and
+    :meth:`~sotopia_are.studies.StudyConfig.resolve` read the same variable."""
+    flag, variable = STUDY_FLAGS[field]
+    return _option(flag, *aliases, envvar=variable, **settings)
 
 
 RubricOption = Annotated[
@@ -141,53 +139,34 @@ _HELP = {
 class ModelOptions:
     """The models of the agents and the judge, their sampling, and how they are called."""
 
-    model: Annotated[
-        str | None, _option("--model", "-m", envvar=MODEL_ENV, help=_HELP["model"])
-    ] = None
+    model: Annotated[str | None, _study_option("model", "-m", help=_HELP["model"])] = None
     agent_model: Annotated[
-        list[str] | None, _option("--agent-model", help=_HELP["agent_model"])
+        list[str] | None, _study_option("agent_model", help=_HELP["agent_model"])
     ] = None
-    sampling: Annotated[
-        str, _option("--sampling", envvar=AGENT_SAMPLING_ENV, help=_HELP["sampling"])
-    ] = ""
+    sampling: Annotated[str, _study_option("sampling", help=_HELP["sampling"])] = ""
     judge_model: Annotated[
         list[str] | None,
-        _option(
-            "--judge-model",
-            "--evaluator-model",
-            envvar=JUDGE_MODEL_ENV,
-            help=_HELP["judge_model"],
-        ),
+        _study_option("judge_model", "--evaluator-model", help=_HELP["judge_model"]),
     ] = None
     judge_sampling: Annotated[
-        str, _option("--judge-sampling", envvar=JUDGE_SAMPLING_ENV, help=_HELP["judge_sampling"])
+        str, _study_option("judge_sampling", help=_HELP["judge_sampling"])
     ] = ""
-    api_base: Annotated[
-        str | None, _option("--api-base", envvar=API_BASE_ENV, help=_HELP["api_base"])
-    ] = None
-    api_key: Annotated[
-        str | None, _option("--api-key", envvar=API_KEY_ENV, help=_HELP["api_key"])
-    ] = None
+    api_base: Annotated[str | None, _study_option("api_base", help=_HELP["api_base"])] = None
+    api_key: Annotated[str | None, _study_option("api_key", help=_HELP["api_key"])] = None
     output_mode: Annotated[
-        OutputMode, _option("--output-mode", show_default=True, help=_HELP["output_mode"])
+        OutputMode, _study_option("output_mode", show_default=True, help=_HELP["output_mode"])
     ] = "auto"
     timeout: Annotated[
         float,
-        _option("--timeout", min=0.1, envvar=TIMEOUT_ENV, show_default=True, help=_HELP["timeout"]),
+        _study_option("timeout", min=0.1, show_default=True, help=_HELP["timeout"]),
     ] = DEFAULT_TIMEOUT_S
     request_attempts: Annotated[
         int,
-        _option(
-            "--request-attempts",
-            min=1,
-            envvar=REQUEST_ATTEMPTS_ENV,
-            show_default=True,
-            help=_HELP["attempts"],
-        ),
+        _study_option("request_attempts", min=1, show_default=True, help=_HELP["attempts"]),
     ] = DEFAULT_REQUEST_ATTEMPTS
     transport: Annotated[
         TransportChoice,
-        _option("--transport", envvar=TRANSPORT_ENV, show_default=True, help=_HELP["transport"]),
+        _study_option("transport", show_default=True, help=_HELP["transport"]),
     ] = "auto"
 
     # The rules are the library's (sotopia_are.studies.config); each method is one of
@@ -197,12 +176,6 @@ class ModelOptions:
         """The agents' sampling from ``--sampling`` (or its variable)."""
         with cli_errors():
             return parse_sampling(self.sampling)
-
-    def judge_settings(self) -> Sampling:
-        """The judge's sampling: its default with ``--judge-sampling`` (or its variable)
-        over it."""
-        with cli_errors():
-            return judge_sampling(self.judge_sampling)
 
     def config(self, concurrency: int | None = None) -> LLMConfig:
         """How every call is made (see :func:`~sotopia_are.studies.llm_config`);
@@ -245,26 +218,6 @@ class ModelOptions:
         with cli_errors():
             return choose_agent_models(names, self.model, self.agent_model or [])
 
-    def judges(
-        self,
-        session: LLMSession,
-        rubric: str = "sotopia_eval",
-        samples: int = 1,
-        *,
-        fallback: str | None = None,
-    ) -> list[LLMJudge]:
-        """One judge per ``--judge-model`` (else the one on ``--model``, else on
-        ``fallback``), in order."""
-        with cli_errors():
-            return choose_judges(
-                self.judge_model,
-                self.model or fallback,
-                session,
-                rubric=rubric,
-                samples=samples,
-                sampling=judge_sampling(self.judge_sampling),
-            )
-
     def judge(
         self,
         session: LLMSession,
@@ -285,16 +238,6 @@ class ModelOptions:
                 sampling=judge_sampling(self.judge_sampling),
             )[0]
 
-    def judge_name(self) -> str:
-        """The one judge's model (``--judge-model``, else ``--model``)."""
-        with cli_errors():
-            return choose_judge(self.judge_model, self.model)
-
-    def judge_names(self) -> list[str]:
-        """Every ``--judge-model`` (else ``--model``), duplicates dropped."""
-        with cli_errors():
-            return judge_names(self.judge_model, self.model)
-
 
 @dataclass(frozen=True)
 class StoreOptions:
@@ -302,16 +245,15 @@ class StoreOptions:
 
     data_dir: Annotated[
         Path | None,
-        _option(
-            "--data-dir",
-            envvar=DATA_DIR_ENV,
+        _study_option(
+            "data_dir",
             help="The embedded Redis's directory (default: ~/.local/share/sotopia-are).",
         ),
     ] = None
     redis_url: Annotated[
         str | None,
-        _option(
-            "--redis-url",
+        _study_option(
+            "redis_url",
             help="A Redis server (redis://, rediss://, unix://); default: $REDIS_OM_URL, "
             "else the embedded Redis.",
         ),

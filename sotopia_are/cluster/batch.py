@@ -54,7 +54,7 @@ def cluster_store_url(store: EpisodeStore) -> str:
 
 def ray_batch(
     specs: Sequence[EpisodeSpec],
-    models: str | ModelChoice,
+    models: str | ModelChoice | None = None,
     *,
     address: str,
     store: EpisodeStore | None = None,

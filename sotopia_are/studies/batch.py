@@ -51,6 +51,7 @@ from sotopia_are.storage import EpisodeStore, connect
 
 from .batch_plan import BatchEpisode, BatchPlan, ModelChoice, plan_batch, plan_run
 from .batch_report import BatchProgress
+from .config import StudyConfig
 from .errors import BatchError, StudyInputError
 from .spec_files import read_specs
 from .worker_protocol import (
@@ -119,14 +120,14 @@ class BatchResult:
 
 def batch(
     specs: Sequence[EpisodeSpec],
-    models: str | ModelChoice,
+    models: str | ModelChoice | None = None,
     *,
-    tag: str,
+    tag: str | None = None,
     store: EpisodeStore | None = None,
     repeat: int = 1,
     judge_model: str | None = None,
-    rubric: str = "sotopia_eval",
-    samples: int = 1,
+    rubric: str | None = None,
+    samples: int | None = None,
     agent_sampling: Sampling | None = None,
     judge_sampling: Sampling | None = None,
     config: LLMConfig | None = None,
@@ -140,6 +141,7 @@ def batch(
     on_progress: Callable[[BatchProgress], None] | None = None,
     executor: Executor | None = None,
     preflight: bool = True,
+    study: StudyConfig | None = None,
 ) -> BatchResult:
     """Play ``specs`` times ``repeat`` with LLM agents, rate and store every episode.
 
@@ -153,14 +155,17 @@ def batch(
     Args:
         specs: The episodes to play.
         models: The agents' models: one model for everyone, ``{agent name: model}``, or
-            one such mapping per spec, in the specs' order.
-        tag: The batch's name: its episodes are stored under it and resumed by it.
+            one such mapping per spec, in the specs' order (default: the ``study``'s).
+        tag: The batch's name: its episodes are stored under it and resumed by it
+            (default: the ``study``'s; one of the two is needed).
         store: Where to store them (default: :func:`~sotopia_are.storage.connect`).
         repeat: How many times each spec is played.
-        judge_model: The judge's model; ``None`` leaves the episodes unrated.
-        rubric: The judge's rubric: ``"sotopia_eval"``, ``"goal_only"`` or a rubric
-            JSON file.
-        samples: How many times the judge rates each episode (mean and spread).
+        judge_model: The judge's model; ``None`` leaves the episodes unrated (unless a
+            ``study`` that evaluates names one).
+        rubric: The judge's rubric: ``"sotopia_eval"`` (the default), ``"goal_only"``
+            or a rubric JSON file.
+        samples: How many times the judge rates each episode (mean and spread;
+            default 1).
         agent_sampling: The agents' sampling (default ``Sampling()``: the provider's).
         judge_sampling: The judge's sampling (default
             :data:`~sotopia_are.llm.DEFAULT_JUDGE_SAMPLING`, temperature 0).
@@ -184,6 +189,10 @@ def batch(
         executor: Runs the workers elsewhere, e.g. on a Ray cluster
             (:func:`sotopia_are.cluster.ray_batch`).
         preflight: Check every model before anything is stored (default true).
+        study: The study's configuration, for what the other arguments leave out: the
+            agents' models and sampling, the judge's model (when it evaluates), rubric,
+            samples and sampling, the LLM settings (without ``config``), the tag and the
+            concurrency. An argument given wins over the study's field.
 
     Returns:
         The :class:`BatchResult`: the plan, one outcome per episode run (in finishing
@@ -201,7 +210,7 @@ def batch(
             unknown model, a broken template, an unreachable store) stopped a worker;
             its unfinished episodes are left ``incomplete`` for a resume.
         StudyInputError: A bad plan (an agent without a model, two specs with one id, not
-            one model mapping per spec) or ``max_attempts`` below 1.
+            one model mapping per spec), no tag, or ``max_attempts`` below 1.
         RubricError: An unknown rubric.
         KeyboardInterrupt: Ctrl-C; the batch's running episodes are stored
             ``incomplete`` first.
@@ -219,7 +228,24 @@ def batch(
     """
     if max_attempts < 1:
         raise StudyInputError(f"max_attempts must be at least 1, got {max_attempts}")
-    everyone = {name for spec in specs for name in spec.agent_names}
+    everyone = sorted({name for spec in specs for name in spec.agent_names})
+    if study is not None:
+        models = models if models is not None else study.agent_models(everyone)
+        tag = tag or study.tag
+        if judge_model is None and study.evaluate:
+            judge_model = study.judge_name()
+        rubric = rubric if rubric is not None else study.rubric
+        samples = samples if samples is not None else study.samples
+        agent_sampling = agent_sampling if agent_sampling is not None else study.sampling
+        judge_sampling = judge_sampling if judge_sampling is not None else study.judge_sampling
+        config = config or study.llm_config()
+        concurrency = concurrency if concurrency is not None else study.concurrency
+    if models is None:
+        raise StudyInputError("no models for the agents: pass models, or a study naming them")
+    if not tag:
+        raise StudyInputError("a batch needs a tag: pass tag, or a study with one")
+    rubric = rubric if rubric is not None else "sotopia_eval"
+    samples = samples if samples is not None else 1
     chosen = dict.fromkeys(everyone, models) if isinstance(models, str) else models
     planned = plan_batch(specs, chosen, tag=tag, repeat=repeat)
     Rubric.load(rubric)  # a bad rubric fails before anything runs

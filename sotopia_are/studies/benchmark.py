@@ -19,6 +19,7 @@ from sotopia_are.storage import EpisodeStore, connect
 
 from .batch import BatchPlan, BatchResult, EpisodeOutcome, batch
 from .batch_report import BatchProgress
+from .config import StudyConfig
 from .errors import StudyInputError
 from .report import BenchmarkReport, benchmark_report, tested_scenario_id
 from .tasks import TaskSet
@@ -64,13 +65,13 @@ def benchmark(
     models: Sequence[str],
     partner: str | Sequence[str],
     *,
-    tag: str,
-    judge_model: str,
+    tag: str | None = None,
+    judge_model: str | None = None,
     store: EpisodeStore | None = None,
     seeds: int = 1,
     max_turns: int | None = None,
-    rubric: str = "sotopia_eval",
-    samples: int = 1,
+    rubric: str | None = None,
+    samples: int | None = None,
     agent_sampling: Sampling | None = None,
     judge_sampling: Sampling | None = None,
     config: LLMConfig | None = None,
@@ -85,6 +86,7 @@ def benchmark(
     on_progress: Callable[[BatchProgress], None] | None = None,
     run_batch: Callable[..., BatchResult] = batch,
     preflight: bool = True,
+    study: StudyConfig | None = None,
 ) -> BenchmarkResult:
     """Play ``tasks`` (a task set, its specs built from ``store``'s profiles, or specs)
     with each of ``models`` against ``partner`` (a model, or several) in every role,
@@ -96,7 +98,18 @@ def benchmark(
     address); a task whose profiles are missing is a
     :class:`~sotopia_are.storage.RecordNotFoundError` before anything runs, a model that
     cannot be called as configured a :class:`~sotopia_are.llm.ConfigurationError` (unless
-    ``preflight`` is False; see :func:`~sotopia_are.studies.batch`)."""
+    ``preflight`` is False; see :func:`~sotopia_are.studies.batch`). ``study`` gives
+    what the other arguments leave out, as to :func:`~sotopia_are.studies.batch` (an
+    argument given wins): the tag, the judge's model (its one judge, rated with whether
+    or not the study evaluates), rubric, samples, sampling, LLM settings and
+    concurrency; a :class:`StudyInputError` without a tag or a judge's model."""
+    if study is not None:
+        tag = tag or study.tag
+        judge_model = judge_model or study.judge_name()
+    if not tag or not judge_model:
+        raise StudyInputError(
+            "a benchmark needs a tag and a judge's model (or a study naming them)"
+        )
     partners = [partner] if isinstance(partner, str) else list(partner)
     owned = store is None
     used = store if store is not None else connect()
@@ -126,6 +139,7 @@ def benchmark(
             on_outcome=on_outcome,
             on_progress=on_progress,
             preflight=preflight,
+            study=study,
         )
         return BenchmarkResult(result, benchmark_report(used, tag, seed=report_seed))
     finally:

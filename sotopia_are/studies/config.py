@@ -230,7 +230,9 @@ STUDY_FLAGS: dict[str, tuple[str, str | None]] = {
     "concurrency": ("--concurrency", None),
 }
 """Each field of :class:`StudyConfig` with the command-line flag that sets it and the
-environment variable that sets it when the flag is not given (``None``: no variable)."""
+environment variable that sets it when the flag is not given (``None``: no variable).
+The command line's options take their variables from here, so they and
+:meth:`StudyConfig.resolve` read the same ones."""
 
 
 class StudyConfig(BaseModel):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from sotopia_are.agents import ScriptedAgent
 from sotopia_are.evaluation import LLMJudge, RuleBasedTerminatedEvaluator
@@ -25,8 +26,10 @@ from sotopia_are.record import (
 from sotopia_are.social import EpisodeSpec, run_episode, script_spec
 from sotopia_are.storage import EpisodeStore
 
+from .config import StudyConfig
 from .errors import StudyInputError
 from .preflight import judge_uses
+from .twins import twin_of
 
 __all__ = ["SCRIPT_TERMINATION", "arate", "arate_script", "rate", "rate_script", "script_record"]
 
@@ -38,12 +41,13 @@ so its limits would say nothing."""
 
 async def arate(
     record: EpisodeRecord,
-    judge: LLMJudge,
+    judge: LLMJudge | None = None,
     *,
     store: EpisodeStore | None = None,
     termination: RuleBasedTerminatedEvaluator | None = None,
     replace: bool = False,
     preflight: bool = True,
+    study: StudyConfig | None = None,
 ) -> EpisodeRecord:
     """``record`` with ``judge``'s verdict added (stored with it when ``store`` is given).
 
@@ -55,13 +59,16 @@ async def arate(
     Args:
         record: A complete episode's record (from :func:`run`, ``store.load(id)``,
             :func:`~sotopia_are.record.load_record` or an import).
-        judge: The judge: its model, rubric, samples and sampling.
+        judge: The judge: its model, rubric, samples and sampling (default: the
+            ``study``'s, :meth:`~sotopia_are.studies.StudyConfig.judge`).
         store: Where to store the verdict with the episode; ``None`` only returns it.
         termination: The rule that says whether the conversation had ended (default:
             the spec's own turn and stale-turn limits).
         replace: Rate again with a judge (model, rubric, prompt) that already rated it,
             replacing its verdict.
         preflight: Check the judge's model before rating (default true).
+        study: The study's configuration, for the judge when ``judge`` is not given
+            (its one judge model, rubric, samples, sampling and LLM settings).
 
     Returns:
         The record with the new verdict last in ``verdicts``. A judge that could not
@@ -72,7 +79,8 @@ async def arate(
         sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, the judge's
             model cannot be called as configured (checked before anything else).
         ValueError: The episode is not complete, or this judge already rated it and
-            ``replace`` is false (refused before any call is made).
+            ``replace`` is false (refused before any call is made), or no judge is
+            given (neither ``judge`` nor a ``study`` naming one).
         sotopia_are.storage.StorageError: ``store`` cannot be reached, or no longer
             holds the episode as ``record`` has it.
         sotopia_are.llm.PermanentLLMError: The judge's model cannot be used at all (a
@@ -84,6 +92,7 @@ async def arate(
         record = await sa.arate(store.load(episode_id), second, store=store)
         ```
     """
+    judge = _the_judge(judge, study)
     check_ratable(record)
     if not replace:
         # Refused before paying for the judge's calls.
@@ -96,15 +105,8 @@ async def arate(
     return record.with_verdict(verdict, replace=replace)
 
 
-def rate(
-    record: EpisodeRecord,
-    judge: LLMJudge,
-    *,
-    store: EpisodeStore | None = None,
-    termination: RuleBasedTerminatedEvaluator | None = None,
-    replace: bool = False,
-    preflight: bool = True,
-) -> EpisodeRecord:
+@twin_of(arate)
+def rate(*args: Any, **kwargs: Any) -> EpisodeRecord:
     """Rate a stored or returned episode without playing it again: :func:`arate` on a
     new event loop.
 
@@ -114,12 +116,14 @@ def rate(
     Args:
         record: A complete episode's record (from :func:`run`, ``store.load(id)``,
             :func:`~sotopia_are.record.load_record` or an import).
-        judge: The judge: its model, rubric, samples and sampling.
+        judge: The judge: its model, rubric, samples and sampling (default: the
+            ``study``'s).
         store: Where to store the verdict with the episode; ``None`` only returns it.
         termination: The rule that says whether the conversation had ended (default:
             the spec's own limits).
         replace: Rate again with a judge (model, rubric, prompt) that already rated it.
         preflight: Check the judge's model before rating (default true).
+        study: The study's configuration, for the judge when ``judge`` is not given.
 
     Returns:
         The record with the judge's verdict added after any earlier ones; a judge that
@@ -129,7 +133,7 @@ def rate(
         sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, the judge's
             model cannot be called as configured (checked before anything else).
         ValueError: The episode is not complete, or this judge already rated it and
-            ``replace`` is false.
+            ``replace`` is false, or no judge is given (nor a ``study`` naming one).
         sotopia_are.storage.StorageError: ``store`` cannot be reached or does not hold
             the episode as ``record`` has it.
         sotopia_are.llm.PermanentLLMError: The judge's model cannot be used at all.
@@ -143,16 +147,16 @@ def rate(
         print([v.judge_model for v in again.verdicts], again.scores)
         ```
     """
-    return asyncio.run(
-        arate(
-            record,
-            judge,
-            store=store,
-            termination=termination,
-            replace=replace,
-            preflight=preflight,
-        )
-    )
+    return asyncio.run(arate(*args, **kwargs))
+
+
+def _the_judge(judge: LLMJudge | None, study: StudyConfig | None) -> LLMJudge:
+    """``judge``, else the ``study``'s one judge; a :class:`StudyInputError` if neither."""
+    if judge is not None:
+        return judge
+    if study is None:
+        raise StudyInputError("no judge given: pass a judge, or a study naming its model")
+    return study.judge()
 
 
 async def script_record(

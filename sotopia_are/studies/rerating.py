@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from dataclasses import replace as replace_field
+from typing import Any
 
 from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import apreflight
@@ -21,9 +22,11 @@ from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeStore, StorageError
 
+from .config import StudyConfig
 from .errors import StudyInputError
 from .preflight import judge_uses
 from .rating import arate
+from .twins import twin_of
 from .workers import fails_every_episode
 
 __all__ = ["RatingOutcome", "arate_stored", "check_to_rate", "rate_stored"]
@@ -42,19 +45,26 @@ class RatingOutcome:
     judge: str = ""
 
 
+DEFAULT_CONCURRENCY = 8
+"""Episodes rated at once unless the caller or its study says how many."""
+
+
 async def arate_stored(
     store: EpisodeStore,
     episode_ids: Sequence[str],
-    judge: LLMJudge | Sequence[LLMJudge],
+    judge: LLMJudge | Sequence[LLMJudge] | None = None,
     *,
-    concurrency: int = 8,
+    concurrency: int | None = None,
     replace: bool = False,
     on_outcome: Callable[[RatingOutcome], None] | None = None,
     preflight: bool = True,
+    study: StudyConfig | None = None,
 ) -> list[RatingOutcome]:
     """Rate each of ``episode_ids`` with ``judge`` (or each of several judges, one
     after another per episode) and store the verdicts, at most ``concurrency`` episodes
-    at once; one outcome per id and judge, in the order given.
+    at once (default: the ``study``'s ``concurrency``, else 8); one outcome per id and
+    judge, in the order given. Without ``judge``, the ``study``'s judges
+    (:meth:`~sotopia_are.studies.StudyConfig.judges`) rate.
 
     Skipped: episodes not complete, and those this judge already rated (unless
     ``replace``). One episode's error is its outcome and the others go on; an error that
@@ -63,9 +73,13 @@ async def arate_stored(
     (:func:`~sotopia_are.llm.apreflight`): a :class:`~sotopia_are.llm.ConfigurationError`
     before any episode is rated.
     """
+    if concurrency is None:
+        concurrency = (study.concurrency if study else None) or DEFAULT_CONCURRENCY
     if concurrency < 1:
         raise StudyInputError(f"concurrency must be at least 1, got {concurrency}")
-    judges = [judge] if isinstance(judge, LLMJudge) else list(judge)
+    if judge is None and study is not None:
+        judge = study.judges()
+    judges = [judge] if isinstance(judge, LLMJudge) else list(judge or [])
     if not judges:
         raise StudyInputError("no judge given")
     if preflight:
@@ -144,34 +158,30 @@ async def _rate_one(
     return RatingOutcome(episode_id, rated=verdict is not None and verdict.rated)
 
 
-def rate_stored(
-    store: EpisodeStore,
-    episode_ids: Sequence[str],
-    judge: LLMJudge | Sequence[LLMJudge],
-    *,
-    concurrency: int = 8,
-    replace: bool = False,
-    on_outcome: Callable[[RatingOutcome], None] | None = None,
-    preflight: bool = True,
-) -> list[RatingOutcome]:
+@twin_of(arate_stored)
+def rate_stored(*args: Any, **kwargs: Any) -> list[RatingOutcome]:
     """Rate stored episodes with one judge or a panel, and store the verdicts:
     :func:`arate_stored` on a new event loop.
 
     Args:
         store: The store holding the episodes.
         episode_ids: The episodes to rate.
-        judge: A judge, or several (a panel): each adds its own verdict.
-        concurrency: Episodes rated at once.
+        judge: A judge, or several (a panel): each adds its own verdict (default: the
+            ``study``'s judges).
+        concurrency: Episodes rated at once (default: the ``study``'s, else 8).
         replace: Rate again episodes a judge already rated (its verdict is replaced).
         on_outcome: Told each :class:`RatingOutcome` as it comes.
         preflight: Check every judge's model before any rates (default true).
+        study: The study's configuration, for what the other arguments leave out: the
+            judges (its judge models, rubric, samples, sampling and LLM settings) and
+            the concurrency. An argument given wins over the study's field.
 
     Returns:
         One :class:`RatingOutcome` per episode and judge, in the order given: rated,
         skipped (not complete, or already rated by that judge) or failed, with why.
 
     Raises:
-        ValueError: No judge, or ``concurrency`` below 1.
+        ValueError: No judge (nor a ``study`` naming one), or ``concurrency`` below 1.
         sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, a judge's
             model cannot be called as configured (checked before any rates).
         sotopia_are.llm.PermanentLLMError: A judge's model cannot be used at all (a
@@ -186,14 +196,4 @@ def rate_stored(
             outcomes = sa.rate_stored(store, ids, panel)
         ```
     """
-    return asyncio.run(
-        arate_stored(
-            store,
-            episode_ids,
-            judge,
-            concurrency=concurrency,
-            replace=replace,
-            on_outcome=on_outcome,
-            preflight=preflight,
-        )
-    )
+    return asyncio.run(arate_stored(*args, **kwargs))

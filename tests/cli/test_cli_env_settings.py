@@ -103,3 +103,30 @@ def test_an_api_key_with_a_newline_is_named(source: str, monkeypatch: pytest.Mon
         config.endpoint("openai/m")
     named = "SOTOPIA_ARE_API_KEY" if source == "variable" else "the key given"
     assert named in str(e.value) and "sk-abc" not in str(e.value)
+
+
+def test_each_option_reads_the_variable_the_study_names() -> None:
+    """The command line and ``StudyConfig.resolve`` read one variable per setting: every
+    option of a study's flag in the commands that run a study declares the variable
+    ``STUDY_FLAGS`` gives it (``list --model`` and the like are filters, not settings)."""
+    import typer.core
+    import typer.main
+
+    from sotopia_are.cli import app
+    from sotopia_are.studies import STUDY_FLAGS
+
+    group = typer.main.get_command(app)
+    assert isinstance(group, typer.core.TyperGroup)
+    by_flag = {flag: variable for flag, variable in STUDY_FLAGS.values()}
+    seen: dict[str, set[str | None]] = {}
+    for name in ["demo", "run", "batch", "benchmark", "evaluate"]:
+        for param in group.commands[name].params:
+            flags = set(param.opts) & set(by_flag)
+            # benchmark's --model names the models under test, not the agents' model.
+            if flags and not (name == "benchmark" and "--model" in flags):
+                [flag] = flags
+                envvar = param.envvar if isinstance(param.envvar, str) else None
+                seen.setdefault(flag, set()).add(envvar)
+    assert all(seen[flag] == {by_flag[flag]} for flag in seen), seen
+    with_variable = {flag for flag, variable in by_flag.items() if variable}
+    assert with_variable <= set(seen)

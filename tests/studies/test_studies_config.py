@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import sotopia_are as sa
+from sotopia_are import studies
 from sotopia_are.storage import EpisodeStore, connect
 from sotopia_are.studies import (
     SCRIPT_TERMINATION,
@@ -212,3 +213,129 @@ async def test_a_run_takes_its_models_judge_and_tag_from_the_study(
     with pytest.raises(StudyInputError, match="no model for"):
         await sa.arun(spec, study=sa.StudyConfig(), store=store)
     assert store.episode_ids(tag="pilot") == [record.episode_id]
+
+
+def essence(record: sa.EpisodeRecord) -> tuple[object, ...]:
+    """What a record says that the keywords or the study chose (not its ids or times)."""
+    verdicts = [(v.judge_model, v.rubric, v.sampling) for v in record.verdicts]
+    return (record.scenario_id, record.models, record.agent_sampling, record.status,
+            record.turns_played, verdicts, record.scores)  # fmt: skip
+
+
+@pytest.mark.parametrize(("verb", "twin"), [("rate", "arate"), ("rate_stored", "arate_stored")])
+def test_each_sync_verb_shares_its_coroutines_declaration(verb: str, twin: str) -> None:
+    declared = inspect.signature(getattr(studies, twin)).parameters
+    assert inspect.signature(getattr(studies, verb)).parameters == declared
+    assert "study" in declared
+
+
+@pytest.mark.parametrize("verb", ["batch", "benchmark"])
+def test_the_study_verbs_take_a_study(verb: str) -> None:
+    assert "study" in inspect.signature(getattr(studies, verb)).parameters
+
+
+async def test_a_rating_takes_its_judge_from_the_study_unless_given_one(
+    llm_server: LocalLLMServer, store: EpisodeStore
+) -> None:
+    llm_server.rule = schema_rule
+    spec, script = bakery()
+    played = await studies.script_record(script, spec.replace(episode_id="r-1"))
+    study = sa.StudyConfig(judge_model=MODEL, api_base=llm_server.url, rubric="goal_only")
+    session = sa.LLMSession(sa.LLMConfig(api_base=llm_server.url))
+    [judge] = make_judges([MODEL], session, rubric="goal_only")
+    by_study = await sa.arate(played, study=study)
+    assert essence(by_study) == essence(await sa.arate(played, judge))
+    assert by_study.verdict is not None and by_study.verdict.judge_model == MODEL
+    [other] = make_judges(["openai/other-model"], session)
+    given = await sa.arate(played, other, study=study)
+    assert [v.judge_model for v in given.verdicts] == ["openai/other-model"]
+    with pytest.raises(StudyInputError, match="no judge given"):
+        await sa.arate(played)
+    with pytest.raises(StudyInputError, match="no model for the judge"):
+        await sa.arate(played, study=sa.StudyConfig())
+
+
+async def test_a_stored_rating_takes_its_judges_from_the_study_unless_given(
+    llm_server: LocalLLMServer, store: EpisodeStore
+) -> None:
+    llm_server.rule = schema_rule
+    spec, script = bakery()
+    played = [await studies.script_record(script, spec.replace(episode_id=f"s-{n}"))
+              for n in range(2)]  # fmt: skip
+    ids = [store.save_record(record).episode_id for record in played]
+    study = sa.StudyConfig(
+        judge_model=[MODEL, "openai/other-model"], api_base=llm_server.url, concurrency=1
+    )
+    outcomes = await studies.arate_stored(store, ids[:1], study=study)
+    session = sa.LLMSession(sa.LLMConfig(api_base=llm_server.url))
+    judges = make_judges([MODEL, "openai/other-model"], session)
+    same = await studies.arate_stored(store, ids[1:], judges, concurrency=1)
+    assert [(o.judge, o.rated) for o in outcomes] == [(o.judge, o.rated) for o in same]
+    assert [o.judge for o in outcomes] == [MODEL, "openai/other-model"]
+    assert essence(store.load(ids[0])) == essence(store.load(ids[1]))
+    [third] = make_judges(["openai/third-model"], session)
+    given = await studies.arate_stored(store, ids[:1], third, study=study)
+    assert [(o.judge, o.rated) for o in given] == [("openai/third-model", True)]
+    with pytest.raises(StudyInputError, match="at least 1"):
+        await studies.arate_stored(store, ids, third, concurrency=0, study=study)
+
+
+def test_a_batch_with_a_study_plays_what_the_same_keywords_play(
+    llm_server: LocalLLMServer, store: EpisodeStore
+) -> None:
+    llm_server.rule = schema_rule
+    spec, _ = bakery()
+    specs = [spec.replace(max_turns=2)]
+    study = sa.StudyConfig(
+        model=MODEL, api_base=llm_server.url, tag="by-study", rubric="goal_only",
+        sampling="temperature=0.5", concurrency=1,
+    )  # fmt: skip
+    by_study = sa.batch(specs, store=store, workers=1, study=study)
+    by_keywords = sa.batch(
+        specs, MODEL, tag="by-keywords", store=store, workers=1, judge_model=MODEL,
+        rubric="goal_only", agent_sampling=sa.Sampling(temperature=0.5),
+        config=sa.LLMConfig(api_base=llm_server.url), concurrency=1,
+    )  # fmt: skip
+    [one], [two] = by_study.outcomes, by_keywords.outcomes
+    assert essence(store.load(one.episode_id)) == essence(store.load(two.episode_id))
+    assert store.load(one.episode_id).tag == "by-study" and not by_study.failed
+    unrated = study.model_copy(update={"evaluate": False})
+    given = sa.batch(specs, "openai/given", tag="given", store=store, workers=1, study=unrated)
+    record = store.load(given.outcomes[0].episode_id)
+    assert set(record.models.values()) == {"openai/given"} and record.verdict is None
+    with pytest.raises(StudyInputError, match="needs a tag"):
+        sa.batch(specs, MODEL, store=store, study=sa.StudyConfig(evaluate=False))
+
+
+def test_a_benchmark_with_a_study_plays_what_the_same_keywords_play(
+    llm_server: LocalLLMServer, store: EpisodeStore
+) -> None:
+    llm_server.rule = schema_rule
+    spec, _ = bakery()
+    study = sa.StudyConfig(
+        judge_model=MODEL, api_base=llm_server.url, tag="bench-study", samples=1, concurrency=2
+    )
+    by_study = studies.benchmark([spec], [MODEL], "openai/partner", max_turns=2, store=store,
+                                 workers=1, study=study)  # fmt: skip
+    by_keywords = studies.benchmark(
+        [spec], [MODEL], "openai/partner", max_turns=2, store=store, workers=1,
+        tag="bench-keywords", judge_model=MODEL, config=sa.LLMConfig(api_base=llm_server.url),
+        concurrency=2,
+    )  # fmt: skip
+
+    def played(result: studies.BenchmarkResult) -> list[tuple[object, ...]]:
+        records = [store.load(o.episode_id) for o in result.batch.outcomes]
+        return [essence(r) for r in sorted(records, key=lambda r: r.scenario_id)]
+
+    assert played(by_study) == played(by_keywords) and len(played(by_study)) == 2
+    assert set(store.episode_ids(tag="bench-study")) == {
+        o.episode_id for o in by_study.batch.outcomes
+    }
+    given = studies.benchmark(
+        [spec], [MODEL], "openai/partner", max_turns=2, store=store, workers=1, study=study,
+        judge_model="openai/judge", tag="b3",
+    )  # fmt: skip
+    judged = {store.load(o.episode_id).verdicts[0].judge_model for o in given.batch.outcomes}
+    assert judged == {"openai/judge"}
+    with pytest.raises(StudyInputError, match="needs a tag and a judge"):
+        studies.benchmark([spec], [MODEL], "openai/partner", store=store, tag="x")
