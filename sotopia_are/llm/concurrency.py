@@ -229,7 +229,7 @@ class AdaptiveLimit:
                 grown = self.limit * 2 if self._slow_start else self.limit + 1
                 self.limit = min(self.ceiling, grown)
                 self.epoch += 1
-        elif load > _SHRINK_ABOVE:
+        elif load is not None and load > _SHRINK_ABOVE:
             self._slow_start = False
             lowered = max(1, self.limit * 3 // 4)
             if lowered < self.limit:
