@@ -29,7 +29,6 @@ from sotopia_are.studies import (
     choose_agent_models,
     choose_judge,
     judge_sampling,
-    llm_config,
     make_judges,
     parse_sampling,
 )
@@ -178,17 +177,9 @@ class ModelOptions:
             return parse_sampling(self.sampling)
 
     def config(self, concurrency: int | None = None) -> LLMConfig:
-        """How every call is made (see :func:`~sotopia_are.studies.llm_config`);
+        """How every call is made (:meth:`StudyConfig.llm_config` of :meth:`study`);
         ``concurrency`` bounds requests per endpoint."""
-        return llm_config(
-            api_base=self.api_base,
-            api_key=self.api_key,
-            concurrency=concurrency,
-            transport=self.transport,
-            output_mode=self.output_mode,
-            timeout_s=self.timeout,
-            request_attempts=self.request_attempts,
-        )
+        return self.study().llm_config(concurrency)
 
     def study(self, where: StoreOptions | None = None, **more: Any) -> StudyConfig:
         """These options, the store's (``where``) and ``more`` of the command's own (its
