@@ -63,39 +63,80 @@ async def await_answer(
     waited: Waited,
 ) -> LLMResponse:
     """The answer ``sending`` gives, waited for as the module says; a :class:`Timeout`
-    (and ``sending`` cancelled) once the endpoint is stuck."""
-    task = asyncio.ensure_future(sending)
-    sent = time.monotonic()
-    check_at = sent + timeout_s
+    (and ``sending`` cancelled) once the endpoint is stuck.
+
+    Awaited in the calling task with one timer beside it (no task of its own per request:
+    this is on every model call's path)."""
+    task = asyncio.current_task()
+    assert task is not None, "await_answer runs in a task"
+    watch = _Watch(task, limit, epoch, endpoint, timeout_s, waited)
     try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=max(0.0, check_at - time.monotonic()))
-            if done:
-                return task.result()
-            stuck_after = max(timeout_s, STRETCH * limit.slowest_recent_s)
-            now = time.monotonic()
-            heard = limit.last_answer_at
-            if heard is None or now - heard >= timeout_s:
-                quiet_since = sent if heard is None else max(sent, heard)
-                if now - quiet_since < stuck_after:
-                    check_at = quiet_since + stuck_after  # slow answers are its habit
-                    continue
-                if not await _probe(limit, endpoint, timeout_s):
-                    raise Timeout(
-                        f"the endpoint {_where(endpoint)} answered nothing for "
-                        f"{now - quiet_since:.1f} s while this request waited (stuck after "
-                        f"{stuck_after:.1f} s: LLMConfig.timeout_s, or {STRETCH:g} x its "
-                        f"slowest recent answer)"
-                    )
-            # The endpoint answers, just not this request yet: it is busy.
-            if not waited.overloaded:
-                waited.overloaded = True
-                limit.overloaded(epoch)
-            check_at = time.monotonic() + timeout_s
+        return await sending
+    except asyncio.CancelledError:
+        if watch.stuck is not None and task.uncancel() == 0:
+            raise Timeout(watch.stuck) from None
+        raise
     finally:
-        if not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        watch.stop()
+
+
+class _Watch:
+    """The timer beside one waiting request: when it fires, the endpoint is busy (the
+    limit is lowered, the timer set again) or stuck (the request's task is cancelled,
+    with :attr:`stuck` saying why)."""
+
+    def __init__(
+        self,
+        task: asyncio.Task[object],
+        limit: AdaptiveLimit,
+        epoch: int,
+        endpoint: Endpoint,
+        timeout_s: float,
+        waited: Waited,
+    ) -> None:
+        self.task, self.limit, self.epoch = task, limit, epoch
+        self.endpoint, self.timeout_s, self.waited = endpoint, timeout_s, waited
+        self.loop = asyncio.get_running_loop()
+        self.sent = time.monotonic()
+        self.stuck: str | None = None
+        self.deciding: asyncio.Task[None] | None = None
+        self.timer = self.loop.call_later(timeout_s, self.check)
+
+    def stop(self) -> None:
+        self.timer.cancel()
+        if self.deciding is not None and not self.deciding.done():
+            self.deciding.cancel()
+
+    def check(self) -> None:
+        stuck_after = max(self.timeout_s, STRETCH * self.limit.slowest_recent_s)
+        now = time.monotonic()
+        heard = self.limit.last_answer_at
+        if heard is None or now - heard >= self.timeout_s:
+            quiet_since = self.sent if heard is None else max(self.sent, heard)
+            if now - quiet_since < stuck_after:  # slow answers are its habit
+                self.timer = self.loop.call_later(quiet_since + stuck_after - now, self.check)
+            else:
+                self.deciding = self.loop.create_task(self.probe(now - quiet_since, stuck_after))
+            return
+        self.busy()
+
+    def busy(self) -> None:
+        """The endpoint answers, just not this request yet."""
+        if not self.waited.overloaded:
+            self.waited.overloaded = True
+            self.limit.overloaded(self.epoch)
+        self.timer = self.loop.call_later(self.timeout_s, self.check)
+
+    async def probe(self, quiet_s: float, stuck_after: float) -> None:
+        if await _probe(self.limit, self.endpoint, self.timeout_s):
+            self.busy()
+            return
+        self.stuck = (
+            f"the endpoint {_where(self.endpoint)} answered nothing for {quiet_s:.1f} s while "
+            f"this request waited (stuck after {stuck_after:.1f} s: LLMConfig.timeout_s, or "
+            f"{STRETCH:g} x its slowest recent answer)"
+        )
+        self.task.cancel()
 
 
 async def _probe(limit: AdaptiveLimit, endpoint: Endpoint, timeout_s: float) -> bool:
