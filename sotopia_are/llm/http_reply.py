@@ -100,10 +100,12 @@ def _service_seconds(timings: Any) -> float | None:
     processing plus generation); None when the reply has none."""
     if not isinstance(timings, dict):
         return None
-    spent = [timings.get("prompt_ms"), timings.get("predicted_ms")]
-    if not all(isinstance(ms, int | float) and not isinstance(ms, bool) for ms in spent):
-        return None
-    total = float(spent[0]) + float(spent[1])  # type: ignore[arg-type]
+    total = 0.0
+    for part in ("prompt_ms", "predicted_ms"):
+        ms = timings.get(part)
+        if not isinstance(ms, int | float) or isinstance(ms, bool):
+            return None
+        total += ms
     return total / 1000.0 if total > 0 else None
 
 

@@ -23,7 +23,7 @@ from sotopia_are.llm.failures import (
 from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
 from sotopia_are.llm.retry import retrying
 from sotopia_are.llm.transport import send
-from sotopia_are.llm.watchdog import Waited, await_answer
+from sotopia_are.llm.watchdog import await_answer
 
 __all__ = ["as_llm_error", "describe_endpoint", "send_with_retries"]
 
@@ -53,6 +53,7 @@ async def send_with_retries(
     )
     shared = concurrency.shared
     began = [0.0]
+    queued = [0.0]
     first = len(attempts)
     # The transport's own timeout only bounds one request's whole wait; the watchdog
     # tells a busy endpoint from a stuck one after timeout_s (see llm/watchdog.py).
@@ -63,7 +64,6 @@ async def send_with_retries(
         epoch = await limit.acquire()
         answer: LLMResponse | None = None
         throttled = False
-        waited = Waited()
         try:
             if shared is not None:
                 await shared.acquire(endpoint.key)
@@ -77,7 +77,6 @@ async def send_with_retries(
                         epoch=epoch,
                         endpoint=endpoint,
                         timeout_s=config.timeout_s,
-                        waited=waited,
                     )
                 limit.answered()
                 answer = response
@@ -109,7 +108,6 @@ async def send_with_retries(
                 service_s=None if answer is None else answer.service_s,
             )
 
-    queued = [0.0]
     response = await retrying(
         config.retry,
         once,

@@ -31,7 +31,7 @@ from sotopia_are.llm.config import Endpoint
 from sotopia_are.llm.http_transport import Timeout
 from sotopia_are.llm.request import LLMResponse
 
-__all__ = ["PROBE_TIMEOUT_S", "STRETCH", "Waited", "await_answer"]
+__all__ = ["PROBE_TIMEOUT_S", "STRETCH", "await_answer"]
 
 STRETCH = 3.0
 """An endpoint is stuck after answering nothing for this many times its slowest recent
@@ -43,16 +43,6 @@ PROBE_TIMEOUT_S = 5.0
 _PROBES: weakref.WeakKeyDictionary[AdaptiveLimit, asyncio.Task[bool]] = weakref.WeakKeyDictionary()
 
 
-class Waited:
-    """What became of one request's wait: whether it outlived its timeout while the
-    endpoint answered others (``overloaded``)."""
-
-    __slots__ = ("overloaded",)
-
-    def __init__(self) -> None:
-        self.overloaded = False
-
-
 async def await_answer(
     sending: Awaitable[LLMResponse],
     *,
@@ -60,7 +50,6 @@ async def await_answer(
     epoch: int,
     endpoint: Endpoint,
     timeout_s: float,
-    waited: Waited,
 ) -> LLMResponse:
     """The answer ``sending`` gives, waited for as the module says; a :class:`Timeout`
     (and ``sending`` cancelled) once the endpoint is stuck.
@@ -69,7 +58,7 @@ async def await_answer(
     this is on every model call's path)."""
     task = asyncio.current_task()
     assert task is not None, "await_answer runs in a task"
-    watch = _Watch(task, limit, epoch, endpoint, timeout_s, waited)
+    watch = _Watch(task, limit, epoch, endpoint, timeout_s)
     try:
         return await sending
     except asyncio.CancelledError:
@@ -92,10 +81,10 @@ class _Watch:
         epoch: int,
         endpoint: Endpoint,
         timeout_s: float,
-        waited: Waited,
     ) -> None:
         self.task, self.limit, self.epoch = task, limit, epoch
-        self.endpoint, self.timeout_s, self.waited = endpoint, timeout_s, waited
+        self.endpoint, self.timeout_s = endpoint, timeout_s
+        self.overloaded = False  # the limit was lowered for this request already
         self.loop = asyncio.get_running_loop()
         self.sent = time.monotonic()
         self.stuck: str | None = None
@@ -122,8 +111,8 @@ class _Watch:
 
     def busy(self) -> None:
         """The endpoint answers, just not this request yet."""
-        if not self.waited.overloaded:
-            self.waited.overloaded = True
+        if not self.overloaded:
+            self.overloaded = True
             self.limit.overloaded(self.epoch)
         self.timer = self.loop.call_later(self.timeout_s, self.check)
 
