@@ -217,3 +217,18 @@ async def test_a_run_against_a_slot_server_settles_near_its_slots(
     # event loop's lag adds to the latency of these short answers, so it may go lower.)
     assert 1 <= limit.limit <= 6
     assert llm_server.max_in_flight <= 8
+
+
+async def test_a_slow_answer_is_waited_for_while_the_server_answers_a_probe(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    # One request, 1 s of work, a 0.3 s timeout, nothing else answered meanwhile: only the
+    # server's answer to GET /models tells it is busy, not stuck.
+    llm_server.slots, llm_server.latency = 1, 1.0
+    llm_server.rule = lambda _request: "fine"
+    session = make_session({"concurrency": ConcurrencyRegistry()}, timeout_s=0.3)
+    result = await session.generate(MODEL, "test/plain.j2", {"word": "x"})
+    assert result.value == "fine" and len(result.call.attempts) == 1
+    assert result.call.attempts[0].latency_s >= 1.0
+    probes = [r for r in llm_server.requests if r.method == "GET" and r.path.endswith("/models")]
+    assert probes  # it was asked, and its answer kept the request waiting
