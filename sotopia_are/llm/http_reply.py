@@ -47,6 +47,11 @@ async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes | Non
             if size > cap:
                 return None
             parts.append(piece)
+    if decoder is not None:
+        rest = decoder.flush()  # what the inflater still holds once the body has ended
+        if size + len(rest) > cap:
+            return None
+        parts.append(rest)
     return b"".join(parts)
 
 
