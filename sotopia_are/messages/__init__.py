@@ -7,6 +7,7 @@ else of sotopia_are.
 from .action import ActionType, AgentAction, match_participant, validate_recipients
 from .background import ScriptBackground
 from .context import parse_background
+from .game_move import GameMove
 from .message import Message, SimpleMessage
 from .observation import Observation
 from .parser import (
@@ -26,6 +27,7 @@ from .script import ScriptInteraction, ScriptInteractionReturnType
 __all__ = [
     "ActionType",
     "AgentAction",
+    "GameMove",
     "Message",
     "Observation",
     "ParsedScript",

@@ -16,7 +16,17 @@ from .entries import (
     render_entries,
 )
 from .export import ImportedEpisode, episode_trace, export_episode, import_episode
-from .protocol import AgentTurn, CallRecord, SocialAgent
+from .game_rules import (
+    EndCondition,
+    GameAction,
+    GameRules,
+    Payoff,
+    Phase,
+    Role,
+    RoleActors,
+    TeamActors,
+)
+from .protocol import AgentTurn, CallRecord, MoveOption, SocialAgent
 from .replay import logged_actions, script_spec
 from .result import EpisodeResult
 from .runner import AgentFactory, run_episode, run_episodes
@@ -60,6 +70,7 @@ __all__ = [
     "CallRecord",
     "ConversationApp",
     "ConversationEntry",
+    "EndCondition",
     "EntrySink",
     "EpisodeResult",
     "EpisodeScenario",
@@ -70,14 +81,22 @@ __all__ = [
     "EpisodeViews",
     "EventCallback",
     "FixedOrder",
+    "GameAction",
+    "GameRules",
     "ImportedEpisode",
     "MaxTurnsAndStaleRule",
+    "MoveOption",
+    "Payoff",
+    "Phase",
     "RandomOrder",
+    "Role",
+    "RoleActors",
     "RoundRobin",
     "ScheduledEnvEvent",
     "Simultaneous",
     "Sink",
     "SocialAgent",
+    "TeamActors",
     "TerminationRule",
     "TurnPolicy",
     "TurnPolicyName",

@@ -3,8 +3,11 @@
 Agents act through :meth:`ConversationApp.act` (one completed AGENT/WRITE event per call);
 scenario-scheduled ENV events call :meth:`ConversationApp.announce` (something happens
 that some or all participants perceive) and :meth:`ConversationApp.deliver_message` (a
-message from someone outside the conversation). The app's tool args are plain JSON
-values, so its events export to and import from ARE's scenario JSON unchanged.
+message from someone outside the conversation). In a social game, players make moves
+through :meth:`ConversationApp.move` (AGENT events) and the rules remove a player with
+:meth:`ConversationApp.eliminate` (an ENV event everyone perceives). The app's tool args
+are plain JSON values, so its events export to and import from ARE's scenario JSON
+unchanged.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sotopia_are.messages import AgentAction
+from sotopia_are.messages import AgentAction, GameMove
 from sotopia_are.messages.action import ActionType
 from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.apps.registry import register_app_class
@@ -24,7 +27,7 @@ __all__ = ["ENVIRONMENT_SENDER", "NOTIFIED_TOOLS", "ConversationApp"]
 ENVIRONMENT_SENDER = "Environment"
 """The sender of :meth:`ConversationApp.announce` events (never a participant's name)."""
 
-NOTIFIED_TOOLS = ("announce", "deliver_message")
+NOTIFIED_TOOLS = ("announce", "deliver_message", "eliminate")
 """The ENV tools whose events reach the participants' observations as notifications."""
 
 
@@ -69,16 +72,48 @@ class ConversationApp(App):
         ValueError if ``sender`` is not an active participant, ``to`` names someone who is
         not another participant, or the action is not a valid :class:`AgentAction`.
         """
-        if sender not in self.participants:
-            raise ValueError(f"{sender!r} is not a participant; participants: {self.participants}")
-        if sender in self.left:
-            raise ValueError(f"{sender!r} has left the conversation and cannot act")
+        self._check_active(sender)
         action = AgentAction.model_validate(
             {"action_type": action_type, "argument": argument, "to": to},
             context={"agent_names": self.participants, "sender": sender},
         )
         if action.action_type == "leave":
             self.left.add(sender)
+
+    @event_registered(operation_type=OperationType.WRITE, event_type=EventType.AGENT)
+    def move(
+        self,
+        sender: str,
+        move: str,
+        target: str | None = None,
+        amount: int | None = None,
+        argument: str = "",
+        to: list[str] | None = None,
+    ) -> None:
+        """``sender`` makes a game move (see :class:`GameMove`), seen by ``to`` only if given
+        (``to`` may name the sender alone: a move nobody else sees).
+
+        ValueError if ``sender`` is not an active participant, ``target`` or a name in
+        ``to`` is not a participant, or ``move`` is empty. Whether the move is legal is for
+        the game's rules, checked before it is made.
+        """
+        self._check_active(sender)
+        if not move:
+            raise ValueError("a move needs a name")
+        if target is not None:
+            self._check_audience([target], "target")
+        if to is not None:
+            if not to:
+                raise ValueError("to is an empty list; use None for everyone")
+            self._check_audience(to, "to")
+        GameMove(move=move, target=target, amount=amount, argument=argument)
+
+    @event_registered(operation_type=OperationType.WRITE, event_type=EventType.ENV)
+    def eliminate(self, participant: str, content: str) -> None:
+        """``participant`` is out of the game (everyone perceives ``content``) and never acts
+        again."""
+        self._check_active(participant)
+        self.left.add(participant)
 
     @event_registered(operation_type=OperationType.WRITE, event_type=EventType.ENV)
     def announce(self, content: str, perceivers: list[str] | None = None) -> None:
@@ -96,6 +131,12 @@ class ConversationApp(App):
         if not to:
             raise ValueError("deliver_message needs at least one recipient")
         self._check_audience(to, "to")
+
+    def _check_active(self, name: str) -> None:
+        if name not in self.participants:
+            raise ValueError(f"{name!r} is not a participant; participants: {self.participants}")
+        if name in self.left:
+            raise ValueError(f"{name!r} has left the conversation and cannot act")
 
     def _check_audience(self, names: Sequence[str], field: str) -> None:
         unknown = [name for name in names if name not in self.participants]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sotopia_are.messages import AgentAction, render_action
+from sotopia_are.messages import AgentAction, GameMove, render_action
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.data_handler.values import decode_value
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
@@ -36,8 +36,9 @@ __all__ = [
 class ConversationEntry:
     """One thing that happened in the conversation, and who it was for.
 
-    ``action`` is set for agent actions; ``content`` is the notified text of an ENV event.
-    ``to`` is None for something everyone perceives.
+    ``action`` is set for agent actions (for a game move, the action it reads as: speech,
+    or an ``action`` naming the move); ``move`` is the game move itself; ``content`` is the
+    notified text of an ENV event. ``to`` is None for something everyone perceives.
     """
 
     turn: int
@@ -46,6 +47,7 @@ class ConversationEntry:
     to: tuple[str, ...] | None
     action: AgentAction | None = None
     content: str = ""
+    move: GameMove | None = None
 
     def visible_to(self, viewer: str) -> bool:
         """Whether ``viewer`` may perceive this entry (see :func:`is_visible`)."""
@@ -141,6 +143,8 @@ def _entry(
     ``args``; ``notified`` is the text the notification system gives an ENV event (None
     when it notifies nobody)."""
     if event_type is EventType.AGENT:
+        if function == "move":
+            return _move_entry(args, turn=turn, event_id=event_id)
         if function != "act":
             return None
         to = args.get("to") or None
@@ -157,6 +161,25 @@ def _entry(
     return ConversationEntry(
         turn, event_id, ENVIRONMENT_SENDER, _audience(args.get("perceivers")), content=notified
     )
+
+
+def _move_entry(args: Mapping[str, Any], *, turn: int, event_id: str) -> ConversationEntry:
+    sender = args["sender"]
+    move = GameMove(
+        move=args["move"],
+        target=args.get("target"),
+        amount=args.get("amount"),
+        argument=args.get("argument") or "",
+    )
+    to = _audience(args.get("to"))
+    others = [name for name in to or () if name != sender] or None
+    if move.is_speech:
+        reads_as = AgentAction(action_type="speak", argument=move.argument, to=others)
+    else:
+        # An ``action`` is one line in a script; a move's words are kept on one.
+        text = " ".join(move.to_natural_language().split())
+        reads_as = AgentAction(action_type="action", argument=text, to=others)
+    return ConversationEntry(turn, event_id, sender, to, action=reads_as, move=move)
 
 
 def _audience(names: Sequence[str] | None) -> tuple[str, ...] | None:

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from sotopia_are.llm import LLMCall
-from sotopia_are.messages import AgentAction, Observation, ScriptBackground
+from sotopia_are.messages import AgentAction, GameMove, Observation, ScriptBackground
 from sotopia_are.messages.action import ActionType
 
-__all__ = ["AgentTurn", "CallRecord", "SocialAgent"]
+from .game_rules import ActionKind, Audience
+
+__all__ = ["AgentTurn", "CallRecord", "MoveOption", "SocialAgent"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,10 @@ class AgentTurn:
     ``background`` shows the agent's own goal (the others' only in omniscient episodes);
     ``observation.last_turn`` is what the agent newly perceived since it last acted;
     ``transcript`` is the whole history it may see, rendered as Sotopia renders it.
+    In a game, ``moves`` are the moves it may make now (it answers with a
+    :class:`~sotopia_are.messages.GameMove` naming one of them) and ``phase`` names the
+    phase; in a conversation ``moves`` is empty and it answers with an
+    :class:`~sotopia_are.messages.AgentAction` of one of ``available_actions``.
     """
 
     agent_name: str
@@ -34,6 +40,26 @@ class AgentTurn:
     observation: Observation
     transcript: str
     available_actions: tuple[ActionType, ...]
+    moves: tuple[MoveOption, ...] = ()
+    phase: str = ""
+
+
+@dataclass(frozen=True)
+class MoveOption:
+    """One move an agent may make now in a game, with exactly what it may take.
+
+    ``kind`` is the rules' :data:`~sotopia_are.social.game_rules.ActionKind`; ``targets``
+    are the eligible participants of a ``target`` move; ``amount_min``/``amount_max``
+    bound an offer; ``audience`` says who will see the move.
+    """
+
+    name: str
+    kind: ActionKind
+    description: str = ""
+    audience: Audience = "everyone"
+    targets: tuple[str, ...] = ()
+    amount_min: int = 0
+    amount_max: int = 0
 
 
 CallRecord = LLMCall
@@ -47,7 +73,7 @@ class SocialAgent(Protocol):
     @property
     def name(self) -> str: ...
 
-    async def act(self, turn: AgentTurn) -> AgentAction: ...
+    async def act(self, turn: AgentTurn) -> AgentAction | GameMove: ...
 
     def call_records(self) -> Sequence[CallRecord]:
         """The model calls this agent made so far (empty for agents without a model)."""

@@ -21,7 +21,7 @@ import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from sotopia_are import SotopiaAreError
-from sotopia_are.messages import AgentAction
+from sotopia_are.messages import AgentAction, GameMove
 from sotopia_are.simulation.environment import Environment, EnvironmentConfig
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.simulation.types import CompletedEvent, EventType
@@ -167,7 +167,7 @@ async def _choose(
     """Ask every actor of the turn at once; _Failure for the first that failed."""
     if len(turns) == 1:
         # The common case (round-robin, random) without gather's task overhead.
-        outcomes: list[AgentAction | BaseException] = []
+        outcomes: list[AgentAction | GameMove | BaseException] = []
         try:
             outcomes.append(await cast[turns[0].agent_name].act(turns[0]))
         except Exception as error:

@@ -25,6 +25,7 @@ from sotopia_are.messages import ScriptBackground
 from sotopia_are.messages.action import ActionType
 
 from .conversation_app import ENVIRONMENT_SENDER
+from .game_rules import GameRules
 
 __all__ = [
     "ALL_ACTION_TYPES",
@@ -134,6 +135,10 @@ class EpisodeSpec(BaseModel):
     (Sotopia's rule). Turn ``n`` is
     played at simulated time ``n * turn_seconds``.
 
+    With ``game`` set the episode is a social game (:mod:`sotopia_are.social.game_rules`):
+    its phases decide who acts and what they may do, and its ``max_cycles`` bounds it, in
+    place of ``turn_policy``, ``max_turns`` and ``max_stale_turns``.
+
     ``episode_id`` names the one episode this spec is; left out, the spec stands for a
     new episode each run (:attr:`id_given` is False; ``episode_id`` is then the
     placeholder ``"episode"`` until :meth:`for_run` gives it a fresh one). ``name``
@@ -178,6 +183,9 @@ class EpisodeSpec(BaseModel):
     turn_seconds: float = Field(default=1.0, gt=0)
     action_types: list[ActionType] = Field(default_factory=lambda: list(ALL_ACTION_TYPES))
     env_events: list[ScheduledEnvEvent] = Field(default_factory=list)
+    game: GameRules | None = Field(
+        default=None, description="the rules of a social game; None for a conversation"
+    )
 
     @field_validator("episode_id")
     @classmethod
@@ -206,6 +214,14 @@ class EpisodeSpec(BaseModel):
         for actor in self.turn_order or []:
             if actor not in names:
                 raise ValueError(f"turn_order names {actor!r}, who is not one of {names}")
+        if self.game is not None:
+            if self.game.seats != len(names):
+                raise ValueError(
+                    f"game.roles: the roles have {self.game.seats} seats but there are "
+                    f"{len(names)} agent_names"
+                )
+            if self.turn_policy != "round-robin":
+                raise ValueError("turn_policy: a game's phases say who acts; leave it out")
         for index, event in enumerate(self.env_events):
             unknown = [name for name in event.to or [] if name not in names]
             if unknown:
@@ -243,7 +259,9 @@ class EpisodeSpec(BaseModel):
         :func:`slug` and 8 hex digits of a hash of every other field, so equal specs get
         the same."""
         # Without the name, ids planned before specs had one are planned again.
-        played = self.model_dump_json(exclude={"episode_id", "name"})
+        # A conversation's content id is what it was before games existed.
+        unplayed = {"episode_id", "name"} | ({"game"} if self.game is None else set())
+        played = self.model_dump_json(exclude=unplayed)
         return f"{slug(self.scenario)}-{hashlib.sha256(played.encode()).hexdigest()[:8]}"
 
     def stable_name(self) -> str:
