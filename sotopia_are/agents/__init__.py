@@ -1,7 +1,7 @@
 """Episode participants: the objects the social runner asks for actions.
 
 Every agent here satisfies :class:`sotopia_are.social.protocol.SocialAgent` (a ``name``,
-``async act(turn) -> AgentAction`` and ``call_records()``). This layer imports
+``async act(turn) -> AgentAction | GameMove`` and ``call_records()``). This layer imports
 ``messages``, ``social`` and ``llm`` only.
 """
 
@@ -10,15 +10,22 @@ from sotopia_are.agents.action_reply import (
     match_participant,
     normalize_action_reply,
 )
+from sotopia_are.agents.game_move_reply import (
+    move_output_type,
+    move_schema,
+    normalize_move_reply,
+)
 from sotopia_are.agents.human_agent import (
     COMMANDS,
     HUMAN_TEMPLATE,
     HumanAgent,
     HumanInputError,
     parse_command,
+    parse_move_command,
 )
 from sotopia_are.agents.llm_agent import (
     ACTION_TEMPLATE,
+    GAME_MOVE_TEMPLATE,
     LLMAgent,
     llm_agents_for,
 )
@@ -40,6 +47,7 @@ from sotopia_are.agents.scripted_agent import (
 __all__ = [
     "ACTION_TEMPLATE",
     "COMMANDS",
+    "GAME_MOVE_TEMPLATE",
     "HUMAN_TEMPLATE",
     "SCRIPT_TEMPLATE",
     "HumanAgent",
@@ -54,8 +62,12 @@ __all__ = [
     "action_output_type",
     "llm_agents_for",
     "match_participant",
+    "move_output_type",
+    "move_schema",
     "normalize_action_reply",
+    "normalize_move_reply",
     "parse_command",
+    "parse_move_command",
     "script_output_type",
     "script_turns",
     "write_script",

@@ -8,6 +8,13 @@ context and transcript on the first turn, what is new after that) and reads one 
 * a private action starts with ``@`` and comma-separated recipients:
   ``@Alice,Bob say psst`` (names may contain spaces: ``@Alice Park say hi``).
 
+In a game turn (one whose ``moves`` are not empty) the view lists the moves allowed now
+and the command is one of them: its name, then its target (``vote Bob``), its amount
+(``offer 60``) or its words (``say I am the seer``); a move that takes neither may be
+followed by words said with it (``accept deal``). It is read as a model's answer is
+(:mod:`sotopia_are.agents.game_move_reply`), so an illegal move is refused in the same
+words.
+
 A command that cannot be read, is not available this turn or names an unknown recipient
 is explained and asked again. End of input (EOF, no terminal) is a
 :class:`HumanInputError`, never a silent "did nothing".
@@ -17,14 +24,30 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
 
 from sotopia_are import SotopiaAreError
+from sotopia_are.agents.game_move_reply import (
+    move_output_type,
+    normalize_move_reply,
+    playable_moves,
+)
 from sotopia_are.llm import PromptLibrary
-from sotopia_are.messages import AgentAction, validate_recipients
+from sotopia_are.messages import AgentAction, GameMove, validate_recipients
 from sotopia_are.messages.action import ActionType
-from sotopia_are.social.protocol import AgentTurn, CallRecord
+from sotopia_are.social.protocol import AgentTurn, CallRecord, MoveOption
 
-__all__ = ["COMMANDS", "HUMAN_TEMPLATE", "HumanAgent", "HumanInputError", "parse_command"]
+__all__ = [
+    "COMMANDS",
+    "HUMAN_TEMPLATE",
+    "HumanAgent",
+    "HumanInputError",
+    "move_usage",
+    "parse_command",
+    "parse_move_command",
+]
 
 HUMAN_TEMPLATE = "agent_human.j2"
 """The template of what :class:`HumanAgent` shows each turn (in ``prompts/``)."""
@@ -79,6 +102,60 @@ def parse_command(line: str, sender: str, participants: Sequence[str]) -> AgentA
             raise ValueError(f"{word!r} cannot be private; only say, action and gesture can")
         argument = ""
     return AgentAction(action_type=action_type, argument=argument, to=to)
+
+
+def move_usage(option: MoveOption) -> str:
+    """How to write ``option`` as a command (``vote <Bob|Carol>``, ``offer <0-100>``)."""
+    if option.kind == "speak":
+        return f"{option.name} <words>"
+    if option.kind == "target":
+        return f"{option.name} <{'|'.join(option.targets)}>"
+    if option.kind == "offer":
+        return f"{option.name} <{option.amount_min}-{option.amount_max}>"
+    return option.name
+
+
+def parse_move_command(
+    line: str, moves: Sequence[MoveOption], participants: Sequence[str]
+) -> GameMove:
+    """The game move a command line means among ``moves`` (see the module docstring).
+
+    Raises :class:`ValueError` explaining what is wrong with ``line``, in the words a
+    model's illegal answer gets.
+    """
+    text = line.strip()
+    # The longest name first, so a move named "vote" never hides one named "vote early".
+    by_length = sorted(playable_moves(moves), key=lambda option: len(option.name), reverse=True)
+    option = next((o for o in by_length if _starts_with_name(text.lower(), o.name.lower())), None)
+    if option is None:
+        word = text.split(" ", 1)[0]
+        raise ValueError(
+            f"{word!r} is not a move you may make now; you may: "
+            f"{', '.join(move_usage(o) for o in playable_moves(moves))}"
+            if word
+            else "no move; you may: " + ", ".join(move_usage(o) for o in playable_moves(moves))
+        )
+    rest = text[len(option.name) :].strip()
+    answer: dict[str, Any] = {"move": option.name}
+    if option.kind == "target":
+        answer["target"] = rest or None
+    elif option.kind == "offer":
+        answer["amount"] = rest or None
+    else:
+        answer["argument"] = rest
+    data, _notes = normalize_move_reply(answer, moves, participants)
+    try:
+        legal = move_output_type(tuple(moves), tuple(participants)).model_validate(data)
+        return GameMove.model_validate(legal.model_dump())
+    except ValidationError as error:
+        raise ValueError("; ".join(_reason(e) for e in error.errors())) from None
+
+
+def _reason(error: Any) -> str:
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if error["loc"]:
+        return f"{'.'.join(str(part) for part in error['loc'])}: {message}"
+    return message
 
 
 def _starts_with_name(text: str, name: str) -> bool:
@@ -139,21 +216,29 @@ class HumanAgent:
                 for part in (turn.background.to_natural_language(), turn.transcript.strip())
                 if part
             )
+        if turn.moves:
+            commands = [move_usage(option) for option in playable_moves(turn.moves)]
+            recipients: list[str] = []  # a move's audience is the game's to say
+        else:
+            commands = [_USAGE[a] for a in turn.available_actions]
+            recipients = [p for p in turn.participants if p != self._name]
         messages = self.prompts.render(
             HUMAN_TEMPLATE,
             {
                 "agent_name": self._name,
                 "turn_number": turn.turn_number,
+                "phase": turn.phase,
                 "context": context,
                 "last_turn": turn.observation.last_turn,
-                "commands": [_USAGE[a] for a in turn.available_actions],
-                "recipients": [p for p in turn.participants if p != self._name],
+                "commands": commands,
+                "recipients": recipients,
             },
         )
         return "\n\n".join(message.content for message in messages)
 
-    async def act(self, turn: AgentTurn) -> AgentAction:
-        """Show the turn, then read commands until one is valid and available.
+    async def act(self, turn: AgentTurn) -> AgentAction | GameMove:
+        """Show the turn, then read commands until one is valid and available: in a game
+        turn a legal :class:`GameMove`, else an :class:`AgentAction`.
 
         Raises :class:`HumanInputError` when the input ends first.
         """
@@ -168,6 +253,12 @@ class HumanAgent:
                     f"needs an interactive terminal; use ScriptedAgent or LLMAgent to run "
                     f"without one."
                 ) from None
+            if turn.moves:
+                try:
+                    return parse_move_command(line, turn.moves, turn.participants)
+                except ValueError as error:
+                    self.output_fn(f"Sorry: {error}")
+                    continue
             try:
                 action = parse_command(line, self._name, turn.participants)
             except ValueError as error:

@@ -8,6 +8,11 @@ actions and whose private recipients (``to``) are other participants (see
 LLM layer's retry, and a final failure raises :class:`GenerationError` — it is never
 turned into "did nothing".
 
+A game turn (one whose ``moves`` are not empty) is asked with ``game_move.j2`` instead,
+and its answer is a :class:`GameMove` among the legal moves: the schema sent offers only
+those (see :mod:`sotopia_are.agents.game_move_reply`), and an illegal move that still
+arrives is fed back in the same way.
+
 An agent plays one episode and calls through its own scoped session, which holds its call
 records (nothing else keeps a copy) and, in a recording, labels its calls so a replay
 gives them back to it. :func:`llm_agents_for` makes an episode's agents under the
@@ -19,15 +24,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from sotopia_are.agents.action_reply import action_output_type
+from sotopia_are.agents.game_move_reply import move_output_type
 from sotopia_are.llm import LLMCall, LLMSession, Sampling
-from sotopia_are.messages import AgentAction
+from sotopia_are.messages import AgentAction, GameMove
 from sotopia_are.social.protocol import AgentTurn
 from sotopia_are.social.spec import EpisodeSpec
 
-__all__ = ["ACTION_MAX_TOKENS", "ACTION_TEMPLATE", "LLMAgent", "llm_agents_for"]
+__all__ = [
+    "ACTION_MAX_TOKENS",
+    "ACTION_TEMPLATE",
+    "GAME_MOVE_TEMPLATE",
+    "LLMAgent",
+    "llm_agents_for",
+]
 
 ACTION_TEMPLATE = "agent_action.j2"
 """The default prompt template of :class:`LLMAgent` (in ``prompts/``)."""
+
+GAME_MOVE_TEMPLATE = "game_move.j2"
+"""The default prompt template of :class:`LLMAgent` in a game turn (in ``prompts/``)."""
 
 
 ACTION_MAX_TOKENS = 400
@@ -41,8 +56,9 @@ class LLMAgent:
     It calls through ``session.scoped(scope)`` (``scope`` defaults to the agent's name), so
     with an episode's session (``session.scoped(episode_id)``, or :func:`llm_agents_for`)
     its calls are scoped ``"<episode_id>/<name>"``. ``template`` is the prompt template's
-    name; ``sampling`` is sent with every request, over the session config's ``params``
-    (default ``Sampling()``: the provider's own settings; its ``max_tokens`` replaces
+    name, ``game_template`` that of a game turn (see :meth:`act`); ``sampling`` is sent
+    with every request, over the session config's ``params`` (default ``Sampling()``: the
+    provider's own settings; its ``max_tokens`` replaces
     :data:`ACTION_MAX_TOKENS`). With a sampling ``seed`` (a study's), each request sends
     the seed drawn from it, ``episode_seed`` (the episode's ``EpisodeSpec.seed``), the
     agent's name and the turn (``Sampling.params``), so the repeats of an episode differ
@@ -60,6 +76,7 @@ class LLMAgent:
         *,
         scope: str | None = None,
         template: str = ACTION_TEMPLATE,
+        game_template: str = GAME_MOVE_TEMPLATE,
         sampling: Sampling | None = None,
         episode_seed: int = 0,
     ) -> None:
@@ -67,6 +84,7 @@ class LLMAgent:
         self.model = model
         self.session = session.scoped(name if scope is None else scope)
         self.template = template
+        self.game_template = game_template
         self.sampling = Sampling() if sampling is None else sampling
         self.episode_seed = episode_seed
         self._last_turn: int | None = None
@@ -86,13 +104,26 @@ class LLMAgent:
             "recipients": [p for p in turn.participants if p != self._name],
         }
 
-    async def act(self, turn: AgentTurn) -> AgentAction:
-        """The model's action for ``turn``.
+    def game_prompt_variables(self, turn: AgentTurn) -> dict[str, object]:
+        """The template variables of a game turn (see ``prompts/game_move.j2``)."""
+        return {
+            "agent_name": self._name,
+            "turn_number": turn.turn_number,
+            "phase": turn.phase,
+            "background": turn.background.to_natural_language(),
+            "transcript": turn.transcript,
+            "moves": list(turn.moves),
+        }
+
+    async def act(self, turn: AgentTurn) -> AgentAction | GameMove:
+        """The model's action for ``turn``: in a game turn (``turn.moves`` not empty) a
+        :class:`GameMove` making one of those moves, else an :class:`AgentAction`.
 
         Raises :class:`~sotopia_are.llm.GenerationError` when no answer validated within
         the session's ``output_attempts``, and the LLM layer's other errors as they come;
         the failed call is in :meth:`call_records` either way. ValueError for another
-        agent's turn, or a turn not after the last one played (another episode's).
+        agent's turn, or a turn not after the last one played (another episode's), or a
+        game turn none of whose moves can be made.
         """
         if turn.agent_name != self._name:
             raise ValueError(f"agent {self._name!r} was given the turn of {turn.agent_name!r}")
@@ -103,6 +134,18 @@ class LLMAgent:
                 "each episode (llm_agents_for(spec, models, session))"
             )
         self._last_turn = turn.turn_number
+        params = self.sampling.params("agent", self.episode_seed, self._name, turn.turn_number)
+        if turn.moves:
+            move_type = move_output_type(tuple(turn.moves), tuple(turn.participants))
+            played = await self.session.generate(
+                self.model,
+                self.game_template,
+                self.game_prompt_variables(turn),
+                move_type,
+                params=params,
+                max_tokens=ACTION_MAX_TOKENS,
+            )
+            return GameMove.model_validate(played.value.model_dump())
         output_type = action_output_type(
             self._name, tuple(turn.participants), tuple(turn.available_actions)
         )
@@ -111,7 +154,7 @@ class LLMAgent:
             self.template,
             self.prompt_variables(turn),
             output_type,
-            params=self.sampling.params("agent", self.episode_seed, self._name, turn.turn_number),
+            params=params,
             max_tokens=ACTION_MAX_TOKENS,
         )
         return AgentAction.model_validate(
@@ -130,6 +173,7 @@ def llm_agents_for(
     session: LLMSession,
     *,
     template: str = ACTION_TEMPLATE,
+    game_template: str = GAME_MOVE_TEMPLATE,
     sampling: Sampling | None = None,
 ) -> list[LLMAgent]:
     """One :class:`LLMAgent` per participant of ``spec``, in order, each calling through
@@ -154,6 +198,14 @@ def llm_agents_for(
         chosen = {name: models[name] for name in spec.agent_names}
     episode = session.scoped(spec.episode_id)
     return [
-        LLMAgent(name, model, episode, template=template, sampling=sampling, episode_seed=spec.seed)
+        LLMAgent(
+            name,
+            model,
+            episode,
+            template=template,
+            game_template=game_template,
+            sampling=sampling,
+            episode_seed=spec.seed,
+        )
         for name, model in chosen.items()
     ]

@@ -2,11 +2,15 @@
 
 Agents get valid, varied actions — mostly speech, now and then a gesture, a private word
 to another participant when the request allows one, and leaving near the end — and the
-judge gets valid ratings that differ between participants and episodes. Everything is
-read from the request: its JSON schema (what is allowed) and its prompt (who speaks, which
-turn). The choices are a hash of the request's messages and its ``seed`` (when it sends
-one), so a replayed study gets the same answers and requests that differ only in their
-seed — the repeats of a seeded study — get different ones, as from a model that samples.
+judge gets valid ratings that differ between participants and episodes. In a game turn
+(a schema whose ``anyOf`` variants each name one ``move``) an agent makes one of the moves
+offered: speech most of the time when it is offered, else a vote or another target among
+the eligible ones, an offer near the middle of its range, accepting now and then, passing
+only when nothing else is offered. Everything is read from the request: its JSON schema
+(what is allowed) and its prompt (who speaks, which turn). The choices are a hash of the
+request's messages and its ``seed`` (when it sends one), so a replayed study gets the
+same answers and requests that differ only in their seed — the repeats of a seeded study —
+get different ones, as from a model that samples.
 """
 
 from __future__ import annotations
@@ -33,6 +37,14 @@ _LINES = (
 )
 _GESTURES = ("nods slowly", "leans back and folds their arms", "smiles")
 _PRIVATE = "Between us: I can be more flexible than I said."
+_PASSING = ("pass", "skip", "abstain", "wait")
+_GAME_LINES = (
+    "I have been watching closely, and something does not add up.",
+    "Let us hear from everyone before we decide.",
+    "I trust the quiet ones least.",
+    "That is a fair point; I will keep it in mind.",
+    "We should settle this soon.",
+)
 
 
 def play_rule(request: Mapping[str, Any]) -> ReplyLike:
@@ -50,6 +62,9 @@ def play_rule(request: Mapping[str, Any]) -> ReplyLike:
     seed = _digest(json.dumps(drawn, sort_keys=True))
     if "action_type" in properties:
         return json.dumps(_action(properties, definitions, _prompt(request), seed))
+    moves = _move_variants(schema)
+    if moves:
+        return json.dumps(_game_move(moves, seed))
     return json.dumps(_ratings(schema, definitions, seed))
 
 
@@ -95,6 +110,49 @@ def _action(
     if len(recipients) > 1 and roll == 2:
         action.update(argument=_PRIVATE, to=[_pick(recipients, seed)])
     return action
+
+
+def _move_variants(schema: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The variants of a game-move schema (each an object naming one ``move``), else []."""
+    variants = schema.get("anyOf")
+    if not isinstance(variants, list) or not variants:
+        return []
+    if all(isinstance(v, Mapping) and "move" in v.get("properties", {}) for v in variants):
+        return variants
+    return []
+
+
+def _game_move(variants: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any]:
+    def draw(what: str, options: Sequence[Any]) -> Any:
+        return options[_digest(f"{seed}:{what}") % len(options)]
+
+    def name(variant: Mapping[str, Any]) -> str:
+        return str(variant["properties"]["move"]["enum"][0])
+
+    speech = [v for v in variants if "argument" in v.get("required", ())]
+    aimed = [v for v in variants if {"target", "amount"} & set(v.get("required", ()))]
+    plain = [v for v in variants if v not in speech and v not in aimed]
+    # Passing keeps a game from moving on: only when nothing else is offered.
+    passing = [v for v in plain if name(v).lower() in _PASSING]
+    playing = aimed + [v for v in plain if v not in passing]
+    if speech and (seed % 10 < 7 or not playing):
+        return {"move": name(draw("speech", speech)), "argument": draw("line", _GAME_LINES)}
+    if not playing:
+        return {"move": name(draw("pass", passing))}
+    accepting = [v for v in playing if "accept" in name(v).lower()]
+    if accepting and seed % 3 == 0:
+        variant = draw("accept", accepting)
+    else:
+        variant = draw("move", [v for v in playing if v not in accepting] or playing)
+    properties = variant["properties"]
+    move: dict[str, Any] = {"move": name(variant)}
+    if "target" in properties:
+        move["target"] = draw("target", properties["target"]["enum"])
+    if "amount" in properties:
+        low, high = int(properties["amount"]["minimum"]), int(properties["amount"]["maximum"])
+        middle, spread = (low + high) // 2, (high - low) // 5
+        move["amount"] = middle - spread + _digest(f"{seed}:amount") % (2 * spread + 1)
+    return move
 
 
 def _pick(options: Sequence[Any], seed: int) -> Any:

@@ -5,13 +5,14 @@ A server that decodes under a JSON schema (llama.cpp, vLLM, OpenAI's strict mode
 promises only what the schema says, so every instance of the schema we send must be an
 answer we accept. This rule answers a request with a random instance of its schema:
 every required key and optional ones now and then, extra keys wherever
-``additionalProperties`` allows them, any value of an enum, any number of array items
-(repeats included), any integer in range (now and then written as
+``additionalProperties`` allows them, any value of an enum (or the ``const``), any
+number of array items (repeats included), any integer in range (now and then written as
 a whole float such as ``7.0``, which JSON Schema counts as the same integer), and text
 built from pieces that break naive code: empty and white-space-only strings, line
 breaks of every kind, lines that read like a turn header or another participant's
-action, quotes, brackets, non-ASCII. The draws depend only on the rule's seed and the
-request, so a replayed run gets the same answers.
+action, quotes, brackets, non-ASCII (as long as ``minLength``/``maxLength`` allow). The
+draws depend only on the rule's seed and the request, so a replayed run gets the same
+answers.
 
 Only the schema keywords our output types use are understood; any other is a
 ``ValueError`` rather than an instance that silently breaks a keyword it ignored.
@@ -35,6 +36,7 @@ _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$defs"
 _UNDERSTOOD = _ANNOTATIONS | {
     "$ref",
     "anyOf",
+    "const",
     "enum",
     "type",
     "properties",
@@ -45,6 +47,8 @@ _UNDERSTOOD = _ANNOTATIONS | {
     "maxItems",
     "minimum",
     "maximum",
+    "minLength",
+    "maxLength",
 }
 
 # Text that has broken parsers, transcripts and prompts before, or could.
@@ -124,6 +128,8 @@ class _Draw:
             return self.value(self.definitions[str(schema["$ref"]).rsplit("/", 1)[-1]])
         if "anyOf" in schema:
             return self.value(self.rng.choice(schema["anyOf"]))
+        if "const" in schema:
+            return schema["const"]
         if "enum" in schema:
             return self.rng.choice(list(schema["enum"]))
         kind = schema.get("type")
@@ -135,7 +141,7 @@ class _Draw:
             case "array":
                 return self.array(schema)
             case "string":
-                return self.text()
+                return self.text(int(schema.get("minLength", 0)), schema.get("maxLength"))
             case "integer":
                 return self.integer(schema)
             case "number":
@@ -178,11 +184,15 @@ class _Draw:
         items: Mapping[str, Any] = schema.get("items", {"type": "string"})
         return [self.value(items) for _ in range(size)]
 
-    def text(self) -> str:
-        return "".join(
+    def text(self, shortest: int = 0, longest: int | None = None) -> str:
+        drawn = "".join(
             self.rng.choice(_PIECES) if self.rng.random() < 0.6 else self.word()
             for _ in range(self.rng.randint(0, 6))
         )
+        # Grown with the same pieces (white space among them: a minLength allows it).
+        while len(drawn) < shortest:
+            drawn += self.rng.choice(_PIECES) or self.word()
+        return drawn if longest is None else drawn[: int(longest)]
 
     def word(self) -> str:
         alphabet = string.ascii_letters + string.digits + " .,!?-ßøλ"
