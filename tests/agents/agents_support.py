@@ -2,7 +2,7 @@
 
 from sotopia_are.messages import Observation, ScriptBackground
 from sotopia_are.messages.action import ActionType
-from sotopia_are.social.protocol import AgentTurn
+from sotopia_are.social.protocol import AgentTurn, MoveOption
 
 MODEL = "openai/test-model"
 ALL_ACTIONS: tuple[ActionType, ...] = (
@@ -23,6 +23,8 @@ def make_turn(
     last_turn: str = "",
     available_actions: tuple[ActionType, ...] = ALL_ACTIONS,
     participants: tuple[str, ...] | None = None,
+    moves: tuple[MoveOption, ...] = (),
+    phase: str = "",
 ) -> AgentTurn:
     """An :class:`AgentTurn` as the runner would build it (tests build them by hand)."""
     return AgentTurn(
@@ -37,4 +39,6 @@ def make_turn(
         ),
         transcript=transcript,
         available_actions=available_actions,
+        moves=moves,
+        phase=phase,
     )
