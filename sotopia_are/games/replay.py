@@ -32,13 +32,17 @@ def outcome_of(spec: EpisodeSpec, entries: Iterable[ConversationEntry]) -> GameO
     try:
         ask = next(steps)
         while True:
+            if position + len(ask.actors) > len(moves):
+                raise ValueError(
+                    f"the game did not end: the log holds {len(moves)} moves, but the game "
+                    f"asked {list(ask.actors)} in {ask.phase} after {position}"
+                )
             answers = moves[position : position + len(ask.actors)]
             senders = tuple(sender for sender, _ in answers)
             if senders != ask.actors:
                 raise ValueError(
-                    f"the log's moves {position} on are by {list(senders)}, but the game asked "
-                    f"{list(ask.actors)} in {ask.phase}"
-                    + ("" if answers else ": the game did not end")
+                    f"the log's moves {position} on are by {list(senders)}, but the game "
+                    f"asked {list(ask.actors)} in {ask.phase}"
                 )
             position += len(answers)
             ask = steps.send([move for _, move in answers])
