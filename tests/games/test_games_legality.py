@@ -128,10 +128,16 @@ def test_roles_are_dealt_by_the_seed_alike_in_every_process() -> None:
     }
 
 
-def test_a_game_spec_needs_its_game() -> None:
-    data = json.loads(example("bargaining").model_dump_json(exclude={"game"}))
+def test_a_game_spec_needs_its_game_and_stays_a_game_spec_when_changed() -> None:
+    spec = example("bargaining")
+    data = json.loads(spec.model_dump_json(exclude={"game"}))
     with pytest.raises(ValidationError, match="game"):
         GameSpec.model_validate(data)
+    changed = spec.replace(seed=4)
+    assert type(changed) is GameSpec and changed.seed == 4 and not changed.id_given
+    assert type(spec.for_run()) is GameSpec
+    with pytest.raises(ValidationError, match="game"):
+        spec.replace(game=None)
 
 
 async def test_a_plain_episode_spec_with_a_game_is_played_and_a_conversation_refused() -> None:

@@ -86,6 +86,24 @@ async def test_a_tie_with_random_eliminates_the_one_the_seed_draws() -> None:
         assert result.outcome == outcome_of(spec, result.entries)
 
 
+async def test_a_refused_simultaneous_vote_is_asked_again_before_any_vote_is_seen() -> None:
+    spec = small_game(4, vote_game("no_one"), seed=5)
+    votes = {A: [B], B: [B, A], C: [D], D: [C]}  # B first votes for itself
+    players = policy_players(
+        spec, lambda name, turn: GameMove(move="vote", target=votes[name].pop(0))
+    )
+    result = await play(spec, players)
+    assert result.status is EpisodeStatus.COMPLETE
+    assert [t.turn_number for t in players[1].turns] == [0, 1]
+    assert [len(p.turns) for p in players] == [1, 2, 1, 1]
+    # The second ask showed B the refusal, and none of the others' votes.
+    again = players[1].turns[1]
+    assert "your move was refused: 'vote' cannot target" in again.transcript
+    assert "[action] vote" not in again.transcript
+    logged = [(e.sender, e.move.target, e.turn) for e in result.entries if e.move is not None]
+    assert logged == [(A, B, 1), (B, A, 1), (C, D, 1), (D, C, 1)]
+
+
 def werewolf_policy(spec: Any, **choices: Any) -> Any:
     """Werewolf players: the doctor protects ``protect``, the seer inspects a wolf, the
     wolves kill ``kill`` (a function of the living targets), and by day everyone votes for
