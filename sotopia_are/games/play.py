@@ -127,19 +127,21 @@ class GamePlay:
         return outcome
 
     def _rounds(self) -> _Rounds:
+        """Play the current phase's rounds; the ending as soon as one holds, else None."""
         state = self.state
         order = state.phase.order
         for number in range(1, state.phase.rounds + 1):
             state.round = number
-            ready = [(name, state.options(name)) for name in state.actors()]
-            ready = [(name, options) for name, options in ready if options]
             if order == "round-robin":
-                for name, _ in ready:
-                    # Earlier moves of the round may change what this player may do.
+                for name in state.actors():
+                    # Asked now: earlier moves of the round change what it may do.
                     options = state.options(name)
                     if options and (ending := (yield from self._ask(((name, options),)))):
                         return ending
-            elif order == "simultaneous":
+                continue
+            ready = [(name, state.options(name)) for name in state.actors()]
+            ready = [(name, options) for name, options in ready if options]
+            if order == "simultaneous":
                 if ready and (ending := (yield from self._ask(tuple(ready)))):
                     return ending
             elif ready:
