@@ -2,8 +2,9 @@
 
 The offered :class:`MoveOption` s are the whole truth: a move is legal iff it names one of
 them and takes exactly what that option takes — a ``target`` among its ``targets``, an
-``amount`` within its bounds, words for a ``speak`` move and for no other (words on a vote
-would read as speech in the transcript). Speech must be readable back from a script
+``amount`` within its bounds, words for a ``speak`` move; a target or offer move may also
+carry words (its stated reason), an ``accept``, ``reject`` or ``pass`` none (they would
+read as speech in the transcript). Speech must be readable back from a script
 (:func:`~sotopia_are.messages.parser.unreadable_speech`), as every transcript line is.
 """
 
@@ -53,6 +54,8 @@ def check_move(move: GameMove, options: Sequence[MoveOption]) -> str | None:
             return f"{name} needs something to say"
         if reason := unreadable_speech(move.argument):
             return f"what you say cannot be written down as one speech: {reason}"
-    elif move.argument:
+    elif move.argument and move.target is None and move.amount is None:
+        # Words on a vote or an offer read as its stated reason ("vote Bob: he lied");
+        # on an accept, a reject or a pass they would read as speech and hide the move.
         return f"{name} takes no words; say them with a speech move"
     return None

@@ -36,7 +36,7 @@ OPTIONS = (VOTE, OFFER, SAY, PASS)
         (GameMove(move="vote"), "'vote' needs a target, one of ['Bo', 'Cy']"),
         (GameMove(move="vote", target="Al"), "'vote' cannot target 'Al'; it may target"),
         (GameMove(move="vote", target="Bo", amount=3), "'vote' takes no amount"),
-        (GameMove(move="vote", target="Bo", argument="why"), "'vote' takes no words"),
+        (GameMove(move="pass", argument="I wait."), "'pass' takes no words"),
         (GameMove(move="offer"), "'offer' needs an amount from 10 to 20"),
         (GameMove(move="offer", amount=21), "'offer' needs an amount from 10 to 20, not 21"),
         (GameMove(move="offer", amount=9), "not 9"),
@@ -60,6 +60,8 @@ def test_an_illegal_move_gets_its_reason(move: GameMove, reason: str) -> None:
         GameMove(move="offer", amount=20),
         GameMove(move="say", argument="Two lines\nof talk."),
         GameMove(move="pass"),
+        GameMove(move="vote", target="Bo", argument="He lied."),
+        GameMove(move="offer", amount=12, argument="My last word."),
     ],
 )
 def test_a_legal_move_passes(move: GameMove) -> None:
