@@ -7,6 +7,8 @@ is derived from the event log through :func:`is_visible`. This layer imports onl
 ``messages``, ``simulation`` and the LLM layer's value types (``Usage``, ``LLMCall``).
 """
 
+from .asking import AgentFault, ask_agents
+from .cast import agents_by_name
 from .conversation_app import ENVIRONMENT_SENDER, NOTIFIED_TOOLS, ConversationApp
 from .entries import (
     ConversationEntry,
@@ -26,6 +28,7 @@ from .game_rules import (
     RoleActors,
     TeamActors,
 )
+from .live_episode import LiveEpisode
 from .protocol import AgentTurn, CallRecord, MoveOption, SocialAgent
 from .replay import logged_actions, script_spec
 from .result import EpisodeResult
@@ -65,6 +68,7 @@ __all__ = [
     "HIDDEN_GOAL",
     "NOTIFIED_TOOLS",
     "AgentFactory",
+    "AgentFault",
     "AgentTurn",
     "AgentView",
     "CallRecord",
@@ -84,6 +88,7 @@ __all__ = [
     "GameAction",
     "GameRules",
     "ImportedEpisode",
+    "LiveEpisode",
     "MaxTurnsAndStaleRule",
     "MoveOption",
     "Payoff",
@@ -100,6 +105,8 @@ __all__ = [
     "TerminationRule",
     "TurnPolicy",
     "TurnPolicyName",
+    "agents_by_name",
+    "ask_agents",
     "conversation_entries",
     "default_rule",
     "entry_of",

@@ -17,19 +17,17 @@ happened.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from sotopia_are import SotopiaAreError
-from sotopia_are.messages import AgentAction, GameMove
-from sotopia_are.simulation.environment import Environment, EnvironmentConfig
-from sotopia_are.simulation.notification_system import BaseNotificationSystem
-from sotopia_are.simulation.types import CompletedEvent, EventType
+from sotopia_are.messages import AgentAction
 
+from .asking import AgentFault, ask_agents
+from .cast import agents_by_name
+from .live_episode import LiveEpisode
 from .protocol import AgentTurn, SocialAgent
 from .result import EpisodeResult
-from .scenario import EpisodeScenario
-from .sinks import Sink, sink_callbacks
+from .sinks import Sink
 from .spec import EpisodeSpec
 from .status import EpisodeStatus
 from .termination import (
@@ -40,7 +38,6 @@ from .termination import (
     is_stale,
 )
 from .turn_taking import make_turn_policy
-from .views import EpisodeViews
 
 __all__ = ["AgentFactory", "run_episode", "run_episodes"]
 
@@ -72,33 +69,10 @@ async def run_episode(
     is logged, then the result.
     ValueError if the agents do not match the spec's participants.
     """
-    cast = _agents_by_name(spec, agents)
-    callbacks = sink_callbacks(tuple(sinks))
+    cast = agents_by_name(spec, agents)
     rules = (default_rule(spec),) if termination_rules is None else tuple(termination_rules)
-    scenario = EpisodeScenario(spec)
-    scenario.initialize()
-    app = scenario.conversation
-    notifications = BaseNotificationSystem(app.notification_config())
-    env = Environment(
-        EnvironmentConfig(start_time=0, duration=None, queue_based_loop=True, verbose=False),
-        notification_system=notifications,
-    )
-    env.register_apps([app])
-    views = EpisodeViews(spec, app.name, notifications)
-    env.add_completed_event_listener(views.add)
-    # Collected as they complete, so checking them costs nothing per turn.
-    failed_env_events: list[CompletedEvent] = []
-
-    def note_failed_env_event(event: CompletedEvent) -> None:
-        if event.event_type is EventType.ENV and event.failed():
-            failed_env_events.append(event)
-
-    env.add_completed_event_listener(note_failed_env_event)
-    for start in callbacks.on_start:
-        start(spec.episode_id, spec)
-    for callback in callbacks.on_event:
-        env.add_completed_event_listener(functools.partial(callback, spec.episode_id))
-    env.schedule(scenario.events)
+    live = LiveEpisode(spec, sinks)
+    app, views = live.app, live.views
 
     policy = make_turn_policy(spec)
     participants = tuple(spec.agent_names)
@@ -114,14 +88,9 @@ async def run_episode(
         )
         if reason is not None:
             break
-        env.run_until(spec.time_of_turn(turn))
-        if failed_env_events:
-            event = failed_env_events[0]
+        reason = live.run_until_turn(turn)
+        if reason is not None:
             status = EpisodeStatus.FAILED
-            reason = (
-                f"turn {turn}: ENV event {event.event_id} ({event.function_name()}) failed: "
-                f"{event.get_exception()}"
-            )
             break
         try:
             try:
@@ -141,23 +110,11 @@ async def run_episode(
         last_turn = tuple(chosen)
         history.extend(chosen)
         turn += 1
-    env.stop()
 
-    records = {name: tuple(agent.call_records()) for name, agent in cast.items()}
-    result = EpisodeResult(
-        spec=spec,
-        status=status,
-        reason=reason,
-        failed_agent=failed_agent,
-        turns_played=turn,
-        events=tuple(env.event_log),
-        call_records=records,
-        views=views,
-        environment=env,
-        scenario=scenario,
+    result = live.result(
+        cast, status=status, reason=reason, failed_agent=failed_agent, turns_played=turn
     )
-    for end in callbacks.on_end:
-        end(spec.episode_id, result)
+    live.announce_end(result)
     return result
 
 
@@ -165,27 +122,12 @@ async def _choose(
     cast: Mapping[str, SocialAgent], turns: list[AgentTurn], spec: EpisodeSpec
 ) -> list[tuple[str, AgentAction]]:
     """Ask every actor of the turn at once; _Failure for the first that failed."""
-    if len(turns) == 1:
-        # The common case (round-robin, random) without gather's task overhead.
-        outcomes: list[AgentAction | GameMove | BaseException] = []
-        try:
-            outcomes.append(await cast[turns[0].agent_name].act(turns[0]))
-        except Exception as error:
-            outcomes.append(error)
-    else:
-        outcomes = await asyncio.gather(
-            *(cast[t.agent_name].act(t) for t in turns), return_exceptions=True
-        )
+    answers = await ask_agents(cast, turns)
+    if isinstance(answers, AgentFault):
+        raise _Failure(answers.agent, answers.reason)
     chosen: list[tuple[str, AgentAction]] = []
-    for turn, outcome in zip(turns, outcomes, strict=True):
+    for turn, outcome in zip(turns, answers, strict=True):
         name = turn.agent_name
-        if isinstance(outcome, BaseException):
-            if not isinstance(outcome, Exception):
-                raise outcome
-            raise _Failure(
-                name,
-                f"{name} raised {type(outcome).__name__} in turn {turn.turn_number}: {outcome}",
-            )
         if not isinstance(outcome, AgentAction):
             raise _Failure(name, f"{name} returned {outcome!r}, not an AgentAction")
         if outcome.action_type not in spec.action_types:
@@ -196,28 +138,6 @@ async def _choose(
             )
         chosen.append((name, outcome))
     return chosen
-
-
-def _agents_by_name(
-    spec: EpisodeSpec, agents: Sequence[SocialAgent] | Mapping[str, SocialAgent]
-) -> dict[str, SocialAgent]:
-    if isinstance(agents, Mapping):
-        cast = dict(agents)
-        for key, agent in cast.items():
-            if agent.name != key:
-                raise ValueError(f"agent {agent.name!r} is given under the name {key!r}")
-    else:
-        cast = {}
-        for agent in agents:
-            if agent.name in cast:
-                raise ValueError(f"two agents are named {agent.name!r}")
-            cast[agent.name] = agent
-    if sorted(cast) != sorted(spec.agent_names):
-        raise ValueError(
-            f"episode {spec.episode_id!r} needs one agent for each of {spec.agent_names}, "
-            f"got agents named {sorted(cast)}"
-        )
-    return {name: cast[name] for name in spec.agent_names}
 
 
 async def run_episodes(

@@ -16,7 +16,7 @@ import hashlib
 import re
 import secrets
 import unicodedata
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -233,21 +233,21 @@ class EpisodeSpec(BaseModel):
                 )
         return self
 
-    def replace(self, **changes: Any) -> EpisodeSpec:
-        """A copy with ``changes`` (e.g. a new ``episode_id``), validated again (a
-        ``model_copy`` would skip the spec's checks). A spec without an id of its own
-        stays so unless ``changes`` give one."""
+    def replace(self, **changes: Any) -> Self:
+        """A copy with ``changes`` (e.g. a new ``episode_id``), of this spec's own class,
+        validated again (a ``model_copy`` would skip the spec's checks). A spec without an
+        id of its own stays so unless ``changes`` give one."""
         data = self.model_dump()
         if not self.id_given:
             del data["episode_id"]
-        return EpisodeSpec.model_validate({**data, **changes})
+        return type(self).model_validate({**data, **changes})
 
     @property
     def id_given(self) -> bool:
         """Whether ``episode_id`` was given (else each run gets a fresh one)."""
         return "episode_id" in self.model_fields_set
 
-    def for_run(self) -> EpisodeSpec:
+    def for_run(self) -> Self:
         """The spec one run plays: this one if its id was given, else a copy under a fresh
         id (:func:`fresh_episode_id` of ``name``, else of the scenario's :func:`slug`)."""
         if self.id_given:

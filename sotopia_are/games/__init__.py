@@ -1,0 +1,40 @@
+"""Social games as data, played on the event kernel.
+
+A game is an episode spec with ``game`` rules (:class:`GameSpec`; a game file is its
+JSON). :func:`run_game` plays it with agents: roles dealt by the seed
+(:func:`deal_roles`), phases, resolutions and announcements as ENV events, every move an
+AGENT event of the one log, each agent offered only its legal moves and refused (and
+asked again) on an illegal one. :class:`GameOutcome` is how it ended, recomputed from a
+finished game's log by :func:`outcome_of`. :class:`ScriptedPlayer` and
+:class:`RandomPlayer` play without a model.
+"""
+
+from .dealing import deal_roles
+from .ends import EndedBy
+from .legality import check_move
+from .outcome import GameOutcome, PlayerOutcome
+from .play import Ask, GamePlay
+from .players import RandomPlayer, ScriptedPlayer
+from .replay import outcome_of
+from .runner import MAX_ASKS, GameResult, run_game
+from .spec import GameSpec, rules_of
+from .state import GameState
+
+__all__ = [
+    "MAX_ASKS",
+    "Ask",
+    "EndedBy",
+    "GameOutcome",
+    "GamePlay",
+    "GameResult",
+    "GameSpec",
+    "GameState",
+    "PlayerOutcome",
+    "RandomPlayer",
+    "ScriptedPlayer",
+    "check_move",
+    "deal_roles",
+    "outcome_of",
+    "rules_of",
+    "run_game",
+]
