@@ -26,6 +26,8 @@ Form, normalised (each change is noted on the call's record):
 - an amount written as text (``"60"``) or as a whole float (``60.0``) is that integer;
 - ``null`` for ``target``, ``amount`` or ``argument`` is the same as leaving it out (for
   ``argument``: ``""``);
+- words on an ``accept``, ``reject`` or ``pass`` move are dropped (only speech, a target
+  move or an offer carries words; the schema offers ``argument`` only there);
 - speech whose lines would not read back from the transcript (a line that reads as
   ``Turn #3`` or as another action) is read as one line, its lines joined by spaces;
 - keys are matched ignoring case (``"Move"``, ``"TARGET"``), ``action`` names the move
@@ -58,6 +60,8 @@ from sotopia_are.social.protocol import MoveOption
 __all__ = ["move_output_type", "move_schema", "normalize_move_reply", "playable_moves"]
 
 _FIELDS = ("move", "target", "amount", "argument")
+_WITH_REASON = ("target", "offer")
+"""The kinds of move that may carry words (a reason for a vote or an offer)."""
 _KEY_ALIASES = {"action": "move", "speech": "argument", "text": "argument"}
 
 
@@ -105,7 +109,7 @@ def _variant(option: MoveOption) -> dict[str, Any]:
     if option.kind == "speak":
         properties["argument"] = {"type": "string", "minLength": 1}
         required.append("argument")
-    else:
+    elif option.kind in _WITH_REASON:
         properties["argument"] = {"type": "string"}
     variant: dict[str, Any] = {"title": option.name}
     if option.description:
@@ -216,6 +220,11 @@ def _normalize_amount(move: dict[str, Any], notes: list[str]) -> None:
 def _normalize_speech(move: dict[str, Any], moves: Sequence[MoveOption], notes: list[str]) -> None:
     kind = next((option.kind for option in moves if option.name == move.get("move")), None)
     argument = move.get("argument")
+    if kind is not None and kind != "speak" and kind not in _WITH_REASON and "argument" in move:
+        # Words on an accept, reject or pass would read as speech in the transcript.
+        notes.append(f"dropped the words of a {kind!r} move, which takes none")
+        del move["argument"]
+        return
     if kind != "speak" or not isinstance(argument, str):
         return
     # A transcript reads only `\n` as a line end, and so does the check below.
