@@ -15,7 +15,8 @@ from pettingzoo.test import parallel_api_test
 
 import sotopia_are as sa
 from sotopia_are.games import GameSpec, RandomPlayer, deal_roles, outcome_of
-from sotopia_are.messages import GameMove
+from sotopia_are.messages import AgentAction, GameMove
+from sotopia_are.social import AgentTurn
 from sotopia_are.storage import EpisodeStore
 from sotopia_are.training import IllegalMoveError, MoveChoice, ParallelSocialEnv
 from sotopia_are.training.game_spaces import move_of
@@ -169,11 +170,21 @@ def test_a_vote_for_a_player_the_rules_exclude_is_refused() -> None:
 
 def test_a_deal_pays_each_side_its_payoff_and_the_weights_say_how_much_counts() -> None:
     spec = example("bargaining")
-    env = ParallelSocialEnv(spec, reward_weights={"won": 2.0, "payoff": 1.0})
+    made: list[tuple[str, str, GameMove]] = []
+
+    def per_move(name: str, turn: AgentTurn, move: AgentAction | GameMove) -> float:
+        assert isinstance(move, GameMove)
+        made.append((name, turn.phase, move))
+        return 0.25
+
+    env = ParallelSocialEnv(spec, reward_weights={"won": 2.0, "payoff": 1.0}, turn_reward=per_move)
     observations, infos = env.reset(seed=1)
     first = next(name for name in env.agents if infos[name]["turn"] is not None)
     offer = env.move_choices.index(MoveChoice("offer", "offer", amount=60))
-    observations, *_, infos = env.step({first: offer})
+    observations, rewards, *_, infos = env.step({first: offer})
+    assert rewards[first] == 0.25 and made == [
+        (first, "haggling", GameMove(move="offer", amount=60))
+    ]
     second = next(name for name in env.agents if infos[name]["turn"] is not None)
     accept = env.move_choices.index(MoveChoice("accept", "accept"))
     assert second != first and observations[second]["action_mask"][accept] == 1
@@ -183,7 +194,8 @@ def test_a_deal_pays_each_side_its_payoff_and_the_weights_say_how_much_counts() 
     assert outcome.ended_by == "deal" and outcome.deal == 60
     roles = deal_roles(env.record.spec if env.record else spec)
     payoff = {"seller": 60 - 40, "buyer": 80 - 60}
-    assert rewards == {name: 2.0 + payoff[roles[name]] for name in spec.agent_names}
+    assert rewards[first] == 2.0 + payoff[roles[first]]
+    assert rewards[second] == 0.25 + 2.0 + payoff[roles[second]]
     env.close()
 
 
