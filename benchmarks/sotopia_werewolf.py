@@ -8,9 +8,10 @@ subprocess whose process tree is sampled from ``/proc`` with ``throughput.py``'s
   Sotopia source tree, 6 players, or 7 with ``--players 7``) played by
   ``benchmarks/sotopia_werewolf_game.py`` under the Python of a separate virtualenv that
   has Sotopia installed (``--sotopia-python``), all G games at once as their
-  ``run_async_server`` gathers episodes. The server answers in its ``sotopia-werewolf``
-  mode: a random legal command (``vote NAME``, ``kill NAME``, ...) where Sotopia's prompt
-  asks for one, since their schema cannot say what is legal.
+  ``run_async_server`` gathers episodes (``--sotopia-concurrency`` bounds them). The
+  server answers in its ``sotopia-werewolf`` mode: a random legal command (``vote NAME``,
+  ``kill NAME``, ...) where Sotopia's prompt asks for one, since their schema cannot say
+  what is legal.
 * **ours**: ``sotopia-are batch examples/games/werewolf.json -n G --model
   openai/bench-model --api-base URL --data-dir TMP`` plus ``--ours-flags`` (default
   ``--no-evaluate``: the games' outcomes come from the rule-based game judge, no LLM
@@ -95,7 +96,7 @@ def measure(
     """Runs ``command`` to its end, sampling its process tree; the row lacks ``ended``."""
     server.stats(reset=True)
     before = load()
-    log = work / f"{side}-{games}.log"
+    log = work / f"{side.split()[0].lower()}-{games}.log"
     with open(log, "w") as out:
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=work)
@@ -147,6 +148,7 @@ def sotopia(args: argparse.Namespace, games: int, work: Path) -> Row | None:
         command = [
             str(args.sotopia_python), str(GAME), "--example-dir", str(example),
             "--api-base", server.url, "--games", str(games), "--players", str(args.players),
+            "--concurrency", str(args.sotopia_concurrency),
         ]  # fmt: skip
         row, log = measure(
             "Sotopia WerewolfEnv", f"{args.players} players", games, command, env,
@@ -205,6 +207,9 @@ def main() -> None:
         type=Path,
         default=Path(os.environ.get("SOTOPIA_SRC", "/work/sotopia-src")),
         help="a Sotopia source tree (for examples/experimental/werewolves)",
+    )
+    parser.add_argument(
+        "--sotopia-concurrency", type=int, default=0, help="Sotopia's games at once (0: all)"
     )
     parser.add_argument("--ours-spec", type=Path, default=OURS_SPEC)
     parser.add_argument("--ours-flags", default="--no-evaluate")
