@@ -177,7 +177,8 @@ def ours(args: argparse.Namespace, games: int, work: Path) -> Row | None:
     server = AnsweringServer(args.latency, "random-schema", args.seed)
     try:
         command = [
-            sys.executable, "-m", "sotopia_are", "batch", str(args.ours_spec), "-n", str(games),
+            sys.executable, "-m", "sotopia_are", "batch", str(args.ours_spec.resolve()),
+            "-n", str(games),
             "--model", MODEL, "--api-base", server.url, "--data-dir", str(data),
             "--tag", f"bench-werewolf-{games}", *shlex.split(args.ours_flags),
         ]  # fmt: skip
