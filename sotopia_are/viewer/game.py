@@ -88,8 +88,7 @@ def game_view(record: EpisodeRecord) -> GameView | None:
     entries = record.entries
     eliminations = _eliminations(record)
     sections = tuple(
-        _with_results(section, rules, eliminations)
-        for section in phase_sections(rules, entries)
+        _with_results(section, rules, eliminations) for section in phase_sections(rules, entries)
     )
     outcome, no_outcome = None, ""
     if record.status is not EpisodeStatus.COMPLETE:
@@ -109,7 +108,8 @@ def phase_sections(
     announcement; a section's votes, tallies and eliminations are left empty."""
     names = {phase.name for phase in rules.phases}
     sections: list[PhaseSection] = []
-    cycle, name, current = 0, "deal", []
+    cycle, name = 0, "deal"
+    current: list[ConversationEntry] = []
     for entry in entries:
         opening = _opening(entry, names)
         if opening is not None:
@@ -157,9 +157,7 @@ def _with_results(
     votes = tuple(
         Vote(entry.sender, entry.move.move, entry.move.target, entry.move.argument, entry.to)
         for entry in section.entries
-        if entry.move is not None
-        and entry.move.move in targeted
-        and entry.move.target is not None
+        if entry.move is not None and entry.move.move in targeted and entry.move.target is not None
     )
     tallies = tuple(
         _tally(name, section, votes)
