@@ -52,7 +52,7 @@ class Tally:
 @dataclass(frozen=True)
 class PhaseSection:
     """The entries of one phase as they happened, from its announcement to the next
-    phase's (``cycle`` 0 and ``name`` ``"deal"`` for what came before the first phase:
+    phase's (``cycle`` 0 and ``name`` ``"start"`` for what came before the first phase:
     the roles being dealt), with its votes, tallies and the players it eliminated."""
 
     cycle: int
@@ -65,7 +65,7 @@ class PhaseSection:
     @property
     def title(self) -> str:
         """How the page heads it, e.g. ``cycle 1 · day-vote``."""
-        return "the deal" if self.cycle == 0 else f"cycle {self.cycle} · {self.name}"
+        return "the start: roles dealt" if self.cycle == 0 else f"cycle {self.cycle} · {self.name}"
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def phase_sections(
     announcement; a section's votes, tallies and eliminations are left empty."""
     names = {phase.name for phase in rules.phases}
     sections: list[PhaseSection] = []
-    cycle, name = 0, "deal"
+    cycle, name = 0, "start"
     current: list[ConversationEntry] = []
     for entry in entries:
         opening = _opening(entry, names)

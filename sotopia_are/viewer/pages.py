@@ -77,9 +77,10 @@ STATIC = Links(static=True)
 @dataclass(frozen=True)
 class Line:
     """One transcript line as the page shows it: who did what, and for whom when it was
-    private (``audience``)."""
+    private (``audience``); ``event_id`` names the event it shows."""
 
     turn: int
+    event_id: str
     sender: str
     kind: str
     text: str
@@ -93,9 +94,9 @@ class Line:
 
 def _line(entry: ConversationEntry) -> Line:
     if entry.action is None:
-        return Line(entry.turn, entry.sender, "message", entry.content, entry.to)
+        return Line(entry.turn, entry.event_id, entry.sender, "message", entry.content, entry.to)
     kind = _KINDS.get(entry.action.action_type, entry.action.action_type)
-    return Line(entry.turn, entry.sender, kind, entry.action.argument, entry.to)
+    return Line(entry.turn, entry.event_id, entry.sender, kind, entry.action.argument, entry.to)
 
 
 def _lines(entries: Iterable[ConversationEntry]) -> list[Line]:
