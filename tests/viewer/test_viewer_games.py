@@ -61,7 +61,7 @@ def between(page: str, start: str, end: str) -> str:
 
 def game_part(page: str) -> str:
     """The page's game summary (from its heading to the transcript's)."""
-    return between(page, "<h2>Game</h2>", "<h2>Transcript")
+    return between(page, '<h2 id="game">Game</h2>', "<h2>Transcript")
 
 
 def transcript_part(page: str) -> str:
