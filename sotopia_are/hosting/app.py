@@ -128,13 +128,6 @@ class _Api:
             return JSONResponse(_NOT_FOUND, status_code=404)
         session, seat = found
         key = (session.number, seat.name)
-        wait = self.limiter.allow(key)
-        if wait:
-            return JSONResponse(
-                {"error": "too many actions; wait a moment"},
-                status_code=429,
-                headers={"Retry-After": str(max(1, round(wait)))},
-            )
         body = await _json_body(request)
         if isinstance(body, Response):
             return body
@@ -145,6 +138,14 @@ class _Api:
         if first is not None:
             status, answer = first
             return JSONResponse({**answer, "repeat": True}, status_code=status)
+        # Only new submissions count against the limit: a repeat does nothing.
+        wait = self.limiter.allow(key)
+        if wait:
+            return JSONResponse(
+                {"error": "too many actions; wait a moment"},
+                status_code=429,
+                headers={"Retry-After": str(max(1, round(wait)))},
+            )
         status, answer = self._submit(seat, body)
         self.receipts.put(key, client_id, status, answer)
         return JSONResponse({**answer, "repeat": False}, status_code=status)

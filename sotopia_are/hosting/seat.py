@@ -85,12 +85,15 @@ class HumanSeat:
 
     @property
     def turn(self) -> AgentTurn | None:
-        """The turn the person must answer now, or None when it is not the seat's turn."""
+        """The turn the person must answer now, or None when it is not the seat's turn
+        (or it was answered and the episode has not taken the answer yet)."""
+        if self._answer is None or self._answer.done():
+            return None
         return self._turn
 
     def time_left(self) -> float | None:
         """Seconds until the current turn times out (None when it is not the seat's turn)."""
-        if self._turn is None:
+        if self.turn is None:
             return None
         return max(0.0, self._deadline - self._clock())
 
@@ -115,8 +118,8 @@ class HumanSeat:
     def submit(self, action: AgentAction | GameMove) -> int:
         """Answer the current turn with ``action`` (already checked against the turn's
         legal actions); the turn's number. RuntimeError when it is not the seat's turn."""
-        turn, answer = self._turn, self._answer
-        if turn is None or answer is None or answer.done():
+        turn, answer = self.turn, self._answer
+        if turn is None or answer is None:
             raise RuntimeError(f"it is not {self._name}'s turn")
         answer.set_result(action)
         self.actions_taken += 1
