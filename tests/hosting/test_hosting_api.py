@@ -23,6 +23,10 @@ from sotopia_are.testing import LocalLLMServer
 SECRET = "psst: the sunny half is yours if you vote with me"
 
 
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
 async def wait_for_turn(client: SeatClient, limit: int = 50) -> dict[str, Any]:
     await client.get()
     for _ in range(limit):
