@@ -52,8 +52,8 @@ class HostedStudy:
     tokens: Tokens
     links: list[JoinLink]
     completion_code: str = ""
-    actions_per_second: float = 2.0
-    action_burst: int = 5
+    actions_per_second: float = 5.0
+    action_burst: int = 10
     _salt: bytes = field(default_factory=lambda: secrets.token_bytes(32))
 
     @classmethod
