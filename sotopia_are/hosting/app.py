@@ -3,7 +3,8 @@
 Endpoints (docs/hosting.md has the bodies): ``GET /api/seat`` the seat's view (and the
 person's arrival), ``POST /api/seat/join`` arrival with a participant id,
 ``GET /api/seat/changes?since=V`` wait (long-poll) until the view passes version ``V``,
-``POST /api/seat/actions`` act, ``GET /api/monitor`` the sessions; ``GET /join`` and
+``POST /api/seat/actions`` act, ``POST /api/arrive`` the waiting room (a seat for the
+person arriving, by the study's entry token), ``GET /api/monitor`` the sessions; ``GET /join`` and
 ``GET /monitor`` the pages, ``GET /static/<file>`` their script and style.
 
 Every API request names its seat (or the monitor) by ``Authorization: Bearer <token>``
@@ -64,6 +65,7 @@ def hosting_app(study: HostedStudy) -> Starlette:
         Route("/api/seat/join", api.join, methods=["POST"]),
         Route("/api/seat/changes", api.changes, methods=["GET"]),
         Route("/api/seat/actions", api.act, methods=["POST"]),
+        Route("/api/arrive", api.arrive, methods=["POST"]),
         Route("/api/monitor", api.monitor, methods=["GET"]),
         Route("/join", _participant_page, methods=["GET"]),
         Route("/monitor", _monitor_page, methods=["GET"]),
@@ -107,6 +109,28 @@ class _Api:
         session, seat = found
         session.arrive(seat.name, self.study.pseudonym(participant) if participant else "")
         return self._view(session, seat)
+
+    async def arrive(self, request: Request) -> Response:
+        if not self.study.by_arrival or not self.study.tokens.is_entry(
+            bearer_token(request.headers.get("authorization"))
+        ):
+            return JSONResponse(_NOT_FOUND, status_code=404)
+        body = await _json_body(request)
+        if isinstance(body, Response):
+            return body
+        participant = body.get("participant", "")
+        if not isinstance(participant, str) or len(participant) > 200:
+            return _error(422, "participant must be a string of at most 200 characters")
+        given = self.study.assign(self.study.pseudonym(participant) if participant else "")
+        if given is None:
+            return _error(409, "every seat of the study is taken")
+        session, seat, token = given
+        return JSONResponse(
+            {
+                "token": token,
+                **seat_view(session, seat, completion_code=self.study.completion_code),
+            }
+        )
 
     async def changes(self, request: Request) -> Response:
         found = self._seat(request)
@@ -192,6 +216,7 @@ def _session_row(session: HostedSession) -> dict[str, Any]:
                     if start is not None and name in session.arrivals
                     else None
                 ),
+                "filled": name in session.filled,
                 "acting": seat.turn is not None if (seat := session.seats.get(name)) else None,
                 "timeouts": len(seat.timeouts) if seat else None,
             }

@@ -125,6 +125,14 @@ class HumanSeat:
         self.actions_taken += 1
         return turn.turn_number
 
+    def replayed(self, turn: AgentTurn, action: AgentAction | GameMove) -> None:
+        """Note an answer of the person's that a resumed session replays from the log
+        (see :mod:`sotopia_are.hosting.resume`): a timeout counts as one again."""
+        if is_timeout(action):
+            self.timeouts.append(SeatTimeout(turn.turn_number, turn.phase, self.turn_timeout))
+        else:
+            self.actions_taken += 1
+
     def call_records(self) -> Sequence[CallRecord]:
         """A person makes no model calls."""
         return ()

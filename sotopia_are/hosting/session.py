@@ -1,14 +1,20 @@
 """`HostedSession`: one episode (or game) of a hosted study, with its people and agents.
 
-A session waits until every human seat has arrived (group by arrival), then plays its
-spec once — :func:`~sotopia_are.games.run_game` for a game,
-:func:`~sotopia_are.social.run_episode` for a conversation — with its
+A session waits until every human seat has arrived (group by arrival) — or, when the
+study allows it, until ``fill_after`` seconds after its first person arrived, when the
+seats still empty are filled with the study's LLM agents (:meth:`HostedSession.fill_empty`;
+the record's metadata names them) — then plays its spec once
+(:func:`~sotopia_are.games.run_game` for a game, :func:`~sotopia_are.social.run_episode`
+for a conversation) with its
 :class:`HumanSeat` s and the agents of the other seats, streaming the one
 :class:`~sotopia_are.record.EpisodeRecord` to the store as it is played (human seats
 labelled :data:`HUMAN` in ``record.models``). The session keeps the conversation entries
 as they happen (from the same log, through the same sink the runner feeds every sink),
 and a version per seat that grows only with what THAT seat may perceive, so a client
 waiting for changes learns nothing from the timing of what it may not see.
+
+A session resumed after a server restart (``resumption``) starts at once and replays its
+stored log before asking anyone (:mod:`sotopia_are.hosting.resume`).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import contextlib
 import enum
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from pydantic import JsonValue
@@ -39,6 +45,7 @@ from sotopia_are.social import (
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore
 from sotopia_are.studies import arate, mark_stopped
 
+from .resume import ReplayingAgent, ResumingRecorder, Resumption
 from .seat import HumanSeat
 
 __all__ = ["HUMAN", "Arrival", "HostedSession", "SessionState"]
@@ -73,6 +80,10 @@ class HostedSession:
     ``agents`` (every other seat), stored in ``store`` under ``tag``.
 
     ``labels`` name each seat's player for the record (:data:`HUMAN` or a model).
+    ``fillers`` (with their ``filler_labels``) are the agents that may take a human seat
+    left empty ``fill_after`` seconds after the session's first arrival (none: the
+    session waits for everyone); ``filled`` lists the seats they took. ``resumption`` is
+    what the session had played before a restart.
     """
 
     number: int
@@ -91,6 +102,12 @@ class HostedSession:
     record: EpisodeRecord | None = None
     error: str = ""
     started_at: float | None = None
+    fillers: dict[str, SocialAgent] = field(default_factory=dict)
+    filler_labels: dict[str, str] = field(default_factory=dict)
+    fill_after: float | None = None
+    filled: list[str] = field(default_factory=list)
+    resumption: Resumption | None = None
+    _fill_timer: asyncio.TimerHandle | None = None
     _versions: dict[str, int] = field(default_factory=dict)
     _tick: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
@@ -107,16 +124,36 @@ class HostedSession:
     def arrive(self, seat: str, participant: str = "") -> None:
         """Note that the person of ``seat`` is here (the first call counts; a later one
         adds a missing pseudonym); start the episode once every human seat has arrived."""
+        if seat in self.filled:
+            return  # too late: an agent holds the seat
         arrival = self.arrivals.get(seat)
         if arrival is None:
             self.arrivals[seat] = Arrival(self.clock(), participant)
+            if self.fill_after is not None and self.fillers and self._fill_timer is None:
+                loop = asyncio.get_running_loop()
+                self._fill_timer = loop.call_later(self.fill_after, self.fill_empty)
         elif participant and not arrival.participant:
             arrival.participant = participant
         if self.state is SessionState.WAITING and set(self.arrivals) >= set(self.seats):
             self.start()
 
+    def fill_empty(self) -> None:
+        """Give every human seat nobody has arrived at to its filler agent and start
+        (if the session is still waiting and has fillers for those seats)."""
+        if self.state is not SessionState.WAITING:
+            return
+        empty = [name for name in self.seats if name not in self.arrivals]
+        if any(name not in self.fillers for name in empty):
+            return
+        for name in empty:
+            self.filled.append(name)
+            self.labels[name] = self.filler_labels[name]
+        self.start()
+
     def start(self) -> None:
         """Play the episode in the background on the running event loop (once)."""
+        if self._fill_timer is not None:
+            self._fill_timer.cancel()
         if self._task is None:
             self.state = SessionState.RUNNING
             self.started_at = self.clock()
@@ -165,31 +202,75 @@ class HostedSession:
         """What the store keeps beside the record: who held which seat and how long each
         person waited for the session to start (seconds), by pseudonym only."""
         start = self.started_at or self.clock()
-        return {
-            "hosting": {
-                "session": self.number,
-                "humans": {
-                    name: {
-                        "waited_s": round(start - arrival.at, 3),
-                        "participant": arrival.participant,
-                    }
-                    for name, arrival in self.arrivals.items()
-                },
-            }
+        hosting: dict[str, JsonValue] = {
+            "session": self.number,
+            "humans": {
+                name: {
+                    "waited_s": round(start - arrival.at, 3),
+                    "participant": arrival.participant,
+                }
+                for name, arrival in self.arrivals.items()
+            },
+            "filled": list(self.filled),
         }
+        if self.resumption is not None:
+            before = self.resumption.metadata.get("hosting")
+            earlier = before.get("resumed") if isinstance(before, dict) else None
+            hosting["resumed"] = [
+                *(earlier if isinstance(earlier, list) else []),
+                {"at": round(self.clock(), 3), "events_replayed": len(self.resumption.events)},
+            ]
+        return {"hosting": hosting}
+
+    def resume_from(self, resumption: Resumption) -> None:
+        """Take up the session the store holds as ``resumption`` (see the module): its
+        people's arrivals and filled seats as they were; call :meth:`start` next."""
+        self.resumption = resumption
+        now = self.clock()
+        before = resumption.metadata.get("hosting")
+        before = before if isinstance(before, dict) else {}
+        filled = before.get("filled")
+        for name in filled if isinstance(filled, list) else []:
+            if isinstance(name, str) and name in self.fillers:
+                self.filled.append(name)
+                self.labels[name] = self.filler_labels[name]
+        humans = before.get("humans")
+        for name, arrival in (humans if isinstance(humans, dict) else {}).items():
+            if name in self.seats and isinstance(arrival, dict):
+                waited, participant = arrival.get("waited_s"), arrival.get("participant")
+                self.arrivals[name] = Arrival(
+                    now - (waited if isinstance(waited, int | float) else 0.0),
+                    participant if isinstance(participant, str) else "",
+                )
+
+    def _player(self, name: str) -> SocialAgent:
+        """Who plays seat ``name``: its person, its filler or its agent — replaying the
+        log first in a resumed session."""
+        seat = self.seats.get(name)
+        player = self.fillers[name] if name in self.filled else seat or self.agents[name]
+        if self.resumption is None:
+            return player
+        answers = self.resumption.answers.get(name, ())
+        if seat is not None and name not in self.filled:
+            return ReplayingAgent(player, answers, seat.replayed)
+        return ReplayingAgent(player, answers)
 
     async def _play(self) -> None:
         spec = self.spec
-        recorder = None
+        sinks: list[Sink] = [EntrySink(spec.turn_seconds, self._on_entry)]
         if self.store is not None:
             recorder = EpisodeRecorder(self.store, tag=self.tag, models=self.labels)
-            recorder.start(spec, scenario_id=self.scenario_id, metadata=self.metadata())
-        sinks: list[Sink] = [EntrySink(spec.turn_seconds, self._on_entry)]
-        if recorder is not None:
-            sinks.insert(0, recorder)
-        players: Mapping[str, SocialAgent] = {
-            name: self.seats.get(name) or self.agents[name] for name in spec.agent_names
-        }
+            metadata = self.metadata()
+
+            def restart() -> None:
+                recorder.start(spec, scenario_id=self.scenario_id, metadata=metadata)
+
+            if self.resumption is None:
+                restart()
+                sinks.insert(0, recorder)
+            else:
+                sinks.insert(0, ResumingRecorder(recorder, self.resumption.events, restart))
+        players = {name: self._player(name) for name in spec.agent_names}
         try:
             result: EpisodeResult
             if spec.game is not None:
