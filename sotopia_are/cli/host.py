@@ -12,7 +12,14 @@ import typer
 from sotopia_are.hosting import ExposedHostWarning, host
 
 from .common import INTERRUPTED_EXIT, cli_errors, fail, load_spec
-from .options import ModelOptions, PreflightOption, StoreOptions, with_models, with_store
+from .options import (
+    MaxTurnsOption,
+    ModelOptions,
+    PreflightOption,
+    StoreOptions,
+    with_models,
+    with_store,
+)
 
 __all__ = ["host_command"]
 
@@ -64,17 +71,45 @@ def host_command(
     completion_code: Annotated[
         str, typer.Option("--completion-code", help="Shown to each person at the end.")
     ] = "",
-    tag: Annotated[str, typer.Option("--tag", help="Tag the stored sessions.")] = "hosted",
+    waiting_room: Annotated[
+        bool,
+        typer.Option(
+            "--waiting-room",
+            help="One link for everyone: people are seated in order of arrival.",
+        ),
+    ] = False,
+    fill_after: Annotated[
+        float | None,
+        typer.Option(
+            "--fill-after",
+            min=1.0,
+            help="Seconds after a session's first arrival to fill its empty seats with --model.",
+            show_default=False,
+        ),
+    ] = None,
+    fresh: Annotated[
+        bool,
+        typer.Option("--fresh", help="Do not resume an unfinished study stored under --tag."),
+    ] = False,
+    tag: Annotated[
+        str, typer.Option("--tag", help="Tag the stored sessions (and name the study).")
+    ] = "hosted",
+    max_turns: MaxTurnsOption = None,
     preflight: PreflightOption = True,
 ) -> None:
-    """Host an episode or a game for people: prints `join <seat>: <url>` per human seat and
-    `monitor: <url>`, plays each session once its people have arrived (LLM agents on
-    --model the other seats), stores each as it is played (human seats as "human") and
-    exits when every session is over. Rate them afterwards with `sotopia-are evaluate`."""
+    """Host an episode or a game for people: prints `join <seat>: <url>` per human seat (or
+    one `waiting room: <url>`) and `monitor: <url>`, plays each session once its people
+    have arrived (LLM agents on --model the other seats), stores each as it is played
+    (human seats as "human") and exits when every session is over. Run it again with the
+    same --tag after a crash to resume the study (the links stay valid). Rate the sessions
+    afterwards with `sotopia-are evaluate`."""
     spec = load_spec(spec_file)
+    if max_turns is not None:
+        spec = spec.replace(max_turns=max_turns)
     study = models.study(where, tag=tag, evaluate=False)
     with where.open() as store, cli_errors():
-        chosen = study.agent_models([n for n in spec.agent_names if n not in human])
+        seated = [n for n in spec.agent_names if fill_after is not None or n not in human]
+        chosen = study.agent_models(seated)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ExposedHostWarning)
             try:
@@ -89,6 +124,9 @@ def host_command(
                     tag=tag,
                     turn_timeout=turn_timeout,
                     completion_code=completion_code,
+                    by_arrival=waiting_room,
+                    fill_after=fill_after,
+                    resume=not fresh,
                     host=bind,
                     port=port,
                     root_path=root_path,

@@ -39,8 +39,19 @@ def join_lines(study: HostedStudy, base_url: str) -> list[str]:
     ``monitor: <url>``. The token is the URL's fragment, which browsers never send."""
     several = len(study.sessions) > 1
     lines = []
+    for number in study.resumed:
+        session = study.sessions[number - 1]
+        replayed = len(session.resumption.events) if session.resumption else 0
+        lines.append(f"resumed session {number}: {replayed} stored events replayed")
+    if study.log is not None and not study.links:
+        lines.append(
+            f"resumed study {study.tag!r} at {base_url}: the links given before open the "
+            "same seats (and the same monitor)"
+        )
     for link in study.links:
-        if link.seat is None:
+        if link.session == 0:
+            lines.append(f"waiting room: {base_url}/join#e={link.token}")
+        elif link.seat is None:
             lines.append(f"monitor: {base_url}/monitor#t={link.token}")
         else:
             label = f"{link.seat} #{link.session}" if several else link.seat
@@ -62,6 +73,9 @@ def host(
     judge: LLMJudge | None = None,
     turn_timeout: float = 120.0,
     completion_code: str = "",
+    by_arrival: bool = False,
+    fill_after: float | None = None,
+    resume: bool = True,
     host: str = "127.0.0.1",
     port: int = 8000,
     root_path: str = "",
@@ -76,15 +90,23 @@ def host(
     ``agents``); each session is stored in ``store`` under ``tag`` as it is played (human
     seats labelled ``"human"`` in ``record.models``) and rated by ``judge`` when given. A
     turn left unanswered for ``turn_timeout`` seconds is recorded as a timeout
-    (:mod:`sotopia_are.hosting.seat`). It serves on ``host``:``port`` — only this machine
-    by default; any other address warns (:class:`ExposedHostWarning`) — with
-    ``root_path`` the prefix a reverse proxy strips, and ``public_url`` the address
-    people reach it at (default ``http://host:port`` + ``root_path``). ``on_line`` gets the
-    join and monitor lines (:func:`join_lines`).
+    (:mod:`sotopia_are.hosting.seat`). With ``by_arrival`` people arrive through one
+    waiting-room link and are seated in order of arrival; with ``fill_after``, a human
+    seat still empty that many seconds after its session's first arrival is played by an
+    agent on ``models`` (the store's metadata names the filled seats). With ``store`` and
+    ``resume``, an unfinished study stored under ``tag`` (the same spec, human seats and
+    sessions) is resumed: its running sessions replay their stored logs and go on, the
+    links given before still work (:mod:`sotopia_are.hosting.study`). It serves on
+    ``host``:``port`` — only this machine by default; any other address warns
+    (:class:`ExposedHostWarning`) — with ``root_path`` the prefix a reverse proxy strips,
+    and ``public_url`` the address people reach it at (default ``http://host:port`` +
+    ``root_path``). ``on_line`` gets the join and monitor lines (:func:`join_lines`).
 
     Raises:
         ValueError: A human seat that is not one of the spec's, or no models/agents for
-            the others.
+            the others (or for filling); a
+            :class:`~sotopia_are.hosting.study.StudyMismatchError` when the unfinished
+            study under ``tag`` plays something else.
         sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, a model of the
             agents or the judge cannot be called as configured (nothing stored).
         OSError: The address cannot be bound.
@@ -103,6 +125,9 @@ def host(
             judge=judge,
             turn_timeout=turn_timeout,
             completion_code=completion_code,
+            by_arrival=by_arrival,
+            fill_after=fill_after,
+            resume=resume,
             host=host,
             port=port,
             root_path=root_path,
@@ -127,6 +152,9 @@ async def ahost(
     judge: LLMJudge | None = None,
     turn_timeout: float = 120.0,
     completion_code: str = "",
+    by_arrival: bool = False,
+    fill_after: float | None = None,
+    resume: bool = True,
     host: str = "127.0.0.1",
     port: int = 8000,
     root_path: str = "",
@@ -150,6 +178,9 @@ async def ahost(
         judge=judge,
         turn_timeout=turn_timeout,
         completion_code=completion_code,
+        by_arrival=by_arrival,
+        fill_after=fill_after,
+        resume=resume,
     )
     if preflight:
         uses = [use for s in study.sessions for use in agent_uses(s.agents)]
@@ -179,6 +210,7 @@ async def ahost(
         shown = f"[{bound}]" if ":" in bound else bound
         public_url = f"http://{shown}:{bound_port}{root_path}"
     serving = asyncio.create_task(server.serve(sockets=[listener]))
+    study.start_resumed()
     try:
         for line in join_lines(study, public_url.rstrip("/")):
             on_line(line)

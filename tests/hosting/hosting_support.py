@@ -35,9 +35,8 @@ def make_study(
     store: EpisodeStore | None = None,
     **settings: Any,
 ) -> HostedStudy:
-    study = HostedStudy.build(
-        spec, humans, models=MODEL, llm=session, store=store, tag="hosted-test", **settings
-    )
+    settings.setdefault("tag", "hosted-test")
+    study = HostedStudy.build(spec, humans, models=MODEL, llm=session, store=store, **settings)
     # A bot answers at once, turn after turn; a person's limit would slow it down.
     study.actions_per_second, study.action_burst = 1000.0, 1000
     return study
