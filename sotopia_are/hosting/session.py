@@ -283,7 +283,10 @@ class HostedSession:
             if self.judge is not None and record.status is EpisodeStatus.COMPLETE:
                 record = await arate(record, self.judge, store=self.store, preflight=False)
             self.record = record
-            self.state = SessionState.FINISHED
+            # A game the runner ended as failed (e.g. a seat refused three times) is over
+            # but not finished: the seats are told it failed.
+            complete = record.status is EpisodeStatus.COMPLETE
+            self.state = SessionState.FINISHED if complete else SessionState.FAILED
         except BaseException as error:
             self.state = SessionState.FAILED
             self.error = f"{type(error).__name__}: {error}"

@@ -4,9 +4,11 @@ submissions, timeouts recorded as timeouts, reconnecting, refused tokens, the ra
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +16,7 @@ import pytest
 from hosting_support import GARDEN, SeatClient, client_of, load, make_study, token_of
 
 import sotopia_are as sa
-from sotopia_are.hosting import HUMAN, TIMEOUT_NOTE, is_timeout
+from sotopia_are.hosting import HUMAN, TIMEOUT_NOTE, ExposedHostWarning, ahost, is_timeout
 from sotopia_are.hosting.app import CONTENT_SECURITY_POLICY
 from sotopia_are.llm import LLMSession
 from sotopia_are.storage import EpisodeStore
@@ -245,3 +247,34 @@ async def test_no_token_reaches_a_log(
     assert caplog.records  # the run did log (litellm, the test server...)
     for token in study.tokens.all():
         assert token not in caplog.text
+
+
+async def test_serving_on_another_address_than_loopback_warns(
+    stand_in: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    lines: list[str] = []
+    spec = load(GARDEN, max_turns=4)
+    settings: dict[str, Any] = {"models": "openai/x", "llm": make_session(), "preflight": False}
+    with pytest.warns(ExposedHostWarning, match="other machines may reach the study"):
+        serving = asyncio.create_task(
+            ahost(spec, ["Jo Ng"], host="0.0.0.0", port=0, on_line=lines.append, **settings)
+        )
+        while len(lines) < 2 and not serving.done():
+            await asyncio.sleep(0.05)
+    assert lines[0].startswith("join Jo Ng: http://0.0.0.0:"), lines
+    serving.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await serving
+    # This machine only: no warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExposedHostWarning)
+        lines.clear()
+        quiet = asyncio.create_task(
+            ahost(spec, ["Jo Ng"], host="127.0.0.1", port=0, on_line=lines.append, **settings)
+        )
+        while len(lines) < 2 and not quiet.done():
+            await asyncio.sleep(0.05)
+        assert not quiet.done(), quiet.exception()
+        quiet.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await quiet
