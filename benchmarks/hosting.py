@@ -10,8 +10,9 @@ action whose text carries a unique mark. The latency measured is the one a perso
 of another: from just before the POST of an action to the moment the OTHER person of the
 session receives a view holding that line (their long-poll answered). Also: the POST's
 own round trip, the host's resident memory (built and waiting, and its peak while
-playing; the embedded redis-server is its own process, reported apart), the host's CPU
-time, and the machine's load (``uptime``) before and after — other work shares the cores.
+playing; the embedded redis-server is its own process, reported apart), the CPU time of
+the host, of this process (the people) and of the stand-in, and the machine's load
+(``uptime``) before and after — other work shares the cores.
 
 Run: ``python benchmarks/hosting.py [--sessions 50] [--turns 12] [--latency 0.05]
 [--think 0.2]``; it prints a markdown table (docs/benchmarks.md).
@@ -186,6 +187,9 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             base = parsed[0].group("url").removesuffix("/join")  # type: ignore[union-attr]
             limits = httpx.Limits(max_connections=4 * args.sessions + 10)
             started = time.perf_counter()
+            client_cpu = time.process_time()
+            model = psutil.Process(stand_in.pid)
+            model_cpu = sum(model.cpu_times()[:2])
             async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
                 await asyncio.gather(
                     *(
@@ -203,6 +207,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                     )
                 )
             wall = time.perf_counter() - started
+            client_cpu = time.process_time() - client_cpu
+            model_cpu = sum(model.cpu_times()[:2]) - model_cpu
             await asyncio.wait_for(asyncio.to_thread(host.wait), 60)
             await sampler
             load_after = uptime()
@@ -225,6 +231,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "peak_rss": peak[0] / 2**20,
         "redis_rss": peak[1] / 2**20,
         "cpu": cpu,
+        "client_cpu": client_cpu,
+        "model_cpu": model_cpu,
         "wall": wall,
         "errors": results.errors,
         "load_before": load_before,
@@ -247,17 +255,20 @@ def main() -> None:
         one = argparse.Namespace(**{**vars(args), "sessions": 1})
         rows.append(asyncio.run(measure(one)))
     rows.append(asyncio.run(measure(args)))
-    print("| sessions | people | actions | action → other seat sees it p50 / p95 / max (ms) "
-          "| POST p50 / p95 (ms) | host RSS built → peak (MiB) | redis-server RSS (MiB) "
-          "| host CPU (s) | wall (s) |")
-    print("|---:|---:|---:|---|---|---|---:|---:|---:|")
+    print(
+        "| sessions | people | actions | action → other seat sees it p50 / p95 / max (ms) "
+        "| POST p50 / p95 (ms) | host RSS built → peak (MiB) | redis-server RSS (MiB) "
+        "| CPU s: host / people / stand-in | wall (s) |"
+    )
+    print("|---:|---:|---:|---|---|---|---:|---|---:|")
     for row in rows:
         print(
             f"| {row['sessions']} | {row['people']} | {row['actions']} "
             f"| {row['p50']:.0f} / {row['p95']:.0f} / {row['max']:.0f} "
             f"| {row['post_p50']:.0f} / {row['post_p95']:.0f} "
             f"| {row['idle_rss']:.0f} → {row['peak_rss']:.0f} | {row['redis_rss']:.0f} "
-            f"| {row['cpu']:.1f} | {row['wall']:.1f} |"
+            f"| {row['cpu']:.1f} / {row['client_cpu']:.1f} / {row['model_cpu']:.1f} "
+            f"| {row['wall']:.1f} |"
         )
     if len(rows) == 2:
         per = (rows[1]["peak_rss"] - rows[0]["peak_rss"]) / (rows[1]["sessions"] - 1)
