@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import os
 import re
 import statistics
@@ -50,6 +51,8 @@ class Results:
     posts: list[float] = field(default_factory=list)  # POST round trips
     marks: int = 0
     errors: list[str] = field(default_factory=list)
+    cpu: float = 0.0
+    lag: list[float] = field(default_factory=list)
 
 
 def uptime() -> str:
@@ -151,6 +154,45 @@ async def person(
         view = response.json()
 
 
+async def people(
+    base: str, seats: list[tuple[str, int, str]], think: float, first_mark: int
+) -> Results:
+    """Play ``seats`` (token, session, seat) to the end; also sample this loop's lag."""
+    results = Results(marks=first_mark)
+    marks: dict[tuple[int, str], list[int]] = {}
+    limits = httpx.Limits(max_connections=4 * len(seats) + 10)
+    lag: list[float] = []
+    done = asyncio.Event()
+
+    async def watch_lag() -> None:
+        while not done.is_set():
+            start = time.perf_counter()
+            await asyncio.sleep(0.05)
+            lag.append(time.perf_counter() - start - 0.05)
+
+    watcher = asyncio.create_task(watch_lag())
+    started = time.process_time()
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
+        await asyncio.gather(
+            *(
+                person(http, token, session, marks, seat, results, think)
+                for token, session, seat in seats
+            )
+        )
+    done.set()
+    await watcher
+    results.cpu = time.process_time() - started
+    results.lag = lag
+    return results
+
+
+def play_people(
+    base: str, seats: list[tuple[str, int, str]], think: float, first_mark: int
+) -> Results:
+    """:func:`people` in a process of its own."""
+    return asyncio.run(people(base, seats, think, first_mark))
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
@@ -181,33 +223,38 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                     await asyncio.sleep(0.25)
 
             sampler = asyncio.create_task(sample())
-            results = Results()
-            marks: dict[tuple[int, str], list[int]] = {}
-            parsed = [JOIN.match(line) for line in lines]
-            base = parsed[0].group("url").removesuffix("/join")  # type: ignore[union-attr]
-            limits = httpx.Limits(max_connections=4 * args.sessions + 10)
+            parsed = [m for m in (JOIN.match(line) for line in lines) if m is not None]
+            base = parsed[0].group("url").removesuffix("/join")
+            seats = [
+                (m.group("token"), int(m.group("session") or 1), m.group("seat")) for m in parsed
+            ]
+            # Both people of a session in the same process (a mark's time is per process).
+            shares = [
+                [seat for seat in seats if seat[1] % args.processes == index]
+                for index in range(args.processes)
+            ]
             started = time.perf_counter()
-            client_cpu = time.process_time()
             model = psutil.Process(stand_in.pid)
             model_cpu = sum(model.cpu_times()[:2])
-            async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
-                await asyncio.gather(
+            loop = asyncio.get_running_loop()
+            with concurrent.futures.ProcessPoolExecutor(args.processes) as pool:
+                parts = await asyncio.gather(
                     *(
-                        person(
-                            http,
-                            m.group("token"),
-                            int(m.group("session") or 1),
-                            marks,
-                            m.group("seat"),
-                            results,
-                            args.think,
+                        loop.run_in_executor(
+                            pool, play_people, base, share, args.think, index * 1_000_000
                         )
-                        for m in parsed
-                        if m is not None
+                        for index, share in enumerate(shares)
+                        if share
                     )
                 )
             wall = time.perf_counter() - started
-            client_cpu = time.process_time() - client_cpu
+            results = Results()
+            for part in parts:
+                results.seen += part.seen
+                results.posts += part.posts
+                results.errors += part.errors
+                results.cpu += part.cpu
+                results.lag += part.lag
             model_cpu = sum(model.cpu_times()[:2]) - model_cpu
             await asyncio.wait_for(asyncio.to_thread(host.wait), 60)
             await sampler
@@ -231,7 +278,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "peak_rss": peak[0] / 2**20,
         "redis_rss": peak[1] / 2**20,
         "cpu": cpu,
-        "client_cpu": client_cpu,
+        "client_cpu": results.cpu,
+        "lag_p95": percentile(results.lag, 0.95) * 1000,
         "model_cpu": model_cpu,
         "wall": wall,
         "errors": results.errors,
@@ -246,6 +294,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=12, help="max_turns of each session")
     parser.add_argument("--latency", type=float, default=0.05, help="the stand-in's seconds")
     parser.add_argument("--think", type=float, default=0.2, help="a person's seconds to act")
+    parser.add_argument("--processes", type=int, default=2, help="processes playing the people")
     parser.add_argument(
         "--baseline", action="store_true", help="also measure one session, for memory per session"
     )
@@ -276,7 +325,8 @@ def main() -> None:
         print(f"\nmemory per session: {built:.2f} MiB built and waiting, {per:.2f} MiB at peak")
     for row in rows:
         print(f"\nload before: {row['load_before']}\nload after:  {row['load_after']}")
-        print(f"CPU per action: {1000 * row['cpu'] / max(1, row['actions']):.1f} ms")
+        print(f"host CPU per action: {1000 * row['cpu'] / max(1, row['actions']):.1f} ms")
+        print(f"the people's event loops lagged {row['lag_p95']:.0f} ms at p95")
         if row["errors"]:
             print(f"errors: {row['errors'][:5]}")
 
