@@ -12,7 +12,14 @@ payoff per player) beside any other judge's. :class:`ScriptedPlayer` and
 
 from .dealing import deal_roles
 from .ends import EndedBy
-from .judge import GAME_JUDGE_MODEL, OUTCOME_RUBRIC, GameJudge, outcome_verdict, payoff_range
+from .judge import (
+    GAME_JUDGE_MODEL,
+    OUTCOME_RUBRIC,
+    OUTCOME_VERSION,
+    GameJudge,
+    outcome_verdict,
+    payoff_range,
+)
 from .legality import check_move
 from .outcome import GameOutcome, PlayerOutcome
 from .play import Ask, GamePlay
@@ -26,6 +33,7 @@ __all__ = [
     "GAME_JUDGE_MODEL",
     "MAX_ASKS",
     "OUTCOME_RUBRIC",
+    "OUTCOME_VERSION",
     "Ask",
     "EndedBy",
     "GameJudge",

@@ -4,10 +4,10 @@ No model is called: the verdict is computed from the record's events alone
 (:func:`outcome_of` folds the game over the moves of its log), so rating a game again, on
 an imported copy or in another process, gives an equal verdict, and the outcome is never
 kept anywhere but in the log it is derived from. The verdict sits in
-``record.verdicts`` beside any SOTOPIA-Eval verdict, under its own key
-(:data:`GAME_JUDGE_MODEL` ``|`` :data:`OUTCOME_RUBRIC` ``|``), so every reader of verdicts
-— listings, ``show``, exports, reports, the viewer, training data — reads it as it reads
-a judge's.
+``record.verdicts`` beside any SOTOPIA-Eval verdict, under its own key (judge
+:data:`GAME_JUDGE_MODEL`, rubric :data:`OUTCOME_RUBRIC`, prompt :data:`OUTCOME_VERSION`),
+so every reader of verdicts — listings, ``show``, exports, reports, the viewer, training
+data — reads it as it reads a judge's.
 
 Each player gets one :class:`~sotopia_are.evaluation.AgentRating` with two dimensions:
 ``won`` (1 if its team is among the winners, else 0; range 0..1) and ``payoff`` (what it
@@ -29,6 +29,7 @@ from .spec import rules_of
 __all__ = [
     "GAME_JUDGE_MODEL",
     "OUTCOME_RUBRIC",
+    "OUTCOME_VERSION",
     "GameJudge",
     "outcome_verdict",
     "payoff_range",
@@ -39,6 +40,10 @@ GAME_JUDGE_MODEL = "rules"
 
 OUTCOME_RUBRIC = "game-outcome"
 """The ``rubric`` of an outcome verdict (dimensions ``won`` and ``payoff``)."""
+
+OUTCOME_VERSION = "outcome@1"
+"""The ``prompt`` of an outcome verdict: there is none, so it names the version of how
+the verdict is computed (a change to it is a new judge, as a changed prompt is)."""
 
 
 class GameJudge:
@@ -56,7 +61,7 @@ class GameJudge:
     """
 
     model = GAME_JUDGE_MODEL
-    verdict_key = Verdict.key_of(GAME_JUDGE_MODEL, OUTCOME_RUBRIC, "")
+    verdict_key = Verdict.key_of(GAME_JUDGE_MODEL, OUTCOME_RUBRIC, OUTCOME_VERSION)
 
     def __repr__(self) -> str:
         return "GameJudge()"
@@ -143,6 +148,7 @@ def _verdict(
     return Verdict(
         judge_model=GAME_JUDGE_MODEL,
         rubric=OUTCOME_RUBRIC,
+        prompt=OUTCOME_VERSION,
         evaluation=evaluation,
         termination_reason=reason or None,
     )

@@ -143,6 +143,16 @@ class EpisodeRecord(BaseModel):
     def _safe_tag(cls, tag: str) -> str:
         return check_safe_id(tag, "tag", empty=True)
 
+    # A subclass of the spec (a GameSpec: a spec whose game is required) is kept as the
+    # plain spec it is, as every copy of the record (stored, exported) reads it back, so
+    # a played record equals its stored copy.
+    @field_validator("spec")
+    @classmethod
+    def _plain_spec(cls, spec: EpisodeSpec) -> EpisodeSpec:
+        if type(spec) is EpisodeSpec:
+            return spec
+        return EpisodeSpec.model_validate(spec.model_dump())
+
     # -- derived ---------------------------------------------------------------------------
 
     @property
