@@ -160,7 +160,7 @@ def test_a_batch_of_games_finishes_with_outcome_verdicts_and_resumes_after_an_in
     assert all(is_judge(r.body) for r in llm_server.chat_requests[sent:])
     for episode_id in ids:
         record = store.load(episode_id)
-        assert [v.key for v in record.verdicts][0] == OUTCOME
+        assert record.verdicts[0].key == OUTCOME
         assert record.verdict_of(MODEL) is not None
 
     without_judge = sa.batch(
@@ -182,7 +182,7 @@ def test_a_benchmark_of_bargaining_reports_win_rates_and_payoffs_per_model_and_r
     rows = {(r.model, r.role): r for r in report.games}
     roles = ["", "buyer", "seller"]
     assert sorted(rows) == [(m, role) for m in ("openai/a", "openai/b") for role in roles]
-    for (model, role), row in rows.items():
+    for (_, role), row in rows.items():
         assert row.games == (6 if role == "" else 3)
         for stat in (row.win_rate, row.payoff):
             assert stat.low <= stat.mean <= stat.high and stat.n == row.games
