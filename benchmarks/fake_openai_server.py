@@ -9,6 +9,22 @@ agents talk for every turn), the middle of an integer range (judge ratings), ``"
 for text. A request without a schema gets ``{"action_type": "speak", "argument": "…"}``
 in its text, which an agent asked in ``prompt`` or ``json_object`` mode accepts.
 
+``--answers random-schema`` draws each enum's value and each integer at random
+(``--seed``) instead: random legal play where a game's schema offers only legal moves.
+
+``--answers sotopia-werewolf`` is for Sotopia's Werewolf example
+(``benchmarks/sotopia_werewolf.py``), whose moves are free text inside a fixed
+``AgentAction`` schema (``"action_type": "action", "argument": "vote Aurora"``) that its
+handler reads by keyword and a capitalised name: the schema alone cannot say what is legal,
+so an answer of ``"speak"`` everywhere plays no move and every game runs to Sotopia's turn
+cap. In this mode a request whose prompt lists ``Your available action type(s): [...]`` is
+answered with ``"action"`` when offered, and an argument of one of the commands the
+prompt's instructions quote (``'vote NAME'``, ``'kill NAME'``, ``'inspect NAME'``, ``'save
+NAME'``, ``'poison NAME'``, or ``skip``) with a player drawn at random (``--seed``) from
+``The players in this game are: ...``, less the one asking and those the history announces
+dead; a ``save`` names the player the prompt says was killed. Other requests are answered
+as in the default mode.
+
 ``GET /stats`` answers the requests served, the most in flight at once, the time-weighted
 mean in flight while any was, and the server's own CPU time; ``POST /stats/reset`` zeroes
 them.
@@ -29,6 +45,8 @@ import asyncio
 import contextlib
 import itertools
 import json
+import random
+import re
 import signal
 import sys
 import time
@@ -36,34 +54,52 @@ from typing import Any
 
 FALLBACK = json.dumps({"action_type": "speak", "argument": "…"})
 
+# Sotopia's Werewolf prompts (examples/experimental/werewolves in their repository).
+AVAILABLE = re.compile(r"Your available action type\(s\): \[([^\]]*)\]")
+PLAYERS = re.compile(r"The players in this game are: (.*?), and during the day")
+ASKER = re.compile(r"playing the game as (\w+)")
+DEAD = re.compile(r"\[Game\] (\w+) (?:was voted out|was killed by werewolves|died by witch)")
+COMMAND = re.compile(r"'(\w+) NAME'")
+VICTIM = re.compile(r"(\w+) is killed by werewolves\.")
 
-def instance(schema: dict[str, Any], definitions: dict[str, Any], path: str = "") -> Any:
+
+def instance(
+    schema: dict[str, Any],
+    definitions: dict[str, Any],
+    path: str = "",
+    rng: random.Random | None = None,
+) -> Any:
     """The simplest value that validates against ``schema`` (see the module); text says
-    where it is (``path``), so a judge's reasons differ from one participant to the next."""
+    where it is (``path``), so a judge's reasons differ from one participant to the next.
+    With ``rng``, an enum's value and an integer are drawn from their options instead
+    (``--answers random-schema``)."""
     if "$ref" in schema:
         target = definitions[str(schema["$ref"]).rsplit("/", 1)[-1]]
-        return instance(target, definitions, path)
+        return instance(target, definitions, path, rng)
     for key in ("anyOf", "oneOf", "allOf"):
         if key in schema:
             options = [s for s in schema[key] if s.get("type") != "null"] or schema[key]
-            return instance(options[0], definitions, path)
+            return instance(options[0], definitions, path, rng)
     if "const" in schema:
         return schema["const"]
     if "enum" in schema:
         options = list(schema["enum"])
+        if rng is not None:
+            return rng.choice(options)
         return "speak" if "speak" in options else options[0]
     kind = schema.get("type")
     if kind == "object":
         properties = schema.get("properties", {})
         return {
-            name: instance(properties[name], definitions, f"{path}/{name}")
+            name: instance(properties[name], definitions, f"{path}/{name}", rng)
             for name in schema.get("required", list(properties))
         }
     if kind == "array":
-        return [instance(schema["items"], definitions, path)] * int(schema.get("minItems", 0))
+        count = int(schema.get("minItems", 0))
+        return [instance(schema["items"], definitions, path, rng) for _ in range(count)]
     if kind == "integer":
         low, high = schema.get("minimum", 0), schema.get("maximum", 10)
-        return (low + high) // 2
+        return rng.randint(low, high) if rng is not None else (low + high) // 2
     if kind == "number":
         return float(schema.get("minimum", 0))
     if kind == "boolean":
@@ -71,6 +107,38 @@ def instance(schema: dict[str, Any], definitions: dict[str, Any], path: str = ""
     if kind == "null":
         return None
     return f"… ({path.strip('/')})" if "/" in path.strip("/") else "…"
+
+
+def werewolf_move(prompt: str, rng: random.Random) -> str | None:
+    """A legal-looking move for one of Sotopia's Werewolf prompts (see the module), or
+    None when ``prompt`` is not one."""
+    available = AVAILABLE.findall(prompt)
+    players = PLAYERS.search(prompt)
+    if not available or players is None:
+        return None
+    offered = available[-1].split()
+    if "action" not in offered:
+        kind = "speak" if "speak" in offered else (offered or ["none"])[0]
+        return json.dumps({"action_type": kind, "argument": "…", "to": []})
+    # Only the text after the last list of action types: the instructions of this turn.
+    instructions = prompt[prompt.rindex("Your available action type(s)") :]
+    asker = ASKER.search(prompt)
+    dead = set(DEAD.findall(prompt))
+    living = [
+        name.strip()
+        for name in players.group(1).split(",")
+        if name.strip() not in dead and (asker is None or name.strip() != asker.group(1))
+    ]
+    commands = COMMAND.findall(instructions) + (["skip"] if "'skip'" in instructions else [])
+    command = rng.choice(commands) if commands else "skip"
+    victim = VICTIM.search(instructions)
+    if command == "save" and victim is not None:
+        argument = f"save {victim.group(1)}"
+    elif command == "skip" or not living:
+        argument = "skip"
+    else:
+        argument = f"{command} {rng.choice(living)}"
+    return json.dumps({"action_type": "action", "argument": argument, "to": []})
 
 
 class Stats:
@@ -118,8 +186,10 @@ class Stats:
 
 
 class Server:
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, answers: str = "schema", seed: int = 0) -> None:
         self.latency = latency
+        self.answers = answers
+        self.rng = random.Random(seed)
         self.stats = Stats()
         self.ids = itertools.count(1)
         self._answers: dict[str, str] = {}
@@ -128,7 +198,15 @@ class Server:
         """The chat completion for ``body``."""
         response_format = body.get("response_format") or {}
         schema = (response_format.get("json_schema") or {}).get("schema")
-        if isinstance(schema, dict):
+        move = None
+        if self.answers == "sotopia-werewolf":
+            prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+            move = werewolf_move(prompt, self.rng)
+        if move is not None:
+            content = move
+        elif isinstance(schema, dict) and self.answers == "random-schema":
+            content = json.dumps(instance(schema, schema.get("$defs", {}), rng=self.rng))
+        elif isinstance(schema, dict):
             key = json.dumps(schema, sort_keys=True)
             content = self._answers.get(key)
             if content is None:
@@ -241,8 +319,8 @@ class Connection(asyncio.Protocol):
             self.transport.write(data)
 
 
-async def serve(host: str, port: int, latency: float) -> None:
-    server = Server(latency)
+async def serve(host: str, port: int, latency: float, answers: str, seed: int) -> None:
+    server = Server(latency, answers, seed)
     loop = asyncio.get_running_loop()
     listening = await loop.create_server(lambda: Connection(server), host, port, backlog=4096)
     bound = listening.sockets[0].getsockname()[1]
@@ -260,9 +338,16 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.05, help="seconds before each reply")
+    parser.add_argument(
+        "--answers",
+        choices=["schema", "random-schema", "sotopia-werewolf"],
+        default="schema",
+        help="what to answer (see the module); default: the schema's simplest instance",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the random moves' seed")
     args = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.host, args.port, args.latency))
+        asyncio.run(serve(args.host, args.port, args.latency, args.answers, args.seed))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from sotopia_are.cli.benchmark import benchmark
 from sotopia_are.cli.common import BUG_NOTE
 from sotopia_are.cli.demo import demo
 from sotopia_are.cli.evaluate import evaluate
+from sotopia_are.cli.host import host_command
 from sotopia_are.cli.parse import parse
 from sotopia_are.cli.run import run
 from sotopia_are.cli.scenario import scenario_app
@@ -46,6 +47,7 @@ app.command("export")(export)
 app.command("import")(import_)
 app.command("training-data")(training_data)
 app.command("view")(view)
+app.command("host")(host_command)
 app.add_typer(scenario_app, name="scenario")
 
 

@@ -143,15 +143,14 @@ class EpisodeRecord(BaseModel):
     def _safe_tag(cls, tag: str) -> str:
         return check_safe_id(tag, "tag", empty=True)
 
-    # A subclass of the spec (a GameSpec: a spec whose game is required) is kept as the
-    # plain spec it is, as every copy of the record (stored, exported) reads it back, so
-    # a played record equals its stored copy.
     @field_validator("spec")
     @classmethod
     def _plain_spec(cls, spec: EpisodeSpec) -> EpisodeSpec:
+        # A subclass (a game's GameSpec) is kept as the EpisodeSpec it is, as a stored
+        # record reads back, so that ``store.load(record.episode_id) == record``.
         if type(spec) is EpisodeSpec:
             return spec
-        return EpisodeSpec.model_validate(spec.model_dump())
+        return EpisodeSpec.model_validate(spec.model_dump(exclude_unset=True))
 
     # -- derived ---------------------------------------------------------------------------
 

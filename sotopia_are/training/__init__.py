@@ -1,7 +1,8 @@
 """Train on it: training data from rated episodes, and episodes as a PettingZoo env.
 
-The data functions need nothing beyond the core install. :class:`ParallelSocialEnv` and
-the spaces need the ``rl`` extra (``pip install 'sotopia-are[rl]'``: PettingZoo and
+The data functions need nothing beyond the core install. :class:`ParallelSocialEnv` (on
+conversations and on games, with PettingZoo's ``action_mask`` there) and the spaces need
+the ``rl`` extra (``pip install 'sotopia-are[rl]'``: PettingZoo and
 gymnasium); they are imported only when first used, with an error naming the extra.
 """
 
@@ -25,11 +26,23 @@ from .data import (
 )
 
 if TYPE_CHECKING:
-    from .env import DEFAULT_REWARD_WEIGHTS, OtherAgent, ParallelSocialEnv, TurnReward
+    from .env import (
+        DEFAULT_GAME_REWARD_WEIGHTS,
+        DEFAULT_REWARD_WEIGHTS,
+        OUTCOME_SCORES,
+        OtherAgent,
+        ParallelSocialEnv,
+        TurnReward,
+    )
+    from .game_spaces import IllegalMoveError, MoveChoice
 
 __all__ = [
+    "DEFAULT_GAME_REWARD_WEIGHTS",
     "DEFAULT_PREFERENCE_DIMENSION",
     "DEFAULT_REWARD_WEIGHTS",
+    "OUTCOME_SCORES",
+    "IllegalMoveError",
+    "MoveChoice",
     "OtherAgent",
     "ParallelSocialEnv",
     "TrainingDataError",
@@ -45,14 +58,24 @@ __all__ = [
     "training_examples",
 ]
 
-_FROM_ENV = {"DEFAULT_REWARD_WEIGHTS", "OtherAgent", "ParallelSocialEnv", "TurnReward"}
+# What needs the rl extra, and the module it is in.
+_NEEDING_RL = {
+    "DEFAULT_GAME_REWARD_WEIGHTS": ".env",
+    "DEFAULT_REWARD_WEIGHTS": ".env",
+    "OUTCOME_SCORES": ".env",
+    "OtherAgent": ".env",
+    "ParallelSocialEnv": ".env",
+    "TurnReward": ".env",
+    "IllegalMoveError": ".game_spaces",
+    "MoveChoice": ".game_spaces",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _FROM_ENV:
+    if name not in _NEEDING_RL:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
-        env = importlib.import_module(".env", __name__)
+        env = importlib.import_module(_NEEDING_RL[name], __name__)
     except ImportError as error:
         raise ImportError(
             f"sotopia_are.training.{name} needs the 'rl' extra: pip install 'sotopia-are[rl]' "

@@ -10,6 +10,20 @@ agent never observes another's private action. At the end the judge rates the ep
 each agent's reward is a weighted sum of its scores (plus an optional per-turn reward),
 and the episode is an :class:`~sotopia_are.record.EpisodeRecord` — streamed to the store
 as it is played when one is given, like any other.
+
+A game (a spec with ``game`` set) is played by :func:`~sotopia_are.games.run_game` instead,
+in PettingZoo's ``action_mask`` convention: each observation is ``{"observation": {...,
+"phase", "legal_moves"}, "action_mask": int8 array}`` over one fixed table of move choices
+(:mod:`~sotopia_are.training.game_spaces` documents the encoding) and the action space is
+``Discrete(len(env.move_choices))``. A move that is not legal now is refused with the
+game's reason (:class:`~.game_spaces.IllegalMoveError`, nothing played, the agent still
+to act). At the end each agent's reward is a weighted sum of its outcome scores —
+``won`` (1 or 0), ``payoff`` and ``alive`` (1 or 0), from
+:func:`~sotopia_are.games.outcome_of` over the log — and of the judge's scores when one is
+given (default weights :data:`DEFAULT_GAME_REWARD_WEIGHTS`). The game's own bound
+(``max_cycles``) ends it by its rules: agents are terminated then, never truncated. An
+eliminated agent stays in ``agents`` until the end (``infos[agent]["alive"]`` is False, its
+mask all 0) and is terminated with the rest, when its reward is known.
 """
 
 from __future__ import annotations
@@ -26,8 +40,9 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from sotopia_are.evaluation import LLMJudge
+from sotopia_are.games import GameOutcome, outcome_of, run_game
 from sotopia_are.llm import LLMCall, Sampling
-from sotopia_are.messages import AgentAction
+from sotopia_are.messages import AgentAction, GameMove
 from sotopia_are.record import EpisodeRecord, give_verdict, record_of_result
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.simulation.types import CompletedEvent
@@ -43,18 +58,41 @@ from sotopia_are.social import (
 )
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore, StorageError
 
+from .game_spaces import (
+    MoveChoice,
+    action_mask,
+    game_action_space,
+    game_observation_space,
+    legal_moves_text,
+    move_choices,
+    move_of,
+)
 from .spaces import action_of, action_space_for, observation_space_for
 
-__all__ = ["DEFAULT_REWARD_WEIGHTS", "OtherAgent", "ParallelSocialEnv", "TurnReward"]
+__all__ = [
+    "DEFAULT_GAME_REWARD_WEIGHTS",
+    "DEFAULT_REWARD_WEIGHTS",
+    "OUTCOME_SCORES",
+    "OtherAgent",
+    "ParallelSocialEnv",
+    "TurnReward",
+]
 
 DEFAULT_REWARD_WEIGHTS: Mapping[str, float] = {"overall_score": 1.0}
 """The end-of-episode reward unless told otherwise: the judge's overall score (Sotopia's)."""
 
+DEFAULT_GAME_REWARD_WEIGHTS: Mapping[str, float] = {"payoff": 1.0}
+"""A game's end-of-episode reward unless told otherwise: the agent's payoff."""
+
+OUTCOME_SCORES = ("won", "payoff", "alive")
+"""The scores a game's outcome gives each agent (reward weights may name them)."""
+
 OtherAgent = Callable[[EpisodeSpec], SocialAgent]
 """Makes one agent the env plays itself (LLM, scripted), afresh for each episode."""
 
-TurnReward = Callable[[str, AgentTurn, AgentAction], float]
-"""A per-turn reward: ``(agent, the turn it was shown, the action it took) -> reward``."""
+TurnReward = Callable[[str, AgentTurn, AgentAction | GameMove], float]
+"""A per-turn reward: ``(agent, the turn it was shown, the action it took) -> reward`` (in
+a game the action is the :class:`GameMove` it made)."""
 
 Observation = dict[str, Any]
 _T = TypeVar("_T")
@@ -63,7 +101,7 @@ _T = TypeVar("_T")
 @dataclass
 class _Request:
     turn: AgentTurn
-    answer: asyncio.Future[AgentAction]
+    answer: asyncio.Future[AgentAction | GameMove]
 
 
 class _Stand:
@@ -78,8 +116,8 @@ class _Stand:
     def name(self) -> str:
         return self._name
 
-    async def act(self, turn: AgentTurn) -> AgentAction:
-        answer: asyncio.Future[AgentAction] = asyncio.get_running_loop().create_future()
+    async def act(self, turn: AgentTurn) -> AgentAction | GameMove:
+        answer: asyncio.Future[AgentAction | GameMove] = asyncio.get_running_loop().create_future()
         self._requests[self._name] = _Request(turn, answer)
         self._asked.set()
         return await answer
@@ -104,6 +142,8 @@ class _Episode:
     def on_event(self, episode_id: str, event: CompletedEvent) -> None:
         seen = len(self.views.entries)
         self.views.add(event)
+        if event.function_name() == "eliminate" and not event.failed():
+            self.left.add(str(event.get_args()["participant"]))
         for entry in self.views.entries[seen:]:
             if entry.action is not None and entry.action.action_type == "leave":
                 self.left.add(entry.sender)
@@ -145,6 +185,12 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
     the overall score); without a judge it is 0. ``turn_reward`` adds a reward to each
     step in which an agent acted. With a ``store``, the episode is stored as it is
     played, with ``tag``; ``models`` labels the caller's agents' policy in the record.
+
+    On a game (``spec.game`` set; see the module) the actions are choices of
+    :attr:`move_choices` (or :class:`GameMove` s), each observation carries its
+    ``action_mask``, and ``reward_weights`` (default :data:`DEFAULT_GAME_REWARD_WEIGHTS`)
+    may name the :data:`OUTCOME_SCORES` as well as the judge's dimensions; the judge is
+    optional there.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"name": "sotopia_are_social_v0", "render_modes": ["ansi"]}
@@ -172,14 +218,18 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             raise ValueError("the env plays every participant itself: leave one to the caller")
         self.agents: list[str] = []
         self.judge = judge
-        self.reward_weights = dict(
-            DEFAULT_REWARD_WEIGHTS if reward_weights is None else reward_weights
-        )
-        if judge is not None:
-            known = [*judge.rubric.dimension_names, "overall_score"]
+        self.is_game = spec.game is not None
+        default = DEFAULT_GAME_REWARD_WEIGHTS if self.is_game else DEFAULT_REWARD_WEIGHTS
+        self.reward_weights = dict(default if reward_weights is None else reward_weights)
+        if judge is not None or self.is_game:
+            known = [*OUTCOME_SCORES] if self.is_game else []
+            if judge is not None:
+                known += [*judge.rubric.dimension_names, "overall_score"]
             wrong = sorted(set(self.reward_weights) - set(known))
             if wrong:
-                raise ValueError(f"reward_weights name {wrong}, which the judge does not score")
+                raise ValueError(
+                    f"reward_weights name {wrong}, which are not scored (scored: {known})"
+                )
         self.turn_reward = turn_reward
         self.store = store
         self.tag = tag
@@ -192,14 +242,21 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         self._episode_loop: asyncio.AbstractEventLoop | None = None
         self._observed: set[str] = set()
         self._cast: dict[str, SocialAgent] = {}
-        self._observation_spaces = {
-            name: observation_space_for(spec.action_types, spec.max_turns)
-            for name in self.possible_agents
-        }
-        self._action_spaces = {
-            name: action_space_for(spec.action_types, self.recipients(name))
-            for name in self.possible_agents
-        }
+        self.move_choices: tuple[MoveChoice, ...] = move_choices(spec) if self.is_game else ()
+        """A game's table of move choices: what an action index and a mask entry mean."""
+        self._observation_spaces: dict[str, spaces.Dict] = {}
+        self._action_spaces: dict[str, spaces.Space[Any]] = {}
+        for name in self.possible_agents:
+            if self.is_game:
+                self._observation_spaces[name] = game_observation_space(spec, self.move_choices)
+                self._action_spaces[name] = game_action_space(self.move_choices)
+            else:
+                self._observation_spaces[name] = observation_space_for(
+                    spec.action_types, spec.max_turns
+                )
+                self._action_spaces[name] = action_space_for(
+                    spec.action_types, self.recipients(name)
+                )
 
     # -- spaces ------------------------------------------------------------------------
 
@@ -208,8 +265,9 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         the same object each time (PettingZoo seeds it)."""
         return self._observation_spaces[self._checked(agent)]
 
-    def action_space(self, agent: str) -> spaces.Dict:
-        """``agent``'s action space; ``to`` flags :meth:`recipients` in order."""
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        """``agent``'s action space: in a conversation a ``Dict`` whose ``to`` flags
+        :meth:`recipients` in order; in a game ``Discrete`` over :attr:`move_choices`."""
         return self._action_spaces[self._checked(agent)]
 
     def recipients(self, agent: str) -> list[str]:
@@ -303,7 +361,8 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             sinks.append(recorder)
         self._episode_loop = asyncio.get_running_loop()
         self._cast = cast
-        episode.task = asyncio.ensure_future(run_episode(spec, cast, sinks=sinks))
+        play = run_game if self.is_game else run_episode
+        episode.task = asyncio.ensure_future(play(spec, cast, sinks=sinks))
         self._episode = episode
         self.record = None
         self._observed = set()
@@ -335,21 +394,30 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         assert episode.task is not None
         over = episode.task.done()
         truncations = dict.fromkeys(live, False)
-        terminations = {name: name in episode.left for name in live}
+        # An eliminated player stays until the game ends (never asked, its mask all 0):
+        # whether its team won, and so its reward, is known only then.
+        terminations = {name: name in episode.left and not self.is_game for name in live}
         infos = {name: self._info(name) for name in live}
         if over:
             result = episode.task.result()
             record = await self._finish(result)
             truncated = (
-                result.status is EpisodeStatus.COMPLETE
+                not self.is_game
+                and result.status is EpisodeStatus.COMPLETE
                 and result.turns_played >= episode.spec.max_turns
                 and len(set(episode.spec.agent_names) - episode.left) >= 2
             )
             scores = record.scores
+            outcome = self._outcome(record)
             for name in live:
                 terminations[name] = not truncated
                 truncations[name] = truncated
-                rewards[name] += self._final_reward(scores.get(name))
+                rated = scores.get(name)
+                if self.is_game:
+                    rewards[name] += self._game_reward(rated, outcome, name)
+                    infos[name]["outcome"] = outcome
+                else:
+                    rewards[name] += self._final_reward(rated)
                 infos[name].update(
                     status=record.status.value,
                     reason=record.reason,
@@ -391,11 +459,21 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
 
     def _read_actions(
         self, episode: _Episode, actions: Mapping[str, object]
-    ) -> dict[str, AgentAction]:
+    ) -> dict[str, AgentAction | GameMove]:
         """The actions of the agents due to act, all checked before any is played."""
         missing = [name for name in episode.requests if name not in actions]
         if missing:
             raise ValueError(f"no action for {missing}, who must act in this turn")
+        if self.is_game:
+            return {
+                name: move_of(
+                    actions[name],
+                    agent=name,
+                    choices=self.move_choices,
+                    options=episode.requests[name].turn.moves,
+                )
+                for name in episode.requests
+            }
         return {
             name: action_of(
                 actions[name],
@@ -416,25 +494,42 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             request = episode.requests.get(name)
             first = name not in self._observed
             self._observed.add(name)
-            observations[name] = {
+            seen = {
                 "background": view.background.to_natural_language(),
                 "transcript": view.transcript(),
                 "last_turn": view.background.to_natural_language() if first else view.new_lines(),
                 "turn_number": turn,
+            }
+            view.mark_seen()
+            if self.is_game:
+                options = request.turn.moves if request is not None else ()
+                observations[name] = {
+                    "observation": {
+                        **seen,
+                        "phase": request.turn.phase if request is not None else "",
+                        "legal_moves": legal_moves_text(options),
+                    },
+                    "action_mask": action_mask(self.move_choices, options),
+                }
+                continue
+            observations[name] = {
+                **seen,
                 "available_actions": np.array(
                     [int(request is not None)] * len(episode.spec.action_types), dtype=np.int8
                 ),
             }
-            view.mark_seen()
         return observations
 
     def _info(self, name: str) -> dict[str, Any]:
         assert self._episode is not None
         request = self._episode.requests.get(name)
-        return {
+        info: dict[str, Any] = {
             "episode_id": self._episode.spec.episode_id,
             "turn": request.turn if request else None,
         }
+        if self.is_game:
+            info["alive"] = name not in self._episode.left
+        return info
 
     async def _finish(self, result: EpisodeResult) -> EpisodeRecord:
         """The finished episode's record, rated by the judge (stored with its verdict)."""
@@ -461,6 +556,26 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         if not scores:
             return 0.0
         return sum(weight * scores[name] for name, weight in self.reward_weights.items())
+
+    def _outcome(self, record: EpisodeRecord) -> GameOutcome | None:
+        """A finished game's outcome, recomputed from its log (None for a conversation
+        or a game that did not finish)."""
+        if not self.is_game or record.status is not EpisodeStatus.COMPLETE:
+            return None
+        return outcome_of(record.spec, record.entries)
+
+    def _game_reward(
+        self, rated: Mapping[str, float] | None, outcome: GameOutcome | None, name: str
+    ) -> float:
+        """``name``'s reward for the game: the weighted outcome scores (none: 0) and judge
+        scores (unrated: 0)."""
+        scores = dict(rated or {})
+        if outcome is not None:
+            row = outcome.player(name)
+            scores.update(won=float(row.won), payoff=row.payoff, alive=float(row.alive))
+        return sum(
+            weight * scores.get(dimension, 0.0) for dimension, weight in self.reward_weights.items()
+        )
 
     async def _abandon(self, reason: str) -> None:
         """Stop a running episode; a stored one is marked ``incomplete`` with ``reason``."""

@@ -4,7 +4,9 @@ an action in any of the forms the env takes.
 An observation is a ``Dict`` of texts (the agent's background, its transcript, what it
 newly perceived), the turn number and a 0/1 mask of the available action types. An action
 is a ``Dict`` of an action-type index, the argument text and a 0/1 mask of private
-recipients — or an :class:`AgentAction`, or its JSON text.
+recipients — or an :class:`AgentAction`, or its JSON text. These are a conversation's
+spaces; a game's (PettingZoo action masks over a table of moves) are in
+:mod:`~sotopia_are.training.game_spaces`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The browser view of stored episodes: a list with filters, each episode in full (the
-transcript, every agent's view, every verdict's reasoning, every model call) and each
-batch's score distributions; served locally or written as one static HTML file.
+transcript, every agent's view, every verdict's reasoning, every model call; for a game
+also its phases, votes, tallies, eliminations and, once it is over, roles and outcome)
+and each batch's score distributions; served locally or written as one static HTML file.
 
 Read-only over the store. Episode text is untrusted: every page escapes it and runs no
 script of its own but the static file's filters.

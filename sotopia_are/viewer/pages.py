@@ -23,6 +23,7 @@ from sotopia_are.record import EpisodeRecord, EpisodeSummary
 from sotopia_are.social import ConversationEntry, EpisodeStatus
 
 from .filters import EpisodeFilter
+from .game import PhaseSection, game_view, phase_sections
 from .summary import TagSummary, tag_detail, tag_summaries
 
 __all__ = [
@@ -76,9 +77,10 @@ STATIC = Links(static=True)
 @dataclass(frozen=True)
 class Line:
     """One transcript line as the page shows it: who did what, and for whom when it was
-    private (``audience``)."""
+    private (``audience``); ``event_id`` names the event it shows."""
 
     turn: int
+    event_id: str
     sender: str
     kind: str
     text: str
@@ -92,14 +94,27 @@ class Line:
 
 def _line(entry: ConversationEntry) -> Line:
     if entry.action is None:
-        return Line(entry.turn, entry.sender, "message", entry.content, entry.to)
+        return Line(entry.turn, entry.event_id, entry.sender, "message", entry.content, entry.to)
     kind = _KINDS.get(entry.action.action_type, entry.action.action_type)
-    return Line(entry.turn, entry.sender, kind, entry.action.argument, entry.to)
+    return Line(entry.turn, entry.event_id, entry.sender, kind, entry.action.argument, entry.to)
 
 
 def _lines(entries: Iterable[ConversationEntry]) -> list[Line]:
     """The lines of ``entries``; doing nothing is left out, as in every transcript."""
     return [_line(entry) for entry in entries if not entry.is_nothing]
+
+
+@dataclass(frozen=True)
+class Part:
+    """A stretch of a transcript: a game's phase (``section``, whose title heads it), or
+    a whole conversation (``section`` None)."""
+
+    lines: list[Line]
+    section: PhaseSection | None = None
+
+
+def _parts(sections: Iterable[PhaseSection]) -> list[Part]:
+    return [Part(_lines(section.entries), section) for section in sections]
 
 
 @functools.cache
@@ -177,18 +192,35 @@ def render_index(summaries: Sequence[EpisodeSummary], selected: EpisodeFilter | 
 def render_episode(record: EpisodeRecord) -> str:
     """One episode's page: its spec, the full transcript (private actions marked), each
     agent's view, every verdict with its reasoning per dimension, failures and warnings,
-    and every model call with its prompt and reply."""
+    and every model call with its prompt and reply.
+
+    A game's page also shows its rules in brief, the outcome and every player's role (only
+    once the game is over), and both the transcript and each agent's view cut into the
+    game's phases, each phase of the transcript with its votes, tally and eliminations."""
     return _render("episode.html", title=record.episode_id, **_episode_context(record))
 
 
 def _episode_context(record: EpisodeRecord) -> dict[str, Any]:
     views = record.views
+    game = game_view(record)
+    if game is None:
+        transcript = [Part(_lines(views.entries))]
+        seen = {name: [Part(_lines(view.entries))] for name, view in views.agents.items()}
+    else:
+        transcript = _parts(game.sections)
+        # Cut at the phases' announcements, which everyone hears; what a player saw of a
+        # phase is only what its view holds (no votes or tallies added from elsewhere).
+        seen = {
+            name: _parts(phase_sections(game.rules, view.entries))
+            for name, view in views.agents.items()
+        }
     return {
         "record": record,
         "background": record.spec.background().to_natural_language(),
-        "transcript": _lines(views.entries),
+        "game": game,
+        "transcript": transcript,
         "views": [
-            (name, view.background.to_natural_language(), _lines(view.entries))
+            (name, view.background.to_natural_language(), seen[name])
             for name, view in views.agents.items()
         ],
         "usage": record.usage.describe(),

@@ -6,13 +6,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from viewer_support import Seeded, seeded_store
+from viewer_support import Games, Seeded, games_store, seeded_store
 
 
 @pytest.fixture(scope="session")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
     """A store of real episodes (see :mod:`viewer_support`)."""
     with seeded_store(tmp_path_factory.mktemp("viewer")) as made:
+        yield made
+
+
+@pytest.fixture(scope="session")
+def played_games(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Games]:
+    """A store of games played in-process (see :mod:`viewer_support`)."""
+    with games_store(tmp_path_factory.mktemp("games")) as made:
         yield made
 
 

@@ -1,7 +1,8 @@
 """The viewer in a real headless browser: Debian's chromium driven by Playwright (never
 Playwright's own browser download). It opens the served list, clicks through to an
 episode, sees the transcript and the private marker, and saves screenshots; the static
-file's filters and links work with no server at all.
+file's filters and links work with no server at all; a stored werewolf game shows its
+outcome, roles and phases, and a villager's view without the night.
 
 Skipped when no chromium is installed (``apt-get install chromium``), except under CI,
 where that is a failure; ``SOTOPIA_ARE_CHROMIUM`` names another binary.
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
-from viewer_support import GARDEN_WHISPER, SPEECH, TAG, Seeded
+from viewer_support import GARDEN_WHISPER, SPEECH, TAG, Games, Seeded
 
 from sotopia_are.viewer import ViewerServer, static_page
 
@@ -23,8 +24,8 @@ CHROMIUM = os.environ.get("SOTOPIA_ARE_CHROMIUM") or shutil.which("chromium")
 
 
 @pytest.fixture(scope="module")
-def browser(seeded: Seeded) -> Iterator[Browser]:
-    """Chromium, launched after the store is seeded and stopped with this module:
+def browser(seeded: Seeded, played_games: Games) -> Iterator[Browser]:
+    """Chromium, launched after the stores are seeded and stopped with this module:
     while Playwright's driver runs, its event loop is the running one on this thread,
     where asyncio.run (seeding, other modules' episodes) could not start another."""
     if CHROMIUM is None:
@@ -140,3 +141,37 @@ def test_the_static_file_filters_and_links_without_a_server(
     expect(marker).to_have_text("private to Ines Okafor")
     page.go_back()
     expect(page.locator("#index")).to_be_visible()
+
+
+def test_a_werewolf_game_shows_its_outcome_phases_and_a_villagers_view(
+    page: Page, played_games: Games, screenshot_dir: Path
+) -> None:
+    with played_games.store() as store, ViewerServer(store, port=0) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            page.goto(f"{server.url}episode/{played_games.werewolf}")
+            roles = page.locator("table.roles tbody tr")
+            expect(roles).to_have_count(7)
+            expect(page.locator("table.roles")).to_be_visible()
+            expect(page.locator("p.outcome")).to_contain_text("werewolves won")
+            phases = page.locator(".transcript-all div.phase")
+            expect(phases.first.locator("h3")).to_have_text("the start: roles dealt")
+            vote = page.locator('.transcript-all div.phase[data-phase="day-vote"]').first
+            expect(vote.locator("table.votes tbody tr")).to_have_count(7)
+            expect(vote.locator("p.tally")).to_be_visible()
+            # From the game's summary on (docs/img/viewer-game.png is this screenshot).
+            page.set_viewport_size({"width": 1280, "height": 1500})
+            page.goto(f"{server.url}episode/{played_games.werewolf}#game")
+            page.screenshot(path=screenshot_dir / "viewer-game.png")
+            villager = page.locator('details.agent-view[data-agent="Ada Brennan"]')
+            villager.locator("summary").click()
+            # Of the night chat it hears only that night falls.
+            night = villager.locator('div.phase[data-phase="night-chat"][data-cycle="1"] li')
+            expect(night).to_have_count(1)
+            expect(night).to_contain_text("Night falls")
+            expect(villager).not_to_contain_text("is a werewolf.")
+            expect(villager).to_contain_text("Ada Brennan, your role is villager")
+        finally:
+            server.shutdown()
+            thread.join()

@@ -6,7 +6,7 @@ import re
 
 import pytest
 from markupsafe import escape
-from viewer_support import GARDEN_WHISPER, MODELS, SPEECH, TAG, Seeded
+from viewer_support import GARDEN_WHISPER, MODELS, SPEECH, TAG, Seeded, agent_sections
 
 import sotopia_are as sa
 from sotopia_are.agents import ScriptedAgent
@@ -26,14 +26,6 @@ from sotopia_are.viewer import (
 def load(seeded: Seeded, episode_id: str) -> EpisodeRecord:
     with seeded.store() as store:
         return store.load(episode_id)
-
-
-def agent_sections(page: str) -> dict[str, str]:
-    """Each agent's view section of an episode page, by agent."""
-    found = re.findall(
-        r'<details class="agent-view" data-agent="([^"]*)">(.*?)</details>', page, re.S
-    )
-    return {str(escape(name)): body for name, body in found}
 
 
 def listed(page: str) -> list[str]:
