@@ -56,7 +56,9 @@ def test_cli_run_plays_a_game_to_its_end_stores_it_and_show_as_a_villager_hides_
     shown = invoke("show", episode_id)
     assert shown.exit_code == 0 and SECRET in shown.stdout
     assert "judge: rules (rubric game-outcome, outcome@1)" in shown.stdout
-    wolf = next(name for name, role in roles.items() if role == "werewolf")
+    # A werewolf that said it sees it (the other may have been voted out by then).
+    wolf = next(e.sender for e in record.entries if e.move and e.move.argument == SECRET)
+    assert roles[wolf] == "werewolf"
     assert SECRET in invoke("show", episode_id, "--as", wolf).stdout
     villagers = [name for name, role in roles.items() if role != "werewolf"]
     for villager in villagers:
