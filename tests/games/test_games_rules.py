@@ -28,8 +28,8 @@ def vote_game(tie: str, max_cycles: int = 1) -> dict[str, Any]:
     """One wolf and three villagers who only vote, simultaneously."""
     return {
         "roles": [
-            {"name": "wolf", "team": "wolves", "payoff": {"no_deal": 0.5}},
-            {"name": "villager", "team": "village", "count": 3, "payoff": {"no_deal": 0.25}},
+            {"name": "wolf", "team": "wolves", "payoff": {"no_deal": 2}},
+            {"name": "villager", "team": "village", "count": 3, "payoff": {"no_deal": 1}},
         ],
         "phases": [
             {
@@ -70,7 +70,7 @@ async def test_a_tie_with_no_one_eliminates_nobody_and_the_cycle_limit_ends_the_
     outcome = result.outcome
     assert outcome is not None and outcome.ended_by == "cycle_limit" and outcome.cycles == 2
     assert outcome.winners == () and all(row.alive and not row.won for row in outcome.players)
-    assert {row.role: row.payoff for row in outcome.players} == {"wolf": 0.5, "villager": 0.25}
+    assert {row.role: row.payoff for row in outcome.players} == {"wolf": 2, "villager": 1}
     tie = f"vote in vote: {A} 1, {B} 1, {C} 1, {D} 1; a tie between {A}, {B}, {C}, {D}: "
     assert notices(result).count((tie + "nobody is chosen.", None)) == 2
     assert eliminated_at(result) == {}
