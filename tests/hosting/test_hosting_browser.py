@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hosting_support import GARDEN, MODEL, WEREWOLF, load
+from hosting_support import BARGAINING, GARDEN, MODEL, WEREWOLF, load
 from playwright.sync_api import (
     Browser,
     BrowserContext,
@@ -254,6 +254,14 @@ def test_two_people_and_a_model_play_the_garden_committee_whispers_reach_only_th
     benedikt.agree(CONSENT)
     expect(jo.page.locator("#goal")).to_contain_text("herbs")
     expect(jo.page.locator("#goal")).not_to_contain_text("school")  # Benedikt's goal
+    # The monitor lists the session with its people.
+    monitor = jo.context.new_page()
+    monitor.goto(served.links["monitor"])
+    row = monitor.locator("#sessions tbody tr")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("Jo Ng (human) here")
+    expect(row).to_contain_text(f"Ines Okafor ({MODEL})")
+    monitor.close()
 
     turns = {"Jo Ng": 0, "Benedikt Müller-Roth": 0}
 
@@ -377,3 +385,45 @@ def test_a_person_plays_werewolf_through_the_buttons_on_a_phone(
     for page_text in seen:
         assert f"{person_seat}, your role is" in page_text
         assert not any(f"{name}, your role is" in page_text for name in others)
+
+
+def test_an_offer_is_bounded_on_the_page_and_a_bargain_is_played_to_the_end(
+    browser: Browser,
+    stand_in: LocalLLMServer,
+    make_session: Callable[..., LLMSession],
+    store: EpisodeStore,
+) -> None:
+    seat = "Lena Fischer"
+    spec = load(BARGAINING)
+    served = Served(spec, [seat], models=MODEL, llm=make_session(), store=store, turn_timeout=30)
+    lena = Person(browser, served.links[seat], phone=True)
+    lena.agree()
+    sent: list[str] = []
+    lena.page.on(
+        "request", lambda request: sent.append(request.url) if "/actions" in request.url else None
+    )
+
+    def act(person: Person, page: Page) -> None:
+        offer = page.locator('fieldset.move[data-move="offer"]')
+        amount = offer.get_by_role("spinbutton")
+        expect(amount).to_have_attribute("min", "0")
+        expect(amount).to_have_attribute("max", "100")
+        if not sent:
+            # Out of bounds: the page says so and sends nothing.
+            amount.fill("150")
+            offer.get_by_role("button", name="offer").click()
+            expect(page.locator("#problem")).to_have_text("Offer a whole number from 0 to 100.")
+            assert sent == []
+            amount.fill("60")
+            offer.get_by_role("button", name="offer").click()
+        else:
+            page.locator('fieldset.move[data-move="say"] textarea').fill("Sixty is fair.")
+            page.locator('fieldset.move[data-move="say"] button').click()
+
+    play([lena], act)
+    (record,) = served.finish()
+    lena.close()
+    assert record.status is sa.EpisodeStatus.COMPLETE, record.reason
+    moves = [action for name, action in record.actions() if name == seat]
+    assert len(moves) == len(sent) >= 2
+    assert moves[0].argument == "offer 60"  # the log's form of the move
