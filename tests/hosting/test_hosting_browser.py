@@ -277,7 +277,7 @@ def test_two_people_and_a_model_play_the_garden_committee_whispers_reach_only_th
             expect(page.locator("#consent")).to_be_hidden()
             expect(page.locator("#transcript li.private")).to_have_count(2)
             # The docs' picture: both whispers on Jo's page, a whisper being composed.
-            compose_whisper(page, "Ines Okafor", "(not sent)")
+            compose_whisper(page, "Ines Okafor", "Shade for the herbs, sun for the class?")
             page.screenshot(path=screenshot_dir / "hosting-participant.png", full_page=True)
         if turns[seat] > 1:
             say(page, f"{seat} again: let us decide today.")
