@@ -175,7 +175,7 @@ async def test_reading_the_consent_is_not_arriving(
         await SeatClient(http, token_of(study, "Jo Ng")).get()
         again = await http.get("/api/seat/consent", headers=headers)
         assert again.json()["arrived"] is True
-        assert session.state is SessionState.RUNNING
+        assert study.sessions[0].state is SessionState.RUNNING  # = session, not narrowed
         mine = await other.get("/api/seat/consent", headers=bearer(token_of(own, "Jo Ng")))
         assert mine.json()["consent"] == "Read me first."
         for refused in (
