@@ -11,7 +11,7 @@ import typer
 
 from sotopia_are.hosting import ExposedHostWarning, host
 
-from .common import INTERRUPTED_EXIT, cli_errors, fail, load_spec
+from .common import INTERRUPTED_EXIT, cli_errors, fail, load_spec, read_text
 from .options import ModelOptions, PreflightOption, StoreOptions, with_models, with_store
 
 __all__ = ["host_command"]
@@ -64,6 +64,14 @@ def host_command(
     completion_code: Annotated[
         str, typer.Option("--completion-code", help="Shown to each person at the end.")
     ] = "",
+    consent: Annotated[
+        Path | None,
+        typer.Option(
+            "--consent",
+            help="A text file each person reads and agrees to before taking their seat.",
+            show_default=False,
+        ),
+    ] = None,
     tag: Annotated[str, typer.Option("--tag", help="Tag the stored sessions.")] = "hosted",
     preflight: PreflightOption = True,
 ) -> None:
@@ -72,6 +80,7 @@ def host_command(
     --model the other seats), stores each as it is played (human seats as "human") and
     exits when every session is over. Rate them afterwards with `sotopia-are evaluate`."""
     spec = load_spec(spec_file)
+    consent_text = _read_consent(consent) if consent is not None else ""
     study = models.study(where, tag=tag, evaluate=False)
     with where.open() as store, cli_errors():
         chosen = study.agent_models([n for n in spec.agent_names if n not in human])
@@ -89,6 +98,7 @@ def host_command(
                     tag=tag,
                     turn_timeout=turn_timeout,
                     completion_code=completion_code,
+                    consent=consent_text,
                     host=bind,
                     port=port,
                     root_path=root_path,
@@ -102,6 +112,13 @@ def host_command(
                 fail(f"cannot serve on {bind}:{port}: {error.strerror or error}")
         for record in records:
             typer.echo(f"stored {record.episode_id}: {record.status.value}")
+
+
+def _read_consent(path: Path) -> str:
+    text = read_text(path).strip()
+    if not text:
+        fail(f"the consent text {path} is empty")
+    return text
 
 
 def _announce(line: str, caught: list[warnings.WarningMessage]) -> None:

@@ -62,6 +62,7 @@ def host(
     judge: LLMJudge | None = None,
     turn_timeout: float = 120.0,
     completion_code: str = "",
+    consent: str = "",
     host: str = "127.0.0.1",
     port: int = 8000,
     root_path: str = "",
@@ -76,11 +77,13 @@ def host(
     ``agents``); each session is stored in ``store`` under ``tag`` as it is played (human
     seats labelled ``"human"`` in ``record.models``) and rated by ``judge`` when given. A
     turn left unanswered for ``turn_timeout`` seconds is recorded as a timeout
-    (:mod:`sotopia_are.hosting.seat`). It serves on ``host``:``port`` — only this machine
-    by default; any other address warns (:class:`ExposedHostWarning`) — with
-    ``root_path`` the prefix a reverse proxy strips, and ``public_url`` the address
-    people reach it at (default ``http://host:port`` + ``root_path``). ``on_line`` gets the
-    join and monitor lines (:func:`join_lines`).
+    (:mod:`sotopia_are.hosting.seat`). Each person first reads ``consent`` (the study's
+    consent/instructions text; empty: a default) and takes the seat by agreeing; at the
+    end they are shown ``completion_code`` (a URL as a link to follow). It serves on
+    ``host``:``port`` — only this machine by default; any other address warns
+    (:class:`ExposedHostWarning`) — with ``root_path`` the prefix a reverse proxy strips,
+    and ``public_url`` the address people reach it at (default ``http://host:port`` +
+    ``root_path``). ``on_line`` gets the join and monitor lines (:func:`join_lines`).
 
     Raises:
         ValueError: A human seat that is not one of the spec's, or no models/agents for
@@ -103,6 +106,7 @@ def host(
             judge=judge,
             turn_timeout=turn_timeout,
             completion_code=completion_code,
+            consent=consent,
             host=host,
             port=port,
             root_path=root_path,
@@ -127,6 +131,7 @@ async def ahost(
     judge: LLMJudge | None = None,
     turn_timeout: float = 120.0,
     completion_code: str = "",
+    consent: str = "",
     host: str = "127.0.0.1",
     port: int = 8000,
     root_path: str = "",
@@ -150,6 +155,7 @@ async def ahost(
         judge=judge,
         turn_timeout=turn_timeout,
         completion_code=completion_code,
+        consent=consent,
     )
     if preflight:
         uses = [use for s in study.sessions for use in agent_uses(s.agents)]

@@ -44,7 +44,9 @@ class JoinLink:
 class HostedStudy:
     """The sessions of a hosted study, their tokens and its rules of play.
 
-    ``completion_code`` is shown to each person once their session is over;
+    ``consent`` is the consent/instructions text a person reads before taking a seat
+    (empty: :data:`~sotopia_are.hosting.app.DEFAULT_CONSENT`); ``completion_code`` is
+    shown to each person once their session is over (a URL as a link to follow);
     ``actions_per_second``/``action_burst`` bound how fast one seat may post actions.
     """
 
@@ -52,6 +54,7 @@ class HostedStudy:
     tokens: Tokens
     links: list[JoinLink]
     completion_code: str = ""
+    consent: str = ""
     actions_per_second: float = 5.0
     action_burst: int = 10
     _salt: bytes = field(default_factory=lambda: secrets.token_bytes(32))
@@ -72,6 +75,7 @@ class HostedStudy:
         judge: LLMJudge | None = None,
         turn_timeout: float = 120.0,
         completion_code: str = "",
+        consent: str = "",
     ) -> HostedStudy:
         """``sessions`` sessions of ``spec`` with a person on each seat in ``humans``.
 
@@ -115,7 +119,7 @@ class HostedStudy:
                 links.append(JoinLink(number, name, tokens.issue(SeatKey(number, name))))
             built.append(session)
         links.append(JoinLink(None, None, tokens.monitor))
-        return cls(built, tokens, links, completion_code=completion_code)
+        return cls(built, tokens, links, completion_code=completion_code, consent=consent)
 
     def locate(self, token: str | None) -> tuple[HostedSession, HumanSeat] | None:
         """The session and seat ``token`` opens, or None."""
