@@ -58,6 +58,9 @@ _EXPORTS: dict[str, str] = {
     "AgentProfile": "sotopia_are.storage",
     "EnvironmentProfile": "sotopia_are.storage",
     "RelationshipProfile": "sotopia_are.storage",
+    # games
+    "GameSpec": "sotopia_are.games",
+    "GameJudge": "sotopia_are.games",
     # Sotopia's messages
     "AgentAction": "sotopia_are.messages",
     "ScriptBackground": "sotopia_are.messages",
@@ -108,6 +111,8 @@ __all__ = [
     "EpisodeSpec",
     "EpisodeStatus",
     "EpisodeStore",
+    "GameJudge",
+    "GameSpec",
     "GenerationError",
     "HumanAgent",
     "LLMAgent",
@@ -167,6 +172,7 @@ if TYPE_CHECKING:
         Rubric,
         RubricError,
     )
+    from sotopia_are.games import GameJudge, GameSpec
     from sotopia_are.llm import (
         ConfigurationError,
         GenerationError,

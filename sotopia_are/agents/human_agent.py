@@ -10,8 +10,8 @@ context and transcript on the first turn, what is new after that) and reads one 
 
 In a game turn (one whose ``moves`` are not empty) the view lists the moves allowed now
 and the command is one of them: its name, then its target (``vote Bob``), its amount
-(``offer 60``) or its words (``say I am the seer``); a move that takes neither may be
-followed by words said with it (``accept deal``). It is read as a model's answer is
+(``offer 60``) or its words (``say I am the seer``); words after an ``accept``, ``reject``
+or ``pass`` are dropped (those moves carry none). It is read as a model's answer is
 (:mod:`sotopia_are.agents.game_move_reply`), so an illegal move is refused in the same
 words.
 

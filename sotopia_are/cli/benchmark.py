@@ -18,6 +18,7 @@ from rich.table import Table
 from sotopia_are.studies import (
     BenchmarkReport,
     benchmark_report,
+    read_specs,
     select_tasks,
 )
 from sotopia_are.studies import benchmark as run_benchmark
@@ -72,6 +73,15 @@ def benchmark(
             show_default=False,
         ),
     ] = None,
+    specs_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--specs",
+            help="Episode or game specs as the tasks (a JSON or JSONL file, or a directory "
+            "of them, e.g. examples/games/bargaining.json), instead of --tasks/--sample.",
+            show_default=False,
+        ),
+    ] = None,
     sample: Annotated[
         int | None,
         typer.Option(
@@ -120,11 +130,14 @@ def benchmark(
     preflight: PreflightOption = True,
 ) -> None:
     """Benchmark models (--model, repeatable) against a partner (--partner) on a task set
-    (--tasks FILE and/or --sample N), every role, --seeds times, rated by --judge-model;
-    then print per model and dimension the mean and 95% bootstrap interval, wins, ties
-    and losses against the partner, judge failures and repairs, tokens and cost. --resume
-    continues a stopped run of the same --tag. Exits 1 if any episode is left unfinished,
-    2 if a model cannot be called as configured (nothing stored), 130 on Ctrl-C."""
+    (--tasks FILE and/or --sample N, or spec files: --specs), every role, --seeds times,
+    rated by --judge-model; then print per model and dimension the mean and 95%
+    bootstrap interval, wins, ties and losses against the partner, judge failures and
+    repairs, tokens and cost. Games (--specs examples/games/...) are rated by their
+    outcome without a --judge-model, and the report adds each model's win rate and mean
+    payoff per role, with 95% bootstrap intervals. --resume continues a stopped run of
+    the same --tag. Exits 1 if any episode is left unfinished, 2 if a model cannot be
+    called as configured (nothing stored), 130 on Ctrl-C."""
     if report_only:
         # With --report-only, --judge-model chooses whose verdicts the report reads.
         chosen = list(dict.fromkeys(models.judge_model or []))
@@ -136,12 +149,28 @@ def benchmark(
         return
     if not tested or not partner:
         fail("name the models under test (--model MODEL) and the partner (--partner MODEL)")
-    if not models.judge_model:
-        fail("no model for the judge: pass --judge-model MODEL")
-    study = models.study(where, tag=tag, rubric=rubric, samples=samples, concurrency=concurrency)
+    if specs_file is not None and (tasks_file is not None or sample is not None):
+        fail("give the tasks as --specs FILE, or as --tasks/--sample (not both)")
+    with cli_errors():
+        specs = read_specs(specs_file) if specs_file is not None else None
+    games_only = specs is not None and all(spec.game is not None for spec in specs)
+    if not models.judge_model and not games_only:
+        fail("no model for the judge: pass --judge-model MODEL (only games need none)")
+    study = models.study(
+        where,
+        tag=tag,
+        rubric=rubric,
+        samples=samples,
+        concurrency=concurrency,
+        evaluate=bool(models.judge_model),
+    )
     with where.open() as store, cli_errors(), BatchReporter(tag) as progress:
-        tasks = select_tasks(
-            store, path=tasks_file, count=sample, seed=sample_seed, related=related
+        tasks = (
+            specs
+            if specs is not None
+            else select_tasks(
+                store, path=tasks_file, count=sample, seed=sample_seed, related=related
+            )
         )
         try:
             result = run_benchmark(
@@ -191,6 +220,12 @@ def _render(report: BenchmarkReport, output: Path | None, *, judge: str | None =
         for model, row in matrix.items()
     ]
     _table(["model", *partners], cells)
+    if report.games:
+        typer.echo(
+            "games: the model under test's win rate and mean payoff per role, from the "
+            "outcome verdicts: mean [95% bootstrap interval]"
+        )
+        _table(*report.game_table())
     if output is not None:
         with cli_errors():
             written = report.write(output)

@@ -145,7 +145,7 @@ def demo(
                 scenario_id=base.stable_name(),
             )
             print_record(record)
-            failed = unusable(record, judged=True)
+            failed = unusable(record, judge.model)
             typer.echo(f"stored as {spec.episode_id}\n")
             _show_view(store, spec.episode_id, spec.agent_names[1])
         _export(store, spec.episode_id, output)

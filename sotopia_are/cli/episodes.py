@@ -24,17 +24,33 @@ from sotopia_are import (
     StudyInputError,
     Verdict,
 )
-from sotopia_are.studies import ConversationEntry, SocialAgent, replay_script, run
+from sotopia_are.studies import (
+    ConversationEntry,
+    SocialAgent,
+    game_outcome,
+    replay_script,
+    run,
+)
 
 from .common import INTERRUPTED_EXIT, fail, print_scores, printable
 
-__all__ = ["play_here", "print_record", "print_transcript", "print_verdict", "unusable"]
+__all__ = [
+    "play_here",
+    "print_outcome",
+    "print_record",
+    "print_transcript",
+    "print_verdict",
+    "unusable",
+]
 
 
-def unusable(record: EpisodeRecord, judged: bool) -> bool:
+def unusable(record: EpisodeRecord, judge: str | None) -> bool:
     """Whether a command reports ``record`` as a failure (exit 1): it did not complete,
-    or (when a judge was asked, ``judged``) no judge could rate it."""
-    return record.failed_or_unrated if judged else record.status is not EpisodeStatus.COMPLETE
+    or (when a judge was asked: ``judge``, its model) that judge could not rate it (a
+    game's outcome verdict does not stand in for it)."""
+    if record.status is not EpisodeStatus.COMPLETE:
+        return True
+    return judge is not None and record.verdict_of(judge) is None
 
 
 def _stopped_as(store: EpisodeStore, episode_id: str) -> str:
@@ -122,15 +138,35 @@ def print_verdict(verdict: Verdict, *, reasoning: bool = False) -> None:
             typer.echo(printable(rating.comment(), keep_newlines=True))
 
 
+def print_outcome(record: EpisodeRecord) -> None:
+    """A complete game's outcome, recomputed from its events: the winners, then each
+    player's role, team, whether it won and its payoff. Nothing for a conversation."""
+    outcome = game_outcome(record)
+    if outcome is None:
+        return
+    winners = ", ".join(outcome.winners) or "nobody"
+    deal = f", deal at {outcome.deal}" if outcome.deal is not None else ""
+    how = f"{outcome.ended_by}{deal}, {outcome.cycles} cycles"
+    typer.echo(printable(f"outcome: winners: {winners} ({how})"))
+    for row in outcome.players:
+        typer.echo(
+            printable(
+                f"  {row.name}: {row.role} ({row.team}), {'won' if row.won else 'lost'}, "
+                f"payoff {row.payoff}{'' if row.alive else ', eliminated'}"
+            )
+        )
+
+
 def print_record(record: EpisodeRecord, *, transcript: bool = True) -> None:
-    """The omniscient transcript (unless it was shown live), how it ended, the latest
-    verdict and the usage."""
+    """The omniscient transcript (unless it was shown live), how it ended (a game's
+    outcome too), the latest verdict and the usage."""
     if transcript:
         print_transcript(
             f"{record.episode_id}: the full transcript (private actions marked)",
             record.transcript(),
         )
     typer.echo(f"\nended: {record.status.value}, {printable(record.reason)}")
+    print_outcome(record)
     if record.verdict is not None:
         print_verdict(record.verdict)
     elif record.status is EpisodeStatus.FAILED:

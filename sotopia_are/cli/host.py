@@ -11,7 +11,7 @@ import typer
 
 from sotopia_are.hosting import ExposedHostWarning, host
 
-from .common import INTERRUPTED_EXIT, cli_errors, fail, load_spec
+from .common import INTERRUPTED_EXIT, cli_errors, fail, load_spec, read_text
 from .options import (
     MaxTurnsOption,
     ModelOptions,
@@ -71,6 +71,14 @@ def host_command(
     completion_code: Annotated[
         str, typer.Option("--completion-code", help="Shown to each person at the end.")
     ] = "",
+    consent: Annotated[
+        Path | None,
+        typer.Option(
+            "--consent",
+            help="A text file each person reads and agrees to before taking their seat.",
+            show_default=False,
+        ),
+    ] = None,
     waiting_room: Annotated[
         bool,
         typer.Option(
@@ -106,6 +114,7 @@ def host_command(
     spec = load_spec(spec_file)
     if max_turns is not None:
         spec = spec.replace(max_turns=max_turns)
+    consent_text = _read_consent(consent) if consent is not None else ""
     study = models.study(where, tag=tag, evaluate=False)
     with where.open() as store, cli_errors():
         seated = [n for n in spec.agent_names if fill_after is not None or n not in human]
@@ -127,6 +136,7 @@ def host_command(
                     by_arrival=waiting_room,
                     fill_after=fill_after,
                     resume=not fresh,
+                    consent=consent_text,
                     host=bind,
                     port=port,
                     root_path=root_path,
@@ -140,6 +150,13 @@ def host_command(
                 fail(f"cannot serve on {bind}:{port}: {error.strerror or error}")
         for record in records:
             typer.echo(f"stored {record.episode_id}: {record.status.value}")
+
+
+def _read_consent(path: Path) -> str:
+    text = read_text(path).strip()
+    if not text:
+        fail(f"the consent text {path} is empty")
+    return text
 
 
 def _announce(line: str, caught: list[warnings.WarningMessage]) -> None:

@@ -86,5 +86,5 @@ def run(
         )
         print_record(record, transcript=quiet)
         typer.echo(f"stored as {spec.episode_id} in {store.location}")
-        if unusable(record, judged=study.evaluate):
+        if unusable(record, study.judge_name() if study.evaluate else None):
             raise typer.Exit(code=1)

@@ -129,7 +129,7 @@ class RayExecutor:
         take: Callable[[WorkerReport], None],
         store: EpisodeStore,
         *,
-        judged: bool,
+        judge: str | None,
     ) -> None:
         todo = collections.deque(chunks(jobs))
         actors = [_Worker.remote(self.limit) for _ in jobs]  # type: ignore[attr-defined]
@@ -147,7 +147,7 @@ class RayExecutor:
         def lost(episodes: Sequence[BatchEpisode], cause: str) -> None:
             for item in episodes:
                 if item.spec.episode_id not in reported:
-                    take(lost_outcome(store, item.spec.episode_id, cause, judged))
+                    take(lost_outcome(store, item.spec.episode_id, cause, judge))
 
         for index in range(min(len(actors), len(todo))):
             give(index)

@@ -26,7 +26,7 @@ class PlayerOutcome(BaseModel):
     team: str
     alive: bool
     won: bool
-    payoff: float
+    payoff: int
 
 
 class GameOutcome(BaseModel):

@@ -1,7 +1,8 @@
 """`hosting_app`: the participant API and its pages, as a Starlette (ASGI) application.
 
-Endpoints (docs/hosting.md has the bodies): ``GET /api/seat`` the seat's view (and the
-person's arrival), ``POST /api/seat/join`` arrival with a participant id,
+Endpoints (docs/hosting.md has the bodies): ``GET /api/seat/consent`` the study's
+consent/instructions text (read before arriving), ``GET /api/seat`` the seat's view (and
+the person's arrival), ``POST /api/seat/join`` arrival with a participant id,
 ``GET /api/seat/changes?since=V`` wait (long-poll) until the view passes version ``V``,
 ``POST /api/seat/actions`` act, ``POST /api/arrive`` the waiting room (a seat for the
 person arriving, by the study's entry token), ``GET /api/monitor`` the sessions; ``GET /join`` and
@@ -35,7 +36,7 @@ from .study import HostedStudy
 from .submission import SubmissionError, read_submission
 from .tokens import bearer_token
 
-__all__ = ["CONTENT_SECURITY_POLICY", "MAX_BODY", "MAX_WAIT", "hosting_app"]
+__all__ = ["CONTENT_SECURITY_POLICY", "DEFAULT_CONSENT", "MAX_BODY", "MAX_WAIT", "hosting_app"]
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -49,6 +50,16 @@ MAX_BODY = 16_384
 MAX_WAIT = 30.0
 """The longest a ``changes`` request waits (seconds), whatever it asks for."""
 
+DEFAULT_CONSENT = (
+    "You are about to take part in a research study. You will hold one seat of a "
+    "conversation or a game; the other seats may be held by people or by AI agents. "
+    "Everything you do here is recorded with the session for research; a participant id "
+    "in your link is kept only as a pseudonym. You have {seconds} seconds for each turn: "
+    "a turn left unanswered is recorded as a timeout. You may stop at any time by closing "
+    "this page."
+)
+"""The consent/instructions text when the study gives none (``{seconds}``: the turn limit)."""
+
 _STATIC = {
     "seat.js": "text/javascript; charset=utf-8",
     "monitor.js": "text/javascript; charset=utf-8",
@@ -61,6 +72,7 @@ def hosting_app(study: HostedStudy) -> Starlette:
     """The ASGI app serving ``study``'s participants and monitor."""
     api = _Api(study)
     routes = [
+        Route("/api/seat/consent", api.consent, methods=["GET"]),
         Route("/api/seat", api.view, methods=["GET"]),
         Route("/api/seat/join", api.join, methods=["POST"]),
         Route("/api/seat/changes", api.changes, methods=["GET"]),
@@ -70,6 +82,8 @@ def hosting_app(study: HostedStudy) -> Starlette:
         Route("/join", _participant_page, methods=["GET"]),
         Route("/monitor", _monitor_page, methods=["GET"]),
         Route("/static/{name}", _static, methods=["GET"]),
+        # Browsers ask for it on their own; an answer keeps a 404 out of their console.
+        Route("/favicon.ico", _no_icon, methods=["GET"]),
     ]
     app = Starlette(routes=routes)
     app.add_middleware(_SecurityHeaders)
@@ -87,6 +101,18 @@ class _Api:
 
     def _view(self, session: HostedSession, seat: HumanSeat) -> JSONResponse:
         return JSONResponse(seat_view(session, seat, completion_code=self.study.completion_code))
+
+    async def consent(self, request: Request) -> Response:
+        """What a person reads before taking the seat; asking is not arriving (the page
+        arrives with ``join`` once they agree), ``arrived`` tells a reload they did."""
+        found = self._seat(request)
+        if found is None:
+            return JSONResponse(_NOT_FOUND, status_code=404)
+        session, seat = found
+        text = self.study.consent or DEFAULT_CONSENT.format(seconds=round(seat.turn_timeout))
+        return JSONResponse(
+            {"seat": seat.name, "consent": text, "arrived": seat.name in session.arrivals}
+        )
 
     async def view(self, request: Request) -> Response:
         found = self._seat(request)
@@ -257,6 +283,10 @@ async def _participant_page(request: Request) -> Response:
 
 async def _monitor_page(request: Request) -> Response:
     return Response(_asset("monitor.html"), media_type="text/html; charset=utf-8")
+
+
+async def _no_icon(request: Request) -> Response:
+    return Response(status_code=204)
 
 
 async def _static(request: Request) -> Response:

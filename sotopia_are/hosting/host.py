@@ -76,6 +76,7 @@ def host(
     by_arrival: bool = False,
     fill_after: float | None = None,
     resume: bool = True,
+    consent: str = "",
     host: str = "127.0.0.1",
     port: int = 8000,
     root_path: str = "",
@@ -96,7 +97,10 @@ def host(
     agent on ``models`` (the store's metadata names the filled seats). With ``store`` and
     ``resume``, an unfinished study stored under ``tag`` (the same spec, human seats and
     sessions) is resumed: its running sessions replay their stored logs and go on, the
-    links given before still work (:mod:`sotopia_are.hosting.study`). It serves on
+    links given before still work (:mod:`sotopia_are.hosting.study`).
+    Each person first reads ``consent`` (the study's
+    consent/instructions text; empty: a default) and takes the seat by agreeing; at the
+    end they are shown ``completion_code`` (a URL as a link to follow). It serves on
     ``host``:``port`` — only this machine by default; any other address warns
     (:class:`ExposedHostWarning`) — with ``root_path`` the prefix a reverse proxy strips,
     and ``public_url`` the address people reach it at (default ``http://host:port`` +
@@ -128,6 +132,7 @@ def host(
             by_arrival=by_arrival,
             fill_after=fill_after,
             resume=resume,
+            consent=consent,
             host=host,
             port=port,
             root_path=root_path,
@@ -155,6 +160,7 @@ async def ahost(
     by_arrival: bool = False,
     fill_after: float | None = None,
     resume: bool = True,
+    consent: str = "",
     host: str = "127.0.0.1",
     port: int = 8000,
     root_path: str = "",
@@ -181,6 +187,7 @@ async def ahost(
         by_arrival=by_arrival,
         fill_after=fill_after,
         resume=resume,
+        consent=consent,
     )
     if preflight:
         uses = [use for s in study.sessions for use in agent_uses(s.agents)]

@@ -77,7 +77,9 @@ class _Setup:
 class HostedStudy:
     """The sessions of a hosted study, their tokens and its rules of play.
 
-    ``completion_code`` is shown to each person once their session is over;
+    ``consent`` is the consent/instructions text a person reads before taking a seat
+    (empty: :data:`~sotopia_are.hosting.app.DEFAULT_CONSENT`); ``completion_code`` is
+    shown to each person once their session is over (a URL as a link to follow);
     ``actions_per_second``/``action_burst`` bound how fast one seat may post actions.
     ``by_arrival`` means people arrive through the waiting room's entry link;
     ``resumed`` lists the numbers of the sessions taken up from the store.
@@ -87,6 +89,7 @@ class HostedStudy:
     tokens: Tokens
     links: list[JoinLink]
     completion_code: str = ""
+    consent: str = ""
     actions_per_second: float = 5.0
     action_burst: int = 10
     by_arrival: bool = False
@@ -117,6 +120,7 @@ class HostedStudy:
         by_arrival: bool = False,
         fill_after: float | None = None,
         resume: bool = True,
+        consent: str = "",
     ) -> HostedStudy:
         """``sessions`` sessions of ``spec`` with a person on each seat in ``humans``.
 
@@ -165,6 +169,7 @@ class HostedStudy:
             tokens,
             [],
             completion_code=completion_code,
+            consent=consent,
             by_arrival=by_arrival,
             store=store,
             tag=tag,

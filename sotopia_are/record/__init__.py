@@ -18,6 +18,7 @@ from .episode_record import (
     record_from_are_json,
     record_of_result,
 )
+from .judges import Judge, RecordJudge, judge_key
 from .rating import check_ratable, give_verdict
 from .scores import OVERALL, Scores
 from .summary import EpisodeSummary
@@ -30,9 +31,11 @@ __all__ = [
     "VERDICTS_KEY",
     "EpisodeRecord",
     "EpisodeSummary",
+    "Judge",
     "NotRatableError",
     "RecordCheckError",
     "RecordFormatError",
+    "RecordJudge",
     "RecordVersionError",
     "Scores",
     "Verdict",
@@ -42,6 +45,7 @@ __all__ = [
     "checked_import",
     "give_verdict",
     "judge_calls_of",
+    "judge_key",
     "load_record",
     "migrate_v0",
     "record_from_are_json",

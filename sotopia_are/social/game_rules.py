@@ -63,15 +63,19 @@ def _name(value: str, what: str) -> str:
 
 class Payoff(BaseModel):
     """A role's payoff: ``win`` or ``lose``; in a deal, ``base + per_unit * amount`` (the
-    accepted offer's amount), ``no_deal`` when the game ends without one."""
+    accepted offer's amount), ``no_deal`` when the game ends without one.
+
+    Whole numbers: offers' amounts are whole, so every payoff is, and the outcome verdict
+    scores it as a judge scores a dimension (in whole points). A fraction (``0.5``) is
+    refused naming the field; scale the game's payoffs (e.g. cents) instead."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    win: float = 1.0
-    lose: float = 0.0
-    base: float = 0.0
-    per_unit: float = 0.0
-    no_deal: float = 0.0
+    win: int = 1
+    lose: int = 0
+    base: int = 0
+    per_unit: int = 0
+    no_deal: int = 0
 
 
 class Role(BaseModel):

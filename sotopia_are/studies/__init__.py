@@ -79,7 +79,9 @@ from .files import (
     selected_episodes,
     write_text_atomically,
 )
+from .game_outcomes import game_outcome, role_in
 from .panel import PanelScore, judge_verdicts, panel_scores
+from .playing import free_judges, play_episode
 from .preflight import check_judges
 from .profiles import agent_background, spec_from_profiles, spec_from_stored_profiles
 from .rating import SCRIPT_TERMINATION, arate, arate_script, rate, rate_script, script_record
@@ -88,6 +90,7 @@ from .report import (
     BenchmarkRow,
     DimensionStat,
     ModelResult,
+    RoleResult,
     benchmark_report,
     benchmark_rows,
     bootstrap_ci,
@@ -147,6 +150,7 @@ __all__ = [
     "OutputMode",
     "PanelScore",
     "RatingOutcome",
+    "RoleResult",
     "ScenarioLoadError",
     "ScenarioRun",
     "ScriptAction",
@@ -179,8 +183,10 @@ __all__ = [
     "export_are_file",
     "export_are_files",
     "export_text",
+    "free_judges",
     "fresh_episode_id",
     "fresh_spec",
+    "game_outcome",
     "import_file",
     "judge_names",
     "judge_sampling",
@@ -195,6 +201,7 @@ __all__ = [
     "parse_sampling",
     "parse_script_notes",
     "plan_batch",
+    "play_episode",
     "rate",
     "rate_script",
     "rate_stored",
@@ -203,6 +210,7 @@ __all__ = [
     "read_task_set",
     "replay_script",
     "report_of",
+    "role_in",
     "run",
     "run_scenario",
     "sample_tasks",

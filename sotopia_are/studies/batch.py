@@ -260,7 +260,7 @@ def batch(
             tag=tag,
             resume=resume,
             stale_after=stale_after,
-            judged=judge_model is not None,
+            judge=judge_model,
             max_attempts=max_attempts,
             sampling=agent_sampling or Sampling(),
         )
@@ -332,11 +332,11 @@ def batch(
 
         try:
             if executor is not None and jobs:
-                executor(jobs, take, used, judged=judge_model is not None)
+                executor(jobs, take, used, judge=judge_model)
             elif len(jobs) == 1:
                 run_job(jobs[0], take, used)
             elif jobs:
-                run_in_processes(jobs, take, used, judged=judge_model is not None)
+                run_in_processes(jobs, take, used, judge=judge_model)
         except BaseException as stop:
             # Terminated workers record nothing themselves.
             why = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "an error"

@@ -7,8 +7,9 @@ unless one was already started ``max_attempts`` times (``EpisodeLog.attempt``): 
 episode is then left as it is, with its reason, and listed in the plan as given up — and
 the ``running`` ones with no event for ``stale_after`` seconds (a dead run left them; they
 are marked ``incomplete`` first); more recently active ones belong to a run still going
-and are left alone. With a judge, complete episodes without scores (never rated, or every
-judge sample failed) are rated from their stored record.
+and are left alone. With a judge, complete episodes without a rated verdict of its model
+(never rated, or every judge sample failed; another judge's verdict, such as a game's
+outcome, does not count) are rated from their stored record.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def plan_run(
     tag: str,
     resume: bool,
     stale_after: float,
-    judged: bool,
+    judge: str | None,
     max_attempts: int,
     sampling: Sampling,
 ) -> BatchPlan:
@@ -130,7 +131,8 @@ def plan_run(
 
     Without ``resume``: all of them, or :class:`BatchError` if any already exists. With it:
     the ``running`` episodes idle for ``stale_after`` seconds are marked ``incomplete``;
-    complete ones are skipped (rated only, when ``judged`` and they have no scores), those
+    complete ones are skipped (rated only, when a ``judge`` model is given and no verdict
+    of it has scores), those
     still running left to their run, those started ``max_attempts`` times given up on, the
     rest played again. :class:`BatchError` if the complete ones were played with agent
     sampling other than ``sampling``."""
@@ -152,8 +154,16 @@ def plan_run(
         if episode.pk in ids
     ]
     _check_same_sampling(complete, sampling, tag)
-    # No scores: never rated, or every judge sample failed.
-    unjudged = {episode.pk for episode in complete if not episode.scores} if judged else set()
+    # No scores of this judge: never rated by it, or every sample of it failed.
+    unjudged = (
+        {
+            summary.episode_id
+            for summary in store.summaries(tag=tag, status=EpisodeStatus.COMPLETE, judge=judge)
+            if summary.episode_id in ids and not summary.overall
+        }
+        if judge is not None
+        else set()
+    )
     done = {episode.pk for episode in complete} - unjudged
     given_up = {
         episode.pk: f"{episode.error or episode.status.value} (started {episode.attempt} times)"

@@ -6,6 +6,11 @@ the others by the partner — ``seeds`` times (seed ``spec.seed + repetition``),
 skips what is complete and rated, reruns the rest), Ctrl-C leaves the running episodes
 ``incomplete`` for that resume. The report (:mod:`.report`) is then rebuilt from the
 store, so it counts every episode of the tag, this run's and earlier ones'.
+
+Games (specs with ``game`` rules) are benchmarked alike: the model under test's seat
+is dealt its role by each episode's seed, so over ``seeds`` it plays the roles in turn,
+and every game is rated by its outcome verdict (won, payoff) without a judge's model;
+with one, its verdict is added beside.
 """
 
 from __future__ import annotations
@@ -102,19 +107,27 @@ def benchmark(
     what the other arguments leave out, as to :func:`~sotopia_are.studies.batch` (an
     argument given wins): the tag, the judge's model (its one judge, rated with whether
     or not the study evaluates), rubric, samples, sampling, LLM settings and
-    concurrency; a :class:`StudyInputError` without a tag or a judge's model."""
+    concurrency; a :class:`StudyInputError` without a tag, or without a judge's model
+    when a task is a conversation (games are rated by their outcome verdicts without
+    one)."""
     if study is not None:
         tag = tag or study.tag
-        judge_model = judge_model or study.judge_name()
-    if not tag or not judge_model:
-        raise StudyInputError(
-            "a benchmark needs a tag and a judge's model (or a study naming them)"
-        )
+        if judge_model is None and (study.judge_model or study.model):
+            judge_model = study.judge_name()
+        # The batch takes its judge from here: a study without one does not evaluate.
+        study = study.model_copy(update={"evaluate": judge_model is not None})
+    if not tag:
+        raise StudyInputError("a benchmark needs a tag (or a study naming one)")
     partners = [partner] if isinstance(partner, str) else list(partner)
     owned = store is None
     used = store if store is not None else connect()
     try:
         specs = tasks.specs(used) if isinstance(tasks, TaskSet) else list(tasks)
+        if judge_model is None and any(spec.game is None for spec in specs):
+            raise StudyInputError(
+                "a benchmark of conversations needs a judge's model (or a study naming "
+                "one); only games are rated without one, by their outcome"
+            )
         if max_turns is not None:
             specs = [spec.replace(max_turns=max_turns) for spec in specs]
         planned = benchmark_specs(specs, models, partners)

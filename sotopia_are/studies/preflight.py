@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import LLMSession, ModelUse, preflight
+from sotopia_are.record import Judge
 from sotopia_are.social import SocialAgent
 
 __all__ = ["agent_uses", "check_judges", "judge_uses"]
@@ -31,9 +32,13 @@ def agent_uses(players: Sequence[SocialAgent] | Mapping[str, SocialAgent]) -> li
     return uses
 
 
-def judge_uses(judges: Iterable[LLMJudge]) -> list[ModelUse]:
-    """The models ``judges`` call."""
-    return [ModelUse(judge.model, judge.session, "the judge") for judge in judges]
+def judge_uses(judges: Iterable[Judge]) -> list[ModelUse]:
+    """The models ``judges`` call (a rules judge calls none)."""
+    return [
+        ModelUse(judge.model, judge.session, "the judge")
+        for judge in judges
+        if isinstance(judge, LLMJudge)
+    ]
 
 
 def check_judges(judges: Sequence[LLMJudge]) -> None:

@@ -1,7 +1,9 @@
 """`rate` / `arate`: a judge's verdict on an episode record or a human-written script.
 
-A record is rated from its events (never played again): the judge reads the omniscient
-transcript derived from them, and the verdict is added to the record — a second judge
+A record is rated from its events (never played again): an LLM judge reads the omniscient
+transcript derived from them, a rules judge (a game's
+:class:`~sotopia_are.games.GameJudge`) computes its verdict from them, and the verdict is
+added to the record — a second judge
 adds a second verdict, it never replaces the first. A script is first played through the
 engine by scripted agents (that is how a script becomes events), then rated the same way.
 """
@@ -18,9 +20,10 @@ from sotopia_are.llm import apreflight
 from sotopia_are.messages import ScriptBackground, parse_background
 from sotopia_are.record import (
     EpisodeRecord,
-    Verdict,
+    Judge,
     check_ratable,
     give_verdict,
+    judge_key,
     record_of_result,
 )
 from sotopia_are.social import EpisodeSpec, run_episode, script_spec
@@ -41,7 +44,7 @@ so its limits would say nothing."""
 
 async def arate(
     record: EpisodeRecord,
-    judge: LLMJudge | None = None,
+    judge: Judge | None = None,
     *,
     store: EpisodeStore | None = None,
     termination: RuleBasedTerminatedEvaluator | None = None,
@@ -59,8 +62,10 @@ async def arate(
     Args:
         record: A complete episode's record (from :func:`run`, ``store.load(id)``,
             :func:`~sotopia_are.record.load_record` or an import).
-        judge: The judge: its model, rubric, samples and sampling (default: the
-            ``study``'s, :meth:`~sotopia_are.studies.StudyConfig.judge`).
+        judge: The judge: an :class:`~sotopia_are.evaluation.LLMJudge` (its model,
+            rubric, samples and sampling; default: the ``study``'s,
+            :meth:`~sotopia_are.studies.StudyConfig.judge`), or a rules judge such as a
+            game's :class:`~sotopia_are.games.GameJudge` (no model call).
         store: Where to store the verdict with the episode; ``None`` only returns it.
         termination: The rule that says whether the conversation had ended (default:
             the spec's own turn and stale-turn limits).
@@ -96,7 +101,7 @@ async def arate(
     check_ratable(record)
     if not replace:
         # Refused before paying for the judge's calls.
-        record.check_new_verdict(Verdict.key_for(judge))
+        record.check_new_verdict(judge_key(judge))
     if preflight:
         await apreflight(judge_uses([judge]))
     verdict = await give_verdict(record, judge, termination=termination)
@@ -116,8 +121,8 @@ def rate(*args: Any, **kwargs: Any) -> EpisodeRecord:
     Args:
         record: A complete episode's record (from :func:`run`, ``store.load(id)``,
             :func:`~sotopia_are.record.load_record` or an import).
-        judge: The judge: its model, rubric, samples and sampling (default: the
-            ``study``'s).
+        judge: The judge: an LLM judge (default: the ``study``'s) or a rules judge (a
+            game's :class:`~sotopia_are.games.GameJudge`).
         store: Where to store the verdict with the episode; ``None`` only returns it.
         termination: The rule that says whether the conversation had ended (default:
             the spec's own limits).
@@ -150,7 +155,7 @@ def rate(*args: Any, **kwargs: Any) -> EpisodeRecord:
     return asyncio.run(arate(*args, **kwargs))
 
 
-def _the_judge(judge: LLMJudge | None, study: StudyConfig | None) -> LLMJudge:
+def _the_judge(judge: Judge | None, study: StudyConfig | None) -> Judge:
     """``judge``, else the ``study``'s one judge; a :class:`StudyInputError` if neither."""
     if judge is not None:
         return judge

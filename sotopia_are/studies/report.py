@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from sotopia_are.games import GameJudge
 from sotopia_are.llm import Usage
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.simulation.files import write_text_atomically
@@ -31,6 +32,7 @@ from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeStore, RecordNotFoundError
 
 from .errors import StudyInputError
+from .game_outcomes import role_in
 
 if TYPE_CHECKING:
     import pandas
@@ -41,6 +43,7 @@ __all__ = [
     "BenchmarkRow",
     "DimensionStat",
     "ModelResult",
+    "RoleResult",
     "benchmark_report",
     "benchmark_rows",
     "bootstrap_ci",
@@ -93,7 +96,10 @@ class BenchmarkRow:
     warnings and answers accepted after normalising or asking again, the same of the
     model under test's own calls with their tokens and cost, and the episode's tokens
     and cost (agents and judge). ``judge_model`` and ``rubric`` name the verdict the
-    scores came from (``""`` when unrated)."""
+    scores came from (``""`` when unrated). In a game, ``role`` is the role the model
+    under test was dealt, and ``won`` (1 or 0) and ``payoff`` what the game's outcome
+    verdict gave it (None when the game did not complete); ``""`` and None in a
+    conversation."""
 
     episode_id: str
     task_id: str
@@ -119,6 +125,9 @@ class BenchmarkRow:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
+    role: str = ""
+    won: float | None = None
+    payoff: float | None = None
 
     def flat(self) -> dict[str, Any]:
         """The row as one flat mapping: each score its own column."""
@@ -174,13 +183,30 @@ class ModelResult:
 
 
 @dataclass(frozen=True)
+class RoleResult:
+    """A model under test against one partner in one ``role`` of a game (``""``: every
+    role): the ``games`` with an outcome, the ``wins`` among them, the ``win_rate`` and
+    the mean ``payoff``, each with its 95% bootstrap interval."""
+
+    model: str
+    partner: str
+    role: str
+    games: int
+    wins: int
+    win_rate: DimensionStat
+    payoff: DimensionStat
+
+
+@dataclass(frozen=True)
 class BenchmarkReport:
     """The report of benchmark ``tag``: one :class:`ModelResult` per model under test and
-    partner (sorted), and the rows it was made of."""
+    partner (sorted), the rows it was made of, and for games one :class:`RoleResult`
+    per model under test, partner and role (every role first), empty without games."""
 
     tag: str
     results: tuple[ModelResult, ...]
     rows: tuple[BenchmarkRow, ...] = field(repr=False)
+    games: tuple[RoleResult, ...] = ()
 
     @property
     def dimensions(self) -> list[str]:
@@ -238,9 +264,27 @@ class BenchmarkReport:
         rows = [[name, *(cell(r) for r in self.results)] for name, cell in counts.items()]
         return header, rows
 
+    def game_table(self) -> tuple[list[str], list[list[str]]]:
+        """A table of the games: a header and one row per model under test, partner and
+        role (``every role`` first): games with an outcome, the win rate and the mean
+        payoff as ``mean [low, high]``. No rows without games."""
+        header = ["model vs partner", "role", "games", "win rate", "mean payoff"]
+        rows = [
+            [
+                f"{r.model} vs {r.partner}",
+                r.role or "every role",
+                str(r.games),
+                _stat_text(r.win_rate),
+                _stat_text(r.payoff),
+            ]
+            for r in self.games
+        ]
+        return header, rows
+
     def to_json(self) -> str:
         """The report as JSON: the tag, the results (dimensions with mean, low, high,
-        n) and the matrix of models under test by partner."""
+        n), the matrix of models under test by partner, and the games' results per
+        role."""
         return json.dumps(
             {
                 "tag": self.tag,
@@ -248,6 +292,7 @@ class BenchmarkReport:
                 "dimensions": self.dimensions,
                 "results": [asdict(result) for result in self.results],
                 "matrix": self.matrix(),
+                "games": [asdict(result) for result in self.games],
             },
             indent=2,
         )
@@ -346,6 +391,7 @@ def row_of(record: EpisodeRecord, *, judge_model: str | None = None) -> Benchmar
     theirs = [scores[name][OVERALL] for name in others if name in scores]
     partner_overall = statistics.fmean(theirs) if theirs else None
     judged = Usage.of(call for v in record.verdicts for call in v.evaluation.calls)
+    won, payoff = _game_scores(record, agent)
     # The model under test's own calls: its agent's (scoped "<episode id>/<agent>").
     played = Usage.of(c for c in record.calls if c.scope == f"{record.episode_id}/{agent}")
     usage = record.usage
@@ -374,7 +420,20 @@ def row_of(record: EpisodeRecord, *, judge_model: str | None = None) -> Benchmar
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
         cost_usd=usage.cost_usd,
+        role=role_in(record, agent),
+        won=won,
+        payoff=payoff,
     )
+
+
+def _game_scores(record: EpisodeRecord, agent: str) -> tuple[float | None, float | None]:
+    """``agent``'s ``won`` and ``payoff`` in the outcome verdict of the game ``record``
+    (None, None for a conversation or a game without a rated outcome verdict)."""
+    verdict = record.verdict_of(GameJudge.verdict_key) if record.spec.game else None
+    scores = verdict.scores.get(agent) if verdict is not None else None
+    if scores is None:
+        return None, None
+    return scores["won"], scores["payoff"]
 
 
 def _outcome(own: float | None, partner: float | None) -> Outcome | None:
@@ -394,10 +453,39 @@ def report_of(
     kept = tuple(rows)
     pairs = sorted({(row.model, row.partner) for row in kept})
     results = []
+    games = []
     for model, partner in pairs:
         mine = [row for row in kept if (row.model, row.partner) == (model, partner)]
         results.append(_result(model, partner, mine, seed=seed, resamples=resamples))
-    return BenchmarkReport(tag, tuple(results), kept)
+        played = [row for row in mine if row.won is not None and row.payoff is not None]
+        for role in ["", *sorted({row.role for row in played})]:
+            chosen = [row for row in played if role in ("", row.role)]
+            if chosen:
+                games.append(_role_result(model, partner, role, chosen, seed, resamples))
+    return BenchmarkReport(tag, tuple(results), kept, tuple(games))
+
+
+def _role_result(
+    model: str, partner: str, role: str, rows: Sequence[BenchmarkRow], seed: int, resamples: int
+) -> RoleResult:
+    """The :class:`RoleResult` of ``rows`` (games with an outcome)."""
+
+    def stat(name: str, values: list[float]) -> DimensionStat:
+        where = f"{seed}|{model}|{partner}|{role}|{name}"
+        low, high = bootstrap_ci(values, seed=where, resamples=resamples)
+        return DimensionStat(statistics.fmean(values), low, high, len(values))
+
+    won = [row.won for row in rows if row.won is not None]
+    payoffs = [row.payoff for row in rows if row.payoff is not None]
+    return RoleResult(
+        model=model,
+        partner=partner,
+        role=role,
+        games=len(rows),
+        wins=sum(value == 1 for value in won),
+        win_rate=stat("won", won),
+        payoff=stat("payoff", payoffs),
+    )
 
 
 def _result(

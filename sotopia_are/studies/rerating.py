@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from dataclasses import replace as replace_field
 from typing import Any
 
-from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import apreflight
 from sotopia_are.llm.errors import RequestRejectedError
-from sotopia_are.record import EpisodeRecord, Verdict
+from sotopia_are.record import EpisodeRecord, Judge, judge_key
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeStore, StorageError
 
@@ -52,7 +51,7 @@ DEFAULT_CONCURRENCY = 8
 async def arate_stored(
     store: EpisodeStore,
     episode_ids: Sequence[str],
-    judge: LLMJudge | Sequence[LLMJudge] | None = None,
+    judge: Judge | Sequence[Judge] | None = None,
     *,
     concurrency: int | None = None,
     replace: bool = False,
@@ -79,7 +78,7 @@ async def arate_stored(
         raise StudyInputError(f"concurrency must be at least 1, got {concurrency}")
     if judge is None and study is not None:
         judge = study.judges()
-    judges = [judge] if isinstance(judge, LLMJudge) else list(judge or [])
+    judges = list(judge) if isinstance(judge, Sequence) else [judge] if judge else []
     if not judges:
         raise StudyInputError("no judge given")
     if preflight:
@@ -91,7 +90,7 @@ async def arate_stored(
         # One judge at a time per episode: each adds its verdict to the stored record.
         for each in judges:
             async with gate:
-                outcome = await _rate_one(store, episode_id, each, Verdict.key_for(each), replace)
+                outcome = await _rate_one(store, episode_id, each, judge_key(each), replace)
             outcome = replace_field(outcome, judge=each.model)
             if on_outcome is not None:
                 on_outcome(outcome)
@@ -102,9 +101,7 @@ async def arate_stored(
     return [outcome for outcomes in rated for outcome in outcomes]
 
 
-def check_to_rate(
-    record: EpisodeRecord, judges: Sequence[LLMJudge], *, replace: bool = False
-) -> None:
+def check_to_rate(record: EpisodeRecord, judges: Sequence[Judge], *, replace: bool = False) -> None:
     """Refuse, saying what to do, to rate the one episode a user asked for when
     :func:`rate_stored` would only skip it: it is not complete, or (unless ``replace``)
     its one judge, or every judge of a panel, rated it already
@@ -115,9 +112,9 @@ def check_to_rate(
         if replace:
             return
         if len(judges) == 1:
-            record.check_new_verdict(Verdict.key_for(judges[0]))
+            record.check_new_verdict(judge_key(judges[0]))
         rated = {verdict.key for verdict in record.verdicts}
-        if all(Verdict.key_for(judge) in rated for judge in judges):
+        if all(judge_key(judge) in rated for judge in judges):
             raise StudyInputError(
                 f"episode {record.episode_id} already has a verdict of each of the "
                 f"{len(judges)} judges; add another judge, or pass --replace to rate again"
@@ -135,7 +132,7 @@ def check_to_rate(
 
 
 async def _rate_one(
-    store: EpisodeStore, episode_id: str, judge: LLMJudge, key: str, replace: bool
+    store: EpisodeStore, episode_id: str, judge: Judge, key: str, replace: bool
 ) -> RatingOutcome:
     try:
         record = store.load(episode_id)

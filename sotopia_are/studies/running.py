@@ -10,6 +10,12 @@ the episode is created (:mod:`sotopia_are.llm.preflight`): a
 ``running`` in the store: an
 interrupt (Ctrl-C, cancellation) leaves it ``incomplete``, any other error ``failed``
 with that error as its reason.
+
+A game (a spec with ``game`` rules) is played by its rules
+(:func:`~sotopia_are.studies.playing.play_episode`) and, once complete, always gets its
+outcome verdict (:class:`~sotopia_are.games.GameJudge`: won and payoff per player, no
+model call), before the LLM judge's when one rates it — also when the study does not
+evaluate, since it costs nothing.
 """
 
 from __future__ import annotations
@@ -32,7 +38,6 @@ from sotopia_are.social import (
     Sink,
     SocialAgent,
     fresh_episode_id,
-    run_episode,
     script_spec,
 )
 from sotopia_are.social.spec import slug
@@ -40,6 +45,7 @@ from sotopia_are.storage import EpisodeRecorder, EpisodeStore, StorageError
 
 from .config import StudyConfig
 from .errors import StudyInputError
+from .playing import free_judges, play_episode
 from .preflight import agent_uses, judge_uses
 from .rating import arate
 from .twins import twin_of
@@ -79,7 +85,8 @@ async def arun(
             to play with LLM agents on ``models``.
         models: The agents' model, one for everyone (``"gpt-4o-mini"``) or
             ``{agent: model}``. With ``agents`` given it only labels them in the record.
-        judge: The judge that rates the finished episode; ``None`` leaves it unrated.
+        judge: The judge that rates the finished episode; ``None`` leaves it unrated
+            (a game still gets its outcome verdict).
         store: Where the episode is stored as it is played (events streamed as they
             happen) and its verdict with it; ``None`` keeps it in memory only.
         config: Settings of the agents' model calls (base URL, key, timeouts) when no
@@ -104,10 +111,11 @@ async def arun(
 
     Returns:
         The episode's :class:`~sotopia_are.record.EpisodeRecord`, with the judge's
-        verdict when rated; with a ``store``, ``store.load(record.episode_id) ==
-        record``. Failures are results, not exceptions: an agent that raises gives a
-        ``failed`` record, a judge that cannot rate gives a verdict without ratings
-        (``record.failed_or_unrated`` is true for both).
+        verdict when rated (a complete game's outcome verdict before it); with a
+        ``store``, ``store.load(record.episode_id) == record``. Failures are results,
+        not exceptions: an agent that raises gives a ``failed`` record, a judge that
+        cannot rate gives a verdict without ratings (``record.failed_or_unrated`` is
+        true for both).
 
     Raises:
         sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, a model of
@@ -151,12 +159,16 @@ async def arun(
     if on_entry is not None:
         sinks.append(EntrySink(spec.turn_seconds, on_entry))
     try:
-        result = await run_episode(spec, players, sinks=sinks)
+        result = await play_episode(spec, players, sinks=sinks)
         record = record_of_result(
             result, models=model_names, sampling=sampled, tag=tag, scenario_id=scenario_id
         )
-        if judge is None or record.status is not EpisodeStatus.COMPLETE:
+        if record.status is not EpisodeStatus.COMPLETE:
             return record  # a failed episode is not rated
+        for free in free_judges(spec):
+            record = await arate(record, free, store=store, preflight=False)
+        if judge is None:
+            return record
         return await arate(record, judge, store=store, preflight=False)
     except BaseException as error:
         if store is not None:

@@ -123,7 +123,8 @@ class Executor(Protocol):
     """Runs a batch's worker ``jobs`` somewhere and passes every report to ``take`` in the
     calling process, returning when every episode of the jobs has its outcome; an episode
     whose worker is lost is reported as an outcome (marked ``incomplete`` in ``store``).
-    ``judged``: whether the jobs rate their episodes. The default runs one job in-process,
+    ``judge``: the model of the judge the jobs rate their episodes with (None: they do
+    not rate). The default runs one job in-process,
     more in local processes (:func:`~sotopia_are.studies.workers.run_in_processes`);
     :mod:`sotopia_are.cluster` runs them on a Ray cluster."""
 
@@ -133,5 +134,5 @@ class Executor(Protocol):
         take: Callable[[WorkerReport], None],
         store: EpisodeStore,
         *,
-        judged: bool,
+        judge: str | None,
     ) -> None: ...

@@ -106,7 +106,10 @@ def worker_concurrency(
     return max(limits, default=1), config
 
 
-def _outcome(record: EpisodeRecord, judged: bool) -> EpisodeOutcome:
+def _outcome(record: EpisodeRecord, judge: str | None) -> EpisodeOutcome:
+    """``record``'s outcome; ``unrated`` when the batch's ``judge`` (its model; None:
+    the batch does not rate) gave it no rated verdict — another judge's (a game's
+    outcome verdict) does not stand in for it."""
     verdict = record.verdict
     complete = record.status is EpisodeStatus.COMPLETE
     return EpisodeOutcome(
@@ -114,7 +117,7 @@ def _outcome(record: EpisodeRecord, judged: bool) -> EpisodeOutcome:
         record.status,
         record.reason,
         record.usage,
-        unrated=judged and complete and record.failed_or_unrated,
+        unrated=judge is not None and complete and record.verdict_of(judge) is None,
         judge_warnings=tuple(verdict.evaluation.warnings) if verdict else (),
     )
 
@@ -135,7 +138,7 @@ def fails_every_episode(error: BaseException) -> bool:
 
 
 def _outcome_of_error(
-    store: EpisodeStore, episode_id: str, error: Exception, judged: bool
+    store: EpisodeStore, episode_id: str, error: Exception, judge: str | None
 ) -> EpisodeOutcome:
     """The outcome of an episode whose run or rating raised ``error``: as stored (``arun``
     ends a running episode ``failed`` on an error), with ``error`` as its reason."""
@@ -144,9 +147,9 @@ def _outcome_of_error(
         record = store.load(episode_id)
     except (StorageError, ValueError):  # it failed before anything was stored
         return EpisodeOutcome(episode_id, EpisodeStatus.FAILED, reason, Usage())
-    outcome = _outcome(record, judged)
+    outcome = _outcome(record, judge)
     complete = outcome.status is EpisodeStatus.COMPLETE
-    return replace(outcome, reason=reason, unrated=judged and complete)
+    return replace(outcome, reason=reason, unrated=judge is not None and complete)
 
 
 async def _run_share(
@@ -186,9 +189,9 @@ async def _run_share(
             except Exception as error:
                 if fails_every_episode(error):
                     raise
-                report(_outcome_of_error(store, item.spec.episode_id, error, judge is not None))
+                report(_outcome_of_error(store, item.spec.episode_id, error, job.judge_model))
                 return
-            report(_outcome(record, judge is not None))
+            report(_outcome(record, job.judge_model))
 
     async def play(item: BatchEpisode) -> EpisodeRecord:
         if item.judge_only and judge is not None:
@@ -288,7 +291,7 @@ def run_in_processes(
     take: Callable[[WorkerReport], None],
     store: EpisodeStore,
     *,
-    judged: bool,
+    judge: str | None,
 ) -> None:
     """Run ``jobs`` in worker processes, passing their outcomes to ``take``. A worker that
     dies leaves its unreported episodes to :func:`lost_outcome`, at once."""
@@ -339,7 +342,7 @@ def run_in_processes(
                 take(Heartbeat(processes[index].pid or 0, InFlight()))  # nothing in flight now
                 for episode_id in sorted(e for e in waiting if owner[e] == index):
                     waiting.discard(episode_id)
-                    take(lost_outcome(store, episode_id, died, judged))
+                    take(lost_outcome(store, episode_id, died, judge))
         for process in processes:
             process.join()
     finally:
@@ -358,15 +361,18 @@ def _worker_start_method() -> str:
     return "spawn"
 
 
-def lost_outcome(store: EpisodeStore, episode_id: str, cause: str, judged: bool) -> EpisodeOutcome:
+def lost_outcome(
+    store: EpisodeStore, episode_id: str, cause: str, judge: str | None
+) -> EpisodeOutcome:
     """The outcome of an episode whose worker was lost (``cause``: how) before reporting it:
     marked ``incomplete`` if the worker left it running, else as stored (it may have ended
-    just before), else never started. ``judged``: whether the batch rates its episodes."""
+    just before), else never started. ``judge``: the model of the judge the batch rates
+    its episodes with (None: it does not rate)."""
     # It may have ended since the worker was lost; that is fine either way.
     with contextlib.suppress(StorageError):
         store.mark_incomplete(episode_id, f"interrupted: {cause}")
     try:
-        return _outcome(store.load(episode_id), judged)
+        return _outcome(store.load(episode_id), judge)
     except (StorageError, ValueError):
         return EpisodeOutcome(
             episode_id, EpisodeStatus.INCOMPLETE, f"not started: {cause}", Usage()

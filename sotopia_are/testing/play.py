@@ -4,13 +4,17 @@ Agents get valid, varied actions — mostly speech, now and then a gesture, a pr
 to another participant when the request allows one, and leaving near the end — and the
 judge gets valid ratings that differ between participants and episodes. In a game turn
 (a schema whose ``anyOf`` variants each name one ``move``) an agent makes one of the moves
-offered: speech most of the time when it is offered, else a vote or another target among
-the eligible ones, an offer near the middle of its range, accepting now and then, passing
-only when nothing else is offered. Everything is read from the request: its JSON schema
-(what is allowed) and its prompt (who speaks, which turn). The choices are a hash of the
-request's messages and its ``seed`` (when it sends one), so a replayed study gets the
-same answers and requests that differ only in their seed — the repeats of a seeded study —
-get different ones, as from a model that samples.
+offered: speech most of the time when it is offered (half the time in a negotiation, where
+an offer or an accept is offered too); otherwise it accepts a standing offer half the time
+it may, or makes another move — a vote or another target among the eligible ones, an offer
+near the middle of its range — and passes only when nothing else is offered. So a batch of
+games ends both ways: deals at varied prices and none, either side of a Werewolf game
+winning. Everything is read from the request: its JSON schema (what is allowed) and its
+prompt (who speaks, which turn). The choices are a hash of the request's messages and its
+``seed`` (when it sends one), so a replayed study gets the same answers and requests that
+differ only in their seed — the repeats of a seeded study — get different ones, as from a
+model that samples. (Without a seed, games whose prompts read alike are played alike: the
+two ways of dealing a buyer and a seller are all the bargaining games there are.)
 """
 
 from __future__ import annotations
@@ -45,6 +49,19 @@ _GAME_LINES = (
     "That is a fair point; I will keep it in mind.",
     "We should settle this soon.",
 )
+_DEAL_LINES = (
+    "Let us find a number we can both live with.",
+    "That is further apart than I hoped.",
+    "I could move a little, if you do too.",
+    "Tell me your best price.",
+    "I am in no hurry; take your time.",
+)
+_SPEECH_PERCENT = 70
+"""How often a game turn is speech when speech is among its moves (outside a negotiation)."""
+_DEALING_SPEECH_PERCENT = 50
+"""How often it is speech when an offer or an accept is also among them."""
+_ACCEPT_PERCENT = 50
+"""How often a turn that does not speak accepts a standing offer it may accept."""
 
 
 def play_rule(request: Mapping[str, Any]) -> ReplyLike:
@@ -126,6 +143,9 @@ def _game_move(variants: Sequence[Mapping[str, Any]], seed: int) -> dict[str, An
     def draw(what: str, options: Sequence[Any]) -> Any:
         return options[_digest(f"{seed}:{what}") % len(options)]
 
+    def chance(what: str, percent: int) -> bool:
+        return _digest(f"{seed}:{what}") % 100 < percent
+
     def name(variant: Mapping[str, Any]) -> str:
         return str(variant["properties"]["move"]["enum"][0])
 
@@ -135,12 +155,17 @@ def _game_move(variants: Sequence[Mapping[str, Any]], seed: int) -> dict[str, An
     # Passing keeps a game from moving on: only when nothing else is offered.
     passing = [v for v in plain if name(v).lower() in _PASSING]
     playing = aimed + [v for v in plain if v not in passing]
-    if speech and (seed % 10 < 7 or not playing):
-        return {"move": name(draw("speech", speech)), "argument": draw("line", _GAME_LINES)}
+    accepting = [v for v in playing if "accept" in name(v).lower()]
+    # In a negotiation (an offer or an accept among the moves) half the turns are offers
+    # and answers: with speech as often as elsewhere, few games would reach a deal.
+    dealing = bool(accepting) or any("amount" in v.get("required", ()) for v in playing)
+    lines = _DEAL_LINES if dealing else _GAME_LINES
+    speaking = _DEALING_SPEECH_PERCENT if dealing else _SPEECH_PERCENT
+    if speech and (chance("speaks", speaking) or not playing):
+        return {"move": name(draw("speech", speech)), "argument": draw("line", lines)}
     if not playing:
         return {"move": name(draw("pass", passing))}
-    accepting = [v for v in playing if "accept" in name(v).lower()]
-    if accepting and seed % 3 == 0:
+    if accepting and chance("accepts", _ACCEPT_PERCENT):
         variant = draw("accept", accepting)
     else:
         variant = draw("move", [v for v in playing if v not in accepting] or playing)

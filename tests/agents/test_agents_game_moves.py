@@ -99,7 +99,7 @@ async def test_the_schema_sent_offers_exactly_the_legal_moves_and_targets(
     assert vote["required"] == ["move", "target"]
     assert say["properties"]["argument"] == {"type": "string", "minLength": 1}
     assert say["required"] == ["move", "argument"]
-    assert set(pass_["properties"]) == {"move", "argument"} and pass_["required"] == ["move"]
+    assert set(pass_["properties"]) == {"move"} and pass_["required"] == ["move"]  # no words
     assert all(v["additionalProperties"] is False for v in variants)
     [call] = agent.call_records()
     assert call.ok and call.template == GAME_MOVE_TEMPLATE and call.output_type == "GameMove"
@@ -378,7 +378,7 @@ def typed(*lines: str) -> Callable[[str], str]:
         ("say Bob was up all night", GameMove(move="say", argument="Bob was up all night")),
         ("offer 40", GameMove(move="offer", amount=40)),
         ("accept", GameMove(move="accept")),
-        ("accept fine, deal", GameMove(move="accept", argument="fine, deal")),
+        ("accept fine, deal", GameMove(move="accept")),  # an accept carries no words
     ],
 )
 def test_a_human_move_command(line: str, expected: GameMove) -> None:
@@ -398,7 +398,7 @@ def test_a_human_move_command(line: str, expected: GameMove) -> None:
 )
 def test_a_bad_human_move_says_what_is_wrong(line: str, error: str | None) -> None:
     if error is None:
-        assert parse_move_command(line, DAY, NAMES) == GameMove(move="pass", argument="now")
+        assert parse_move_command(line, DAY, NAMES) == GameMove(move="pass")  # no words
         return
     with pytest.raises(ValueError, match=error.replace("|", "\\|")):
         parse_move_command(line, DAY, NAMES)

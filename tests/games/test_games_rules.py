@@ -28,8 +28,8 @@ def vote_game(tie: str, max_cycles: int = 1) -> dict[str, Any]:
     """One wolf and three villagers who only vote, simultaneously."""
     return {
         "roles": [
-            {"name": "wolf", "team": "wolves", "payoff": {"no_deal": 0.5}},
-            {"name": "villager", "team": "village", "count": 3, "payoff": {"no_deal": 0.25}},
+            {"name": "wolf", "team": "wolves", "payoff": {"no_deal": 2}},
+            {"name": "villager", "team": "village", "count": 3, "payoff": {"no_deal": 1}},
         ],
         "phases": [
             {
@@ -70,7 +70,7 @@ async def test_a_tie_with_no_one_eliminates_nobody_and_the_cycle_limit_ends_the_
     outcome = result.outcome
     assert outcome is not None and outcome.ended_by == "cycle_limit" and outcome.cycles == 2
     assert outcome.winners == () and all(row.alive and not row.won for row in outcome.players)
-    assert {row.role: row.payoff for row in outcome.players} == {"wolf": 0.5, "villager": 0.25}
+    assert {row.role: row.payoff for row in outcome.players} == {"wolf": 2, "villager": 1}
     tie = f"vote in vote: {A} 1, {B} 1, {C} 1, {D} 1; a tie between {A}, {B}, {C}, {D}: "
     assert notices(result).count((tie + "nobody is chosen.", None)) == 2
     assert eliminated_at(result) == {}
@@ -106,10 +106,9 @@ async def test_a_refused_simultaneous_vote_is_asked_again_before_any_vote_is_see
 
 def werewolf_policy(spec: Any, **choices: Any) -> Any:
     """Werewolf players: the doctor protects ``protect``, the seer inspects a wolf, the
-    wolves kill ``kill`` (a function of the living targets), and by day everyone votes for
-    the first living wolf they may vote for (else ``vote``'s choice)."""
-    roles = by_role(spec)
-    wolves = roles["werewolf"]
+    wolves kill ``kill`` (each a function of the offered targets), and by day everyone
+    votes for ``vote``'s choice, by default the first living wolf they may vote for."""
+    wolves = by_role(spec)["werewolf"]
 
     def policy(name: str, turn: AgentTurn) -> GameMove:
         if turn.phase in ("night-chat", "day-discussion"):
@@ -121,25 +120,76 @@ def werewolf_policy(spec: Any, **choices: Any) -> Any:
         if turn.phase == "night-kill":
             return GameMove(move="kill", target=choices["kill"](targets(turn, "kill")))
         votable = targets(turn, "vote")
-        wolf = next((other for other in votable if other in wolves), votable[0])
-        return GameMove(move="vote", target=choices.get("vote", lambda _: wolf)(votable))
+        return GameMove(move="vote", target=choices.get("vote", first_of(wolves))(votable))
 
     return policy
+
+
+def first_of(wanted: list[str], *then: str) -> Any:
+    """A choice of the first offered name in ``wanted``, else the first of ``then``
+    offered, else the first offered."""
+
+    def choose(offered: tuple[str, ...]) -> str:
+        found = [name for name in offered if name in wanted]
+        found += [name for name in then if name in offered]
+        return (found or list(offered))[0]
+
+    return choose
 
 
 async def test_a_protected_target_survives_the_kill() -> None:
     spec = example("werewolf", seed=3)
     roles = by_role(spec)
-    victim = roles["villager"][0]
-    policy = werewolf_policy(spec, protect=lambda _: victim, kill=lambda _: victim)
+    wolves = roles["werewolf"]
+    victim, scapegoat = roles["villager"][0], roles["villager"][2]
+    # Day 1 votes out a villager, so both wolves hunt on night 1; then a wolf goes each day.
+    # The doctor protects the wolves' victim every night: two kills fail.
+    policy = werewolf_policy(
+        spec,
+        protect=lambda _: victim,
+        kill=lambda _: victim,
+        vote=first_of([scapegoat], *wolves),
+    )
     result = await play(spec, policy_players(spec, policy))
     outcome = result.outcome
     assert outcome is not None and outcome.winners == ("village",)
-    assert result.reason == "game over: village won" and outcome.cycles == 2
-    assert outcome.player(victim).alive and set(eliminated_at(result)) == set(roles["werewolf"])
+    assert result.reason == "game over: village won" and outcome.cycles == 3
+    assert outcome.player(victim).alive
+    assert set(eliminated_at(result)) == {scapegoat, *wolves}
     assert notices(result).count(("Nobody was eliminated in night-kill.", None)) == 2
-    tally = f"kill in night-kill: {victim} 2; {victim} is chosen."
-    assert (tally, tuple(n for n in spec.agent_names if n in roles["werewolf"])) in notices(result)
+    # Night 1: both wolves chose the victim, told to both; night 2: the one left.
+    both = tuple(n for n in spec.agent_names if n in wolves)
+    assert (f"kill in night-kill: {victim} 2; {victim} is chosen.", both) in notices(result)
+    last = (f"kill in night-kill: {victim} 1; {victim} is chosen.", (wolves[1],))
+    assert last in notices(result)
+
+
+async def test_a_nights_protection_ends_with_its_cycle_not_covering_the_next_days_vote() -> None:
+    spec = example("werewolf", seed=3)
+    roles = by_role(spec)
+    wolves, doctor = roles["werewolf"], roles["doctor"][0]
+    protected, scapegoat = roles["villager"][0], roles["villager"][2]
+    # Day 1 votes out a villager; night 1 the doctor saves the wolves' victim; day 2 the
+    # village votes that very player out: the night's protection is over.
+    policy = werewolf_policy(
+        spec,
+        protect=first_of([protected], doctor),
+        kill=first_of([protected]),
+        vote=first_of([scapegoat], protected, *wolves),
+    )
+    result = await play(spec, policy_players(spec, policy))
+    texts = [text for text, _ in notices(result)]
+    assert texts.count("Nobody was eliminated in night-kill.") == 1
+    assert f"{protected} was eliminated in day-vote." in texts
+    assert texts.index("Nobody was eliminated in night-kill.") < texts.index(
+        f"{protected} was eliminated in day-vote."
+    )
+    # Night 2 kills the first villager left, reaching parity: 2 wolves and 2 others.
+    second = roles["villager"][1]
+    assert f"{second} was eliminated in night-kill." in texts
+    assert set(eliminated_at(result)) == {scapegoat, protected, second}
+    outcome = result.outcome
+    assert outcome is not None and outcome.ended_by == "team_parity" and outcome.cycles == 2
 
 
 async def test_a_dead_seers_phase_is_skipped_and_the_dead_are_never_asked_again() -> None:
@@ -171,21 +221,28 @@ async def test_a_dead_seers_phase_is_skipped_and_the_dead_are_never_asked_again(
 async def test_team_parity_ends_the_game_for_the_werewolves() -> None:
     spec = example("werewolf", seed=1)
     roles = by_role(spec)
-    villagers = roles["villager"]
-    doctor = roles["doctor"][0]
-
-    def first_villager(living: tuple[str, ...]) -> str:
-        return next(name for name in living if name in villagers)
-
-    # Everyone votes out a villager, so the wolves reach parity on the second night.
+    villagers, doctor, seer = roles["villager"], roles["doctor"][0], roles["seer"][0]
+    # Everyone votes out a villager (the last villager votes for the seer), and the wolves
+    # kill one: day 1 and night 1 take two villagers, day 2 the third: 2 wolves and 2
+    # others left, parity right after the second day's vote, before its night.
     policy = werewolf_policy(
-        spec, protect=lambda _: doctor, kill=first_villager, vote=first_villager
+        spec,
+        protect=lambda _: doctor,
+        kill=first_of(villagers),
+        vote=first_of(villagers, seer),
     )
     result = await play(spec, policy_players(spec, policy))
     outcome = result.outcome
     assert outcome is not None and outcome.ended_by == "team_parity"
     assert result.reason == "game over: werewolves won" and outcome.cycles == 2
     assert set(eliminated_at(result)) == set(villagers)
+    texts = [text for text, _ in notices(result)]
+    assert [text for text in texts if "was eliminated" in text] == [
+        f"{villagers[0]} was eliminated in day-vote.",
+        f"{villagers[1]} was eliminated in night-kill.",
+        f"{villagers[2]} was eliminated in day-vote.",
+    ]
+    assert not any(text.startswith("Cycle 2, night-chat") for text in texts)
     for row in outcome.players:
         assert row.won == (row.team == "werewolves")
         assert row.payoff == (1.0 if row.won else 0.0)
@@ -193,9 +250,11 @@ async def test_team_parity_ends_the_game_for_the_werewolves() -> None:
 
 def witch_policy(spec: Any, witch_moves: list[GameMove]) -> Any:
     """Werewolf-with-witch players: the witch plays ``witch_moves`` in its phase; the
-    wolves kill the first villager; by day everyone votes for a wolf."""
+    wolves kill the first villager; by day everyone votes out the third villager while
+    it lives (so both wolves live through night 1), then a wolf."""
     roles = by_role(spec)
     wolves, villagers = roles["werewolf"], roles["villager"]
+    vote = first_of([villagers[2]], *wolves)
 
     def policy(name: str, turn: AgentTurn) -> GameMove:
         if turn.phase in ("night-chat", "day-discussion"):
@@ -205,10 +264,8 @@ def witch_policy(spec: Any, witch_moves: list[GameMove]) -> Any:
         if turn.phase == "witch":
             return witch_moves.pop(0)
         if turn.phase == "night-kill":
-            victim = next(n for n in targets(turn, "kill") if n in villagers)
-            return GameMove(move="kill", target=victim)
-        votable = targets(turn, "vote")
-        return GameMove(move="vote", target=next((n for n in votable if n in wolves), votable[0]))
+            return GameMove(move="kill", target=first_of(villagers)(targets(turn, "kill")))
+        return GameMove(move="vote", target=vote(targets(turn, "vote")))
 
     return policy
 
@@ -237,11 +294,17 @@ async def test_the_witchs_potions_are_one_time() -> None:
             (witch,),
         )
     ]
-    # The refusal reached the witch's next turn, and the potion saved the victim once.
+    # The refusal reached the witch's next turn, and the potion saved the victim once:
+    # night 1's kill failed, night 2's (after the witch's second turn) killed it.
     assert refusal[0][0] in witch_turns[2].transcript
     assert witch_turns[2].turn_number == witch_turns[1].turn_number + 1
+    texts = [text for text, _ in notices(result)]
+    assert texts.count("Nobody was eliminated in night-kill.") == 1
     dead = eliminated_at(result)
     assert victim in dead and dead[victim] > witch_turns[1].turn_number
+    assert set(dead) == {victim, roles["villager"][2], *roles["werewolf"]}
+    assert result.outcome is not None and result.outcome.winners == ("village",)
+    assert result.outcome.cycles == 3
     logged = [e.move for e in result.entries if e.move is not None and e.sender == witch]
     assert [m.move for m in logged if m.move in ("heal", "poison", "pass")] == ["heal", "pass"]
 
@@ -249,15 +312,29 @@ async def test_the_witchs_potions_are_one_time() -> None:
 async def test_a_poison_is_used_once_and_eliminates() -> None:
     spec = example("werewolf_witch", seed=2)
     roles = by_role(spec)
-    # A poor witch: she poisons a villager, so the game goes on for another night.
-    poisoned = roles["villager"][-1]
+    villagers = roles["villager"]
+    # A poor witch: she poisons a villager on night 1, then passes; the wolves (one of
+    # them voted out on day 2) kill a villager each night; the village wins on day 3.
+    poisoned = villagers[-1]
     moves = [GameMove(move="poison", target=poisoned)] + [GameMove(move="pass")] * 8
     players = policy_players(spec, witch_policy(spec, moves))
     result = await play(spec, players)
     witch_turns = [t for p in players for t in p.turns if t.phase == "witch"]
-    assert len(witch_turns) >= 2
-    assert [o.name for o in witch_turns[1].moves] == ["heal", "pass"]
-    assert (f"{poisoned} was eliminated in witch.", None) in notices(result)
+    assert [[o.name for o in turn.moves] for turn in witch_turns] == [
+        ["heal", "poison", "pass"],
+        ["heal", "pass"],
+    ]
+    texts = [text for text, _ in notices(result)]
+    assert [text for text in texts if "was eliminated" in text] == [
+        f"{villagers[2]} was eliminated in day-vote.",
+        f"{poisoned} was eliminated in witch.",
+        f"{villagers[0]} was eliminated in night-kill.",
+        f"{roles['werewolf'][0]} was eliminated in day-vote.",
+        f"{villagers[1]} was eliminated in night-kill.",
+        f"{roles['werewolf'][1]} was eliminated in day-vote.",
+    ]
+    assert result.outcome is not None and result.outcome.winners == ("village",)
+    assert result.outcome.cycles == 3
 
 
 def bargaining_policy(spec: Any, price: int, answer: str = "accept") -> Any:

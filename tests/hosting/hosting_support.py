@@ -19,6 +19,7 @@ from sotopia_are.storage import EpisodeStore
 ROOT = Path(__file__).resolve().parents[2]
 GARDEN = ROOT / "examples" / "scenarios" / "garden_committee.json"
 WEREWOLF = ROOT / "examples" / "games" / "werewolf.json"
+BARGAINING = ROOT / "examples" / "games" / "bargaining.json"
 MODEL = "openai/stand-in"
 
 

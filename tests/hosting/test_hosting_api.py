@@ -16,8 +16,15 @@ import pytest
 from hosting_support import GARDEN, SeatClient, client_of, load, make_study, token_of
 
 import sotopia_are as sa
-from sotopia_are.hosting import HUMAN, TIMEOUT_NOTE, ExposedHostWarning, ahost, is_timeout
-from sotopia_are.hosting.app import CONTENT_SECURITY_POLICY
+from sotopia_are.hosting import (
+    HUMAN,
+    TIMEOUT_NOTE,
+    ExposedHostWarning,
+    SessionState,
+    ahost,
+    is_timeout,
+)
+from sotopia_are.hosting.app import CONTENT_SECURITY_POLICY, DEFAULT_CONSENT
 from sotopia_are.llm import LLMSession
 from sotopia_are.storage import EpisodeStore
 from sotopia_are.testing import LocalLLMServer
@@ -155,6 +162,38 @@ async def test_a_fresh_request_gives_the_same_state(
         assert again == view
         assert again["your_turn"] and again["turn"]["legal"]["actions"]
         await study.sessions[0].stop()
+
+
+async def test_reading_the_consent_is_not_arriving(
+    stand_in: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    spec = load(GARDEN, max_turns=2)
+    study = make_study(spec, ["Jo Ng"], make_session(), turn_timeout=45)
+    own = make_study(spec, ["Jo Ng"], make_session(), consent="Read me first.")
+    async with client_of(study) as http, client_of(own) as other:
+        headers = bearer(token_of(study, "Jo Ng"))
+        first = await http.get("/api/seat/consent", headers=headers)
+        assert first.status_code == 200
+        assert first.json() == {
+            "seat": "Jo Ng",
+            "consent": DEFAULT_CONSENT.format(seconds=45),
+            "arrived": False,
+        }
+        session = study.sessions[0]
+        assert session.state is SessionState.WAITING and not session.arrivals
+        await SeatClient(http, token_of(study, "Jo Ng")).get()
+        again = await http.get("/api/seat/consent", headers=headers)
+        assert again.json()["arrived"] is True
+        assert study.sessions[0].state is SessionState.RUNNING  # = session, not narrowed
+        mine = await other.get("/api/seat/consent", headers=bearer(token_of(own, "Jo Ng")))
+        assert mine.json()["consent"] == "Read me first."
+        for refused in (
+            await http.get("/api/seat/consent"),
+            await http.get("/api/seat/consent", headers=bearer(token_of(own, "Jo Ng"))),
+            await http.get("/api/seat/consent", headers=bearer(study.tokens.monitor)),
+        ):
+            assert refused.status_code == 404 and refused.json() == {"error": "not found"}
+        await session.stop()
 
 
 async def test_tokens_open_only_their_own_seat(

@@ -20,16 +20,20 @@ from hosting_support import GARDEN
 from sotopia_are.storage import connect
 from sotopia_are.testing import LocalLLMServer
 
+CONSENT = "You will discuss a garden plot with two others.\nYour words are recorded."
+
 
 @pytest.fixture
 def hosting(stand_in: LocalLLMServer, tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    consent = tmp_path / "consent.txt"
+    consent.write_text(CONSENT + "\n", encoding="utf-8")
     env = {**os.environ, "SOTOPIA_ARE_DATA_DIR": str(tmp_path / "data")}
     env.pop("REDIS_OM_URL", None)
     command = [
         sys.executable, "-m", "sotopia_are", "host", str(GARDEN),
         "--human", "Jo Ng", "--model", "openai/stand-in", "--api-base", stand_in.url,
         "--api-key", "sk-test", "--port", "0", "--root-path", "/study",
-        "--turn-timeout", "20", "--completion-code", "GARDEN-42",
+        "--turn-timeout", "20", "--completion-code", "GARDEN-42", "--consent", str(consent),
     ]  # fmt: skip
     process = subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -62,6 +66,8 @@ def test_host_prints_join_urls_and_stores_the_persons_session(
     reader.start()
     with httpx.Client(base_url=base, timeout=30) as http:
         assert http.get("/join").status_code == 200
+        intro = http.get("/api/seat/consent", headers=headers).json()
+        assert intro == {"seat": "Jo Ng", "consent": CONSENT, "arrived": False}
         view = http.post(
             "/api/seat/join", json={"participant": "PROLIFIC-123"}, headers=headers
         ).json()

@@ -337,5 +337,5 @@ def test_a_benchmark_with_a_study_plays_what_the_same_keywords_play(
     )  # fmt: skip
     judged = {store.load(o.episode_id).verdicts[0].judge_model for o in given.batch.outcomes}
     assert judged == {"openai/judge"}
-    with pytest.raises(StudyInputError, match="needs a tag and a judge"):
+    with pytest.raises(StudyInputError, match="conversations needs a judge"):
         studies.benchmark([spec], [MODEL], "openai/partner", store=store, tag="x")

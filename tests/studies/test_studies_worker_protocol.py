@@ -45,7 +45,7 @@ class InProcess:
         take: Callable[[WorkerReport], None],
         store: EpisodeStore,
         *,
-        judged: bool,
+        judge: str | None,
     ) -> None:
         def report(item: WorkerReport) -> None:
             self.reports.append(item)
@@ -56,7 +56,7 @@ class InProcess:
                 run_job(job, report)
                 continue
             for item in job.episodes:
-                take(lost_outcome(store, item.spec.episode_id, "the test lost it", judged))
+                take(lost_outcome(store, item.spec.episode_id, "the test lost it", judge))
 
 
 def batch(

@@ -189,12 +189,25 @@ def test_the_stand_in_mostly_speaks_when_it_may_and_never_passes_when_it_can_act
     assert {m["move"] for m in plays((MoveOption("pass", "pass"),), 5)} == {"pass"}
 
 
-def test_the_stand_in_offers_near_the_middle_and_accepts_now_and_then() -> None:
+def test_the_stand_in_offers_near_the_middle_and_accepts_half_the_time() -> None:
     played = plays(DEAL)
     counts = Counter(move["move"] for move in played)
-    assert counts["accept"] > 0 and counts["reject"] > 0 and counts["offer"] > 0
+    assert 0.4 < counts["accept"] / len(played) < 0.6
+    assert counts["reject"] > 0 and counts["offer"] > 0
     amounts = {move["amount"] for move in played if move["move"] == "offer"}
     assert min(amounts) >= 30 and max(amounts) <= 70 and len(amounts) > 5
+
+
+def test_in_a_negotiation_the_stand_in_speaks_about_half_the_time_and_of_the_deal() -> None:
+    day = plays(DAY)
+    assert sum(move["move"] == "say" for move in day) / len(day) > 0.6
+    day_lines = {move["argument"] for move in day if move["move"] == "say"}
+    say = MoveOption("say", "speak")
+    for moves in ((say, *DEAL), (say, DEAL[0])):
+        played = plays(moves)
+        spoken = {move["argument"] for move in played if move["move"] == "say"}
+        assert 0.4 < sum(move["move"] == "say" for move in played) / len(played) < 0.6
+        assert len(spoken) > 1 and not spoken & day_lines  # a bargainer's lines
 
 
 @pytest.mark.parametrize("moves", [DAY, DEAL])
