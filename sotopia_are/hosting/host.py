@@ -14,6 +14,7 @@ import socket
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import LLMSession, Sampling, apreflight
 from sotopia_are.record import EpisodeRecord
@@ -28,7 +29,7 @@ from .study import AgentsFor, HostedStudy
 __all__ = ["ExposedHostWarning", "ahost", "host", "join_lines"]
 
 
-class ExposedHostWarning(UserWarning):
+class ExposedHostWarning(SotopiaAreError, UserWarning):
     """The study is served on an address other machines may reach."""
 
 

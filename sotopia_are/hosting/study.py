@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import LLMJudge
 from sotopia_are.llm import LLMSession, Sampling
@@ -47,7 +48,7 @@ AgentsFor = Callable[[EpisodeSpec], Mapping[str, SocialAgent]]
 """Makes the agents of one session's spec (at least those of every non-human seat)."""
 
 
-class StudyMismatchError(ValueError):
+class StudyMismatchError(SotopiaAreError, ValueError):
     """The store holds an unfinished hosted study under the tag that plays something else."""
 
 

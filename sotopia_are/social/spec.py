@@ -18,7 +18,15 @@ import secrets
 import unicodedata
 from typing import Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from sotopia_are import SotopiaAreError
 from sotopia_are.messages import ScriptBackground
@@ -233,6 +241,15 @@ class EpisodeSpec(BaseModel):
                 )
         return self
 
+    @model_serializer(mode="wrap")
+    def _conversation_without_game(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A conversation's spec is written as before games existed: its stored records,
+        # exports and content id stay byte for byte the same.
+        data = handler(self)
+        if self.game is None and isinstance(data, dict):
+            data.pop("game", None)
+        return data
+
     def replace(self, **changes: Any) -> Self:
         """A copy with ``changes`` (e.g. a new ``episode_id``), of this spec's own class,
         validated again (a ``model_copy`` would skip the spec's checks). A spec without an
@@ -259,9 +276,7 @@ class EpisodeSpec(BaseModel):
         :func:`slug` and 8 hex digits of a hash of every other field, so equal specs get
         the same."""
         # Without the name, ids planned before specs had one are planned again.
-        # A conversation's content id is what it was before games existed.
-        unplayed = {"episode_id", "name"} | ({"game"} if self.game is None else set())
-        played = self.model_dump_json(exclude=unplayed)
+        played = self.model_dump_json(exclude={"episode_id", "name"})
         return f"{slug(self.scenario)}-{hashlib.sha256(played.encode()).hexdigest()[:8]}"
 
     def stable_name(self) -> str:

@@ -6,7 +6,8 @@ anything else as a bug. Each error also keeps the built-in base it is known by, 
 ``except ValueError`` or ``except KeyError`` still work where they did. The classes are
 defined in the layer that raises them (a lower layer cannot import this module) and all
 but those of the front ends above studies (:class:`~sotopia_are.cluster.ClusterError`,
-:class:`~sotopia_are.training.TrainingDataError`) are importable from here:
+:class:`~sotopia_are.training.TrainingDataError`, hosting's and the training env's) are
+importable from here:
 
 ```text
 SotopiaAreError                       sotopia_are (the face: sa.SotopiaAreError)
@@ -64,6 +65,11 @@ SotopiaAreError                       sotopia_are (the face: sa.SotopiaAreError)
 ├── ScenarioLoadError (ValueError)       studies: a scenario file or app source
 ├── BatchError (RuntimeError)            studies: a batch that cannot start or go on
 │   └── ClusterError                       cluster: a batch that cannot run on the cluster
+├── SubmissionError (ValueError)        hosting: what a participant sent cannot be taken now
+├── StudyMismatchError (ValueError)     hosting: the tag holds a hosted study of another spec
+├── ResumeError                         hosting: a session whose log does not replay
+├── ExposedHostWarning (UserWarning)    hosting: a study served beyond this machine
+├── IllegalMoveError (ValueError)       training: a move the game's rules do not allow now
 └── TrainingDataError (ValueError)       training: episodes that cannot make the file asked for
 ```
 

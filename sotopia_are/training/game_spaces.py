@@ -35,6 +35,7 @@ import numpy as np
 from gymnasium import spaces
 from pydantic import ValidationError
 
+from sotopia_are import SotopiaAreError
 from sotopia_are.games import MAX_ASKS, check_move, rules_of
 from sotopia_are.games.play import BID
 from sotopia_are.messages import GameMove
@@ -60,7 +61,7 @@ MAX_AMOUNT_CHOICES = 101
 """The most amount buckets an offer gets in the table (0 to 100 in steps of 1)."""
 
 
-class IllegalMoveError(ValueError):
+class IllegalMoveError(SotopiaAreError, ValueError):
     """``agent``'s action is not a legal move now, for ``reason``; nothing was played
     and the agent is still to act."""
 
