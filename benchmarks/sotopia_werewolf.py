@@ -190,7 +190,27 @@ def ours(args: argparse.Namespace, games: int, work: Path) -> Row | None:
         server.stop()
     # batch exits 0 only when every episode finished (and was rated, if asked).
     row.note = "all finished" if row.exit_code == 0 else f"exit {row.exit_code}"
+    row.ended = won_games(data, f"bench-werewolf-{games}")
     return row
+
+
+def won_games(data: Path, tag: str) -> int:
+    """How many of the batch's stored games a team won (their outcome verdicts, by the
+    rule-based game judge, name winners), rather than reaching the cycle limit."""
+    import sotopia_are as sa
+
+    store = sa.connect(data_dir=data)
+    try:
+        won = 0
+        for episode_id in store.episode_ids(tag=tag):
+            verdict = store.load(episode_id).verdict_of(sa.GameJudge().verdict_key)
+            if verdict is not None and any(
+                rating.scores()["won"] for rating in verdict.evaluation.ratings
+            ):
+                won += 1
+        return won
+    finally:
+        store.close()
 
 
 def main() -> None:
