@@ -20,6 +20,7 @@ from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_log import EpisodeLog
 
 __all__ = [
+    "LISTED_FIELDS",
     "episode_log_of",
     "index_fields",
     "listing_of",
@@ -145,12 +146,29 @@ def episode_log_of(record: EpisodeRecord) -> EpisodeLog:
     )
 
 
+LISTED_FIELDS = (
+    "status",
+    "tag",
+    "scenario_id",
+    "agents",
+    "models",
+    "event_count",
+    "created_at",
+    "termination_reason",
+    "error",
+    "problems",
+    "record_version",
+)
+"""The small fields of an ``EpisodeLog`` a listing reads as they are; its verdicts it
+reads as :func:`listing_of` reduces them."""
+
+
 def listing_of(log: EpisodeLog) -> dict[str, JsonValue]:
-    """What a listing shows of the stored ``log`` but its event count (which appends
-    change in place), as the JSON the store keeps beside the record (see
-    :data:`~sotopia_are.storage.keys.SUMMARY_FIELD`): each verdict reduced to its judge,
-    rubric, prompt and overall scores (``None`` when it rated nothing), so that listing
-    reads a few hundred bytes an episode instead of its verdicts' reasoning."""
+    """What a listing shows of the stored ``log``'s verdicts, as the JSON the store keeps
+    beside the record (see :data:`~sotopia_are.storage.keys.SUMMARY_FIELD`): each reduced
+    to its judge, rubric, prompt and overall scores (``None`` when it rated nothing), so
+    that listing reads a few hundred bytes an episode instead of their reasoning. The
+    rest of a summary is the record's :data:`LISTED_FIELDS`, read as they are."""
     legacy: JsonValue = None
     if log.record_version:
         verdicts: list[JsonValue] = [_verdict_digest(verdict) for verdict in log.verdicts]
@@ -164,18 +182,7 @@ def listing_of(log: EpisodeLog) -> dict[str, JsonValue]:
             "overall": dict(overall),
         }
         verdicts = [{"judge_model": log.evaluator_model}] * bool(log.evaluation)
-    return {
-        "status": log.status.value,
-        "tag": log.tag,
-        "scenario_id": log.scenario_id,
-        "agents": list(log.agents),
-        "models": list(log.models),
-        "created_at": log.created_at,
-        "reason": log.termination_reason or log.error,
-        "problems": list(log.problems),
-        "legacy": legacy,
-        "verdicts": verdicts,
-    }
+    return {"legacy": legacy, "verdicts": verdicts}
 
 
 def _verdict_digest(verdict: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
@@ -203,39 +210,38 @@ def summary_of(log: EpisodeLog, judge: str | None = None) -> EpisodeSummary:
     """What a listing shows of the stored ``log``, read from what it repeats of its record
     (no stream is read): the scores of its latest rated verdict (of ``judge``, a judge
     model or verdict key), agents in the spec's order."""
-    return summary_from_listing(log.pk, listing_of(log), log.event_count, judge)
+    return summary_from_listing(log, listing_of(log), judge)
 
 
 def summary_from_listing(
-    episode_id: str, listing: Mapping[str, Any], event_count: int, judge: str | None = None
+    log: EpisodeLog, listing: Mapping[str, Any], judge: str | None = None
 ) -> EpisodeSummary:
-    """The :class:`EpisodeSummary` of :func:`listing_of`'s ``listing`` (of the episode
-    ``episode_id``, with ``event_count`` events), with the scores of ``judge``'s latest
-    rated verdict (any judge's when None). ``ValueError`` (pydantic's, or a ``KeyError``
-    turned into one) for a listing this module did not write."""
+    """:func:`summary_of` from ``log``'s :data:`LISTED_FIELDS` (the others are not read)
+    and :func:`listing_of`'s ``listing`` of its verdicts. ``ValueError`` for a listing
+    this module did not write."""
     try:
-        agents = list(listing["agents"])
         verdicts = list(listing["verdicts"])
         judge_model, rubric, overall = _listed_scores(verdicts, listing["legacy"], judge)
-        return EpisodeSummary(
-            episode_id=episode_id,
-            status=listing["status"],
-            tag=listing["tag"],
-            scenario_id=listing["scenario_id"],
-            agents=agents,
-            models=listing["models"],
-            event_count=event_count,
-            verdict_count=len(verdicts),
-            created_at=listing["created_at"],
-            reason=listing["reason"],
-            judge=judge_model,
-            rubric=rubric,
-            judges=[str(v["judge_model"]) for v in verdicts],
-            overall={a: overall[a] for a in [*agents, *overall] if a in overall},
-            problems=listing["problems"],
-        )
+        judges = [str(v["judge_model"]) for v in verdicts]
     except (KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"not a listing the store wrote: {error!r}") from None
+    return EpisodeSummary(
+        episode_id=log.pk,
+        status=log.status,
+        tag=log.tag,
+        scenario_id=log.scenario_id,
+        agents=log.agents,
+        models=log.models,
+        event_count=log.event_count,
+        verdict_count=len(verdicts),
+        created_at=log.created_at,
+        reason=log.termination_reason or log.error,
+        judge=judge_model,
+        rubric=rubric,
+        judges=judges,
+        overall={agent: overall[agent] for agent in [*log.agents, *overall] if agent in overall},
+        problems=log.problems,
+    )
 
 
 def _listed_scores(

@@ -18,7 +18,7 @@ import redis
 from sotopia_are import SotopiaAreError
 from sotopia_are.record import EpisodeSummary
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage.episode_layout import summary_from_listing, summary_of
+from sotopia_are.storage.episode_layout import LISTED_FIELDS, summary_from_listing, summary_of
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import UnreadableRecordError
 from sotopia_are.storage.keys import EPISODES_BY_TIME, SUMMARY_FIELD, episode_index_key
@@ -175,7 +175,7 @@ class EpisodeListing(StoreClient):
         listed summaries in one round trip, the others from their whole records."""
         pipe = self.client.pipeline(transaction=False)
         for pk in chunk:
-            pipe.hmget(EpisodeLog.redis_key(pk), [SUMMARY_FIELD, "event_count"])
+            pipe.hmget(EpisodeLog.redis_key(pk), [SUMMARY_FIELD, *LISTED_FIELDS])
         replies = pipe.execute(raise_on_error=False)
         found: dict[str, EpisodeSummary] = {}
         unlisted = []
@@ -183,11 +183,19 @@ class EpisodeListing(StoreClient):
             if isinstance(reply, redis.ResponseError):
                 _report_or_raise(self.client, EpisodeLog.redis_key(pk), reply, report)
                 continue
-            text, count = reply
+            text, *values = reply
+            if text is None:
+                unlisted.append(pk)  # none yet: read it whole
+                continue
+            fields = {name: v for name, v in zip(LISTED_FIELDS, values, strict=True) if v}
             try:
-                found[pk] = summary_from_listing(pk, json.loads(text), int(count or 0), judge)
-            except (TypeError, ValueError):
-                unlisted.append(pk)  # none yet (or not one the store wrote): read it whole
+                listing = json.loads(text)
+                episode = from_hash(EpisodeLog, pk, fields)
+                found[pk] = summary_from_listing(episode, listing, judge)
+            except UnreadableRecordError as error:
+                report(error)
+            except ValueError:
+                unlisted.append(pk)  # not one the store wrote: read it whole
         for episode in self._listed_whole(unlisted, filters, report):
             found[episode.pk] = summary_of(episode, judge)
         return [found[pk] for pk in chunk if pk in found]
