@@ -7,6 +7,7 @@ are read too); an episode also exports as ARE scenario JSON, and an ARE file wri
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -21,10 +22,9 @@ from sotopia_are.studies import (
     ImportKind,
     UnreadableRecordError,
     export_are_files,
-    export_text,
+    export_to,
     import_file,
     selected_episodes,
-    write_text_atomically,
 )
 
 from .common import cli_errors, fail, printable, read_text
@@ -82,6 +82,13 @@ def _sources(summaries: list[EpisodeSummary], judge: str | None) -> list[str]:
     return lines
 
 
+def _warn(skipped: list[UnreadableRecordError]) -> None:
+    """One ``warning: skipped KEY: reason`` line on stderr for each key skipped so far."""
+    while skipped:
+        error = skipped.pop(0)
+        typer.echo(f"warning: skipped {printable(error.key)}: {printable(error.reason)}", err=True)
+
+
 @with_store
 def list_(
     where: StoreOptions,
@@ -123,14 +130,18 @@ def list_(
     with where.open() as store, cli_errors():
         skipped: list[UnreadableRecordError] = []
         filters = {"tag": tag, "scenario": scenario, "model": model, "agent": agent}
-        summaries = store.summaries(
+        listed = store.iter_summaries(
             **filters, status=status, limit=limit, on_unreadable=skipped.append, judge=judge
         )
-        for error in skipped:
-            typer.echo(
-                f"warning: skipped {printable(error.key)}: {printable(error.reason)}", err=True
-            )
-        if not summaries:
+        first = next(listed, None)
+        if as_json:
+            # One line each as it is read: --json holds no listing in memory.
+            for summary in itertools.chain([first] if first else [], listed):
+                _warn(skipped)
+                typer.echo(summary.model_dump_json())
+        summaries = [] if as_json or first is None else [first, *listed]
+        _warn(skipped)
+        if first is None:
             chosen = {**filters, "status": status.value if status is not None else None}
             described = ", ".join(f"{k} {v!r}" for k, v in chosen.items() if v is not None)
             message = (
@@ -143,8 +154,6 @@ def list_(
             typer.echo(printable(message), err=as_json)
             return
         if as_json:
-            for summary in summaries:
-                typer.echo(summary.model_dump_json())
             return
         sources = _sources(summaries, judge)
         one_source = len({(s.judge, s.rubric) for s in summaries if s.overall}) <= 1
@@ -194,9 +203,11 @@ def export(
 ) -> None:
     """Export stored episodes as JSONL (re-importable with 'import') or ARE scenario JSON.
 
-    Files are written whole or not at all: everything is read from the store first, then
-    each file goes to a temporary file renamed over the target. No episode to export
-    (an empty store, a tag no episode has) is an error (exit 1) unless --allow-empty."""
+    Episodes are read and written one after another, so memory stays small however many
+    are exported. Files are written whole or not at all: each goes to a temporary file
+    renamed over the target once every episode is in; to stdout an error stops the lines
+    part way (exit 1). No episode to export (an empty store, a tag no episode has) is an
+    error (exit 1) unless --allow-empty."""
     if sum((episode_id is not None, tag is not None, all_)) != 1:
         fail("give an EPISODE_ID, --tag TAG or --all (one of the three)")
     with where.open() as store, cli_errors():
@@ -206,22 +217,13 @@ def export(
             else selected_episodes(store, tag=tag, allow_empty=allow_empty)
         )
         if format_ is ExportFormat.jsonl or episode_id is not None:
-            _write(output, export_text(store, ids, format_))
+            export_to(store, ids, format_, output)
             _done(f"exported {len(ids)} episodes as {format_.value}", output)
         elif output is None:
             fail("many episodes as ARE JSON are one file each: give a directory with -o")
         else:
             export_are_files(store, ids, output)
             _done(f"exported {len(ids)} episodes as ARE JSON", output)
-
-
-def _write(path: Path | None, text: str) -> None:
-    """``text`` to stdout, or atomically to ``path`` (a newline ends a single document)."""
-    ending = "" if text.endswith("\n") or not text else "\n"
-    if path is None or str(path) == "-":
-        typer.echo(text + ending, nl=False)
-    else:
-        write_text_atomically(str(path), text + ending)
 
 
 def _done(message: str, output: Path | None) -> None:

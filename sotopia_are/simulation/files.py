@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
+from typing import TextIO
 
-__all__ = ["NEW_FILE_MODE", "path_inside", "write_text_atomically"]
+__all__ = ["NEW_FILE_MODE", "open_atomically", "path_inside", "write_text_atomically"]
 
 NEW_FILE_MODE = 0o644
 
@@ -19,6 +21,18 @@ def write_text_atomically(path: str, text: str) -> None:
     would not be atomic), is flushed to disk, then renamed over ``path``. On any error the
     temporary file is removed, ``path`` is as it was, and the error is raised.
     """
+    with open_atomically(path) as handle:
+        handle.write(text)
+
+
+@contextlib.contextmanager
+def open_atomically(path: str, *, rename: bool = True) -> Iterator[TextIO]:
+    """A text file (UTF-8) to write ``path`` through, a part at a time, as
+    :func:`write_text_atomically` writes it whole: into a temporary file beside ``path``,
+    flushed to disk and renamed over it when the block ends; on any error in the block the
+    temporary file is removed and ``path`` is as it was. With ``rename=False`` the
+    temporary file is kept, not renamed: its name is ``handle.name``, for a caller that
+    renames several files together."""
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
     try:
@@ -31,12 +45,15 @@ def write_text_atomically(path: str, text: str) -> None:
     try:
         # mkstemp makes the file private (0600); the result should read like any export.
         os.fchmod(descriptor, mode)
-        with open(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        os.close(descriptor)
+        # Opened by name, so that ``handle.name`` names the temporary file.
+        with open(temporary, "w", encoding="utf-8") as handle:
+            yield handle
             handle.flush()
             # Without it a power loss after the rename can leave an empty file.
             os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        if rename:
+            os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)

@@ -20,10 +20,13 @@ from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_log import EpisodeLog
 
 __all__ = [
+    "LISTED_FIELDS",
     "episode_log_of",
     "index_fields",
+    "listing_of",
     "record_from_stored",
     "sampling_fields",
+    "summary_from_listing",
     "summary_of",
     "usage_summary",
 ]
@@ -143,11 +146,85 @@ def episode_log_of(record: EpisodeRecord) -> EpisodeLog:
     )
 
 
+LISTED_FIELDS = (
+    "status",
+    "tag",
+    "scenario_id",
+    "agents",
+    "models",
+    "event_count",
+    "created_at",
+    "termination_reason",
+    "error",
+    "problems",
+    "record_version",
+)
+"""The small fields of an ``EpisodeLog`` a listing reads as they are; its verdicts it
+reads as :func:`listing_of` reduces them."""
+
+
+def listing_of(log: EpisodeLog) -> dict[str, JsonValue]:
+    """What a listing shows of the stored ``log``'s verdicts, as the JSON the store keeps
+    beside the record (see :data:`~sotopia_are.storage.keys.SUMMARY_FIELD`): each reduced
+    to its judge, rubric, prompt and overall scores (``None`` when it rated nothing), so
+    that listing reads a few hundred bytes an episode instead of their reasoning. The
+    rest of a summary is the record's :data:`LISTED_FIELDS`, read as they are."""
+    legacy: JsonValue = None
+    if log.record_version:
+        verdicts: list[JsonValue] = [_verdict_digest(verdict) for verdict in log.verdicts]
+    else:
+        # The older layout kept one verdict, with the latest scores as index fields.
+        verdict = (log.evaluation or {}).get("verdict")
+        overall = {a: s["overall_score"] for a, s in log.scores.items() if "overall_score" in s}
+        legacy = {
+            "judge_model": log.evaluator_model,
+            "rubric": str(verdict.get("rubric", "")) if isinstance(verdict, dict) else "",
+            "overall": dict(overall),
+        }
+        verdicts = [{"judge_model": log.evaluator_model}] * bool(log.evaluation)
+    return {"legacy": legacy, "verdicts": verdicts}
+
+
+def _verdict_digest(verdict: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    """A stored verdict's JSON as a listing needs it; ``overall`` is ``None`` when it
+    rated nothing. The verdict is read as the JSON it is stored as (building its model,
+    its calls included, would cost a listing far more)."""
+    evaluation = verdict.get("evaluation")
+    ratings = evaluation.get("ratings") if isinstance(evaluation, dict) else None
+    overall: JsonValue = None
+    if ratings and isinstance(ratings, list):
+        overall = {
+            str(r["agent"]): float(r["overall"])  # type: ignore[arg-type]
+            for r in ratings
+            if isinstance(r, dict)
+        }
+    return {
+        "judge_model": str(verdict.get("judge_model", "")),
+        "rubric": str(verdict.get("rubric", "")),
+        "prompt": str(verdict.get("prompt", "")),
+        "overall": overall,
+    }
+
+
 def summary_of(log: EpisodeLog, judge: str | None = None) -> EpisodeSummary:
     """What a listing shows of the stored ``log``, read from what it repeats of its record
     (no stream is read): the scores of its latest rated verdict (of ``judge``, a judge
     model or verdict key), agents in the spec's order."""
-    judge_model, rubric, overall = _listed_scores(log, judge)
+    return summary_from_listing(log, listing_of(log), judge)
+
+
+def summary_from_listing(
+    log: EpisodeLog, listing: Mapping[str, Any], judge: str | None = None
+) -> EpisodeSummary:
+    """:func:`summary_of` from ``log``'s :data:`LISTED_FIELDS` (the others are not read)
+    and :func:`listing_of`'s ``listing`` of its verdicts. ``ValueError`` for a listing
+    this module did not write."""
+    try:
+        verdicts = list(listing["verdicts"])
+        judge_model, rubric, overall = _listed_scores(verdicts, listing["legacy"], judge)
+        judges = [str(v["judge_model"]) for v in verdicts]
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"not a listing the store wrote: {error!r}") from None
     return EpisodeSummary(
         episode_id=log.pk,
         status=log.status,
@@ -156,44 +233,33 @@ def summary_of(log: EpisodeLog, judge: str | None = None) -> EpisodeSummary:
         agents=log.agents,
         models=log.models,
         event_count=log.event_count,
-        verdict_count=len(log.verdicts) if log.record_version else int(bool(log.evaluation)),
+        verdict_count=len(verdicts),
         created_at=log.created_at,
         reason=log.termination_reason or log.error,
         judge=judge_model,
         rubric=rubric,
-        judges=[str(v.get("judge_model", "")) for v in log.verdicts]
-        if log.record_version
-        else [log.evaluator_model] * bool(log.evaluation),
+        judges=judges,
         overall={agent: overall[agent] for agent in [*log.agents, *overall] if agent in overall},
         problems=log.problems,
     )
 
 
-def _listed_scores(log: EpisodeLog, judge: str | None) -> tuple[str, str, dict[str, float]]:
+def _listed_scores(
+    verdicts: Sequence[Mapping[str, Any]], legacy: Mapping[str, Any] | None, judge: str | None
+) -> tuple[str, str, dict[str, float]]:
     """The judge model, rubric and overall score per agent of the verdict a listing
-    shows; the verdicts are read as the JSON they are stored as (building every
-    verdict's model, its calls included, would cost a listing far more)."""
-    if not log.record_version:
-        # The older layout kept one verdict, with the latest scores as index fields.
-        verdict = (log.evaluation or {}).get("verdict")
-        rubric = str(verdict.get("rubric", "")) if isinstance(verdict, dict) else ""
-        if judge is not None and judge != log.evaluator_model:
+    shows, from :func:`listing_of`'s verdict digests (``legacy``: the older layout's
+    one verdict)."""
+    if legacy is not None:
+        model, overall = str(legacy["judge_model"]), dict(legacy["overall"])
+        if judge is not None and judge != model:
             return "", "", {}
-        overall = {a: s["overall_score"] for a, s in log.scores.items() if "overall_score" in s}
-        return (log.evaluator_model, rubric, overall) if overall else ("", "", {})
-    for verdict in reversed(log.verdicts):
-        model, rubric = str(verdict.get("judge_model", "")), str(verdict.get("rubric", ""))
-        prompt = str(verdict.get("prompt", ""))
-        evaluation = verdict.get("evaluation")
-        ratings = evaluation.get("ratings") if isinstance(evaluation, dict) else None
-        if not ratings or not isinstance(ratings, list):
+        return (model, str(legacy["rubric"]), overall) if overall else ("", "", {})
+    for verdict in reversed(verdicts):
+        model, rubric = str(verdict["judge_model"]), str(verdict["rubric"])
+        if verdict["overall"] is None:
             continue  # not rated
-        if judge is not None and not Verdict.names_judge(judge, model, rubric, prompt):
+        if judge is not None and not Verdict.names_judge(judge, model, rubric, verdict["prompt"]):
             continue
-        overall = {
-            str(r["agent"]): float(r["overall"])  # type: ignore[arg-type]
-            for r in ratings
-            if isinstance(r, dict)
-        }
-        return model, rubric, overall
+        return model, rubric, dict(verdict["overall"])
     return "", "", {}

@@ -94,11 +94,13 @@ def export_episodes(
     store: EpisodeStore, out: TextIO, episode_ids: Iterable[str] | None = None
 ) -> int:
     """Write the episodes (default: all, oldest first) as episode records, one a line
-    (``version`` first; see :class:`~sotopia_are.record.EpisodeRecord`). ``ValueError``
-    for an episode stored without a spec (it cannot be a record)."""
+    (``version`` first; see :class:`~sotopia_are.record.EpisodeRecord`), each written as
+    soon as it is read (a few episodes are held at once, however many are exported).
+    ``ValueError`` for an episode stored without a spec (it cannot be a record)."""
     count = 0
-    for episode_id in store.episode_ids() if episode_ids is None else episode_ids:
-        out.write(store.load(episode_id).to_json() + "\n")
+    ids = store.episode_ids() if episode_ids is None else episode_ids
+    for record in store.iter_records(ids):
+        out.write(record.to_json() + "\n")
         count += 1
     return count
 

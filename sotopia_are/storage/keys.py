@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "EPISODES_BY_TIME",
     "KEY_PREFIX",
+    "SUMMARY_FIELD",
     "episode_calls_key",
     "episode_events_key",
     "episode_index_key",
@@ -20,6 +21,14 @@ KEY_PREFIX = "sotopia_are"
 
 EPISODES_BY_TIME = f"{KEY_PREFIX}:index:episode:created"
 """Sorted set: every episode id, scored by its creation time."""
+
+
+SUMMARY_FIELD = "listed_summary"
+"""The field of an episode's hash, beside the record's own, holding what a listing shows of
+it (``episode_layout.listing_of``, as JSON), written with the record in the same
+transaction. An episode written before it existed lacks it (listing reads the whole
+record then, and adds it); any whole rewrite of the record drops it with the rest, so it
+is never older than the record it sits in."""
 
 
 def episode_index_key(field: str, value: str) -> str:

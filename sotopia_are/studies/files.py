@@ -9,18 +9,21 @@ into a directory, all placed inside it before any is written.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
+import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from sotopia_are.messages import parse_script_notes
 from sotopia_are.record import checked_import, record_from_are_json
 from sotopia_are.simulation.data_handler.reader import loads_json
-from sotopia_are.simulation.files import path_inside, write_text_atomically
+from sotopia_are.simulation.files import open_atomically, path_inside, write_text_atomically
 from sotopia_are.social import import_episode
 from sotopia_are.storage import (
     AgentProfile,
@@ -48,6 +51,7 @@ __all__ = [
     "export_are_file",
     "export_are_files",
     "export_text",
+    "export_to",
     "import_file",
     "selected_episodes",
     "write_text_atomically",
@@ -169,17 +173,27 @@ def _is_are_trace(text: str) -> bool:
 def export_are_files(store: EpisodeStore, episode_ids: Sequence[str], directory: Path) -> int:
     """Write each episode's ARE JSON to ``directory/<id>.json``; how many.
 
-    Everything is read and every path resolved inside ``directory`` first
-    (:class:`StudyInputError` for one that would land outside), so a store error or a bad
-    id leaves no partial set of files; each file is written whole (a temporary file
-    renamed over the target).
+    Every path is resolved inside ``directory`` first (:class:`StudyInputError` for one
+    that would land outside); each episode is then read and written to a temporary file
+    in turn (one held at a time), and only when all are written are they renamed over
+    their targets, so a store error or a bad id leaves no partial set of files.
     """
-    texts = {
-        _file_of(directory, pk): export_episode_json(store, pk, indent=2) for pk in episode_ids
-    }
-    for target, text in texts.items():
-        write_text_atomically(target, text)
-    return len(texts)
+    targets = [_file_of(directory, pk) for pk in episode_ids]
+    written: list[tuple[str, str]] = []
+    try:
+        for pk, target in zip(episode_ids, targets, strict=True):
+            text = export_episode_json(store, pk, indent=2)
+            with open_atomically(target, rename=False) as handle:
+                handle.write(text)
+            written.append((handle.name, target))
+    except BaseException:
+        for temporary, _ in written:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+        raise
+    for temporary, target in written:
+        os.replace(temporary, target)
+    return len({target for _, target in written})
 
 
 def export_are_file(store: EpisodeStore, episode_id: str, path: Path) -> int:
@@ -231,6 +245,33 @@ def selected_episodes(
     if tag is not None:
         raise RecordNotFoundError(f"no episodes tagged {tag!r} in {store.location}")
     raise EmptySelectionError(f"no episodes in {store.location}: nothing to export")
+
+
+def export_to(
+    store: EpisodeStore,
+    episode_ids: Sequence[str],
+    form: ExportFormat,
+    output: Path | None,
+    *,
+    stdout: TextIO | None = None,
+) -> int:
+    """Write the episodes as :func:`export_text` gives them, each as soon as it is read
+    (a few held at once, however many): to ``output``, whole or not at all (a temporary
+    file renamed over it at the end), or with ``output`` None or ``-`` to ``stdout``
+    (default: ``sys.stdout``), where an error stops the lines part way. How many."""
+    if form is not ExportFormat.jsonl and len(episode_ids) != 1:
+        raise StudyInputError("episodes as ARE JSON are one file each: give a directory")
+    with contextlib.ExitStack() as stack:
+        if output is None or str(output) == "-":
+            out = stdout or sys.stdout
+        else:
+            out = stack.enter_context(open_atomically(str(output)))
+        if form is ExportFormat.jsonl:
+            count = export_episodes(store, out, episode_ids)
+        else:
+            out.write(export_episode_json(store, episode_ids[0], indent=2) + "\n")
+            count = 1
+    return count
 
 
 def export_text(store: EpisodeStore, episode_ids: Sequence[str], form: ExportFormat) -> str:

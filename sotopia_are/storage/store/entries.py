@@ -25,6 +25,7 @@ __all__ = [
     "SCAN_BATCH",
     "CallData",
     "decode_call",
+    "decode_entries",
     "encode_calls",
     "from_hash",
     "read_episode",
@@ -113,6 +114,17 @@ def read_stream(client: Any, key: str, field: str, decode: Callable[[str], T]) -
         entries = client.xrange(key)
     except redis.ResponseError as error:
         raise wrong_type(client, key, "stream", error) from None
+    return decode_entries(key, entries, field, decode)
+
+
+def decode_entries(
+    key: str,
+    entries: Iterable[tuple[str, Mapping[str, str]]],
+    field: str,
+    decode: Callable[[str], T],
+) -> list[T]:
+    """The ``field`` of each entry of stream ``key`` (an XRANGE reply), decoded;
+    :class:`UnreadableRecordError` naming the key for an entry the store did not write."""
     try:
         return [decode(fields[field]) for _, fields in entries]
     except (KeyError, ValueError) as error:

@@ -1,8 +1,9 @@
 """The store's own index keys: what each episode is listed under, kept in step with it.
 
 Every write of an episode queues, in its transaction, the index updates taking the old
-record to the new one (:func:`reindex`), after checking that no index key it touches
-holds another Redis type (:func:`check_index`), so that record and index never disagree.
+record to the new one (:func:`reindex`; its listed summary too, in its own hash), after
+checking that no index key it touches holds another Redis type (:func:`check_index`), so
+that record and index never disagree.
 """
 
 from __future__ import annotations
@@ -10,11 +11,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from sotopia_are.storage.episode_layout import listing_of
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import UnreadableRecordError
-from sotopia_are.storage.keys import EPISODES_BY_TIME, episode_index_key
+from sotopia_are.storage.fields import dumps_ordered
+from sotopia_are.storage.keys import EPISODES_BY_TIME, SUMMARY_FIELD, episode_index_key
 
-__all__ = ["check_index", "index_entries", "index_type", "reindex", "rewrite_episode"]
+__all__ = [
+    "check_index",
+    "index_entries",
+    "index_type",
+    "listing_text",
+    "reindex",
+    "rewrite_episode",
+]
 
 
 def rewrite_episode(pipe: Any, old: EpisodeLog, new: EpisodeLog) -> None:
@@ -88,5 +98,18 @@ def reindex(pipe: Any, old: EpisodeLog | None, new: EpisodeLog | None) -> None:
         pipe.sadd(key, pk)
     if new is None:
         pipe.zrem(EPISODES_BY_TIME, pk)
-    else:
-        pipe.zadd(EPISODES_BY_TIME, {new.pk: new.created_at})
+        return
+    pipe.zadd(EPISODES_BY_TIME, {new.pk: new.created_at})
+    listing = listing_text(new)
+    if listing is not None:
+        pipe.hset(new.redis_key(pk), SUMMARY_FIELD, listing)
+
+
+def listing_text(episode: EpisodeLog) -> str | None:
+    """What a listing shows of ``episode`` as the text of its hash's
+    :data:`~sotopia_are.storage.keys.SUMMARY_FIELD`; None for verdicts no store wrote
+    (their listing is then read from the whole record, as before the field existed)."""
+    try:
+        return dumps_ordered(listing_of(episode))
+    except (KeyError, TypeError, ValueError):
+        return None

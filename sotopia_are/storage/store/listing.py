@@ -8,8 +8,9 @@ is not what the store wrote is skipped and reported, never a failed listing.
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypedDict, Unpack, cast
 
 import redis
@@ -17,13 +18,13 @@ import redis
 from sotopia_are import SotopiaAreError
 from sotopia_are.record import EpisodeSummary
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage.episode_layout import summary_of
+from sotopia_are.storage.episode_layout import LISTED_FIELDS, summary_from_listing, summary_of
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import UnreadableRecordError
-from sotopia_are.storage.keys import EPISODES_BY_TIME, episode_index_key
+from sotopia_are.storage.keys import EPISODES_BY_TIME, SUMMARY_FIELD, episode_index_key
 from sotopia_are.storage.store.client import StoreClient
 from sotopia_are.storage.store.entries import SCAN_BATCH, from_hash, type_of, wrong_type
-from sotopia_are.storage.store.index import index_entries, index_type
+from sotopia_are.storage.store.index import index_entries, index_type, listing_text
 
 __all__ = ["EpisodeFilter", "EpisodeListing", "OnUnreadable", "index_keys"]
 
@@ -107,8 +108,9 @@ class EpisodeListing(StoreClient):
         self, *, on_unreadable: OnUnreadable | None = None, **where: Unpack[EpisodeFilter]
     ) -> list[str]:
         """Ids of the episodes matching every filter given, oldest first: those
-        :meth:`list_episodes` lists (unreadable keys are skipped and reported the same way)."""
-        return [episode.pk for episode in self.list_episodes(on_unreadable=on_unreadable, **where)]
+        :meth:`list_episodes` lists (unreadable keys are skipped and reported the same way),
+        read from their listed summaries, not their whole records."""
+        return [s.episode_id for s in self.iter_summaries(on_unreadable=on_unreadable, **where)]
 
     def summaries(
         self,
@@ -120,9 +122,110 @@ class EpisodeListing(StoreClient):
     ) -> list[EpisodeSummary]:
         """:meth:`list_episodes`, each episode as an :class:`EpisodeSummary` whose scores
         are its latest rated verdict's — of ``judge`` (a judge model or verdict key) when
-        given."""
-        episodes = self.list_episodes(limit=limit, on_unreadable=on_unreadable, **where)
-        return [summary_of(episode, judge) for episode in episodes]
+        given: :meth:`iter_summaries` as a list."""
+        return list(
+            self.iter_summaries(limit=limit, on_unreadable=on_unreadable, judge=judge, **where)
+        )
+
+    def iter_summaries(
+        self,
+        *,
+        limit: int | None = None,
+        on_unreadable: OnUnreadable | None = None,
+        judge: str | None = None,
+        **where: Unpack[EpisodeFilter],
+    ) -> Iterator[EpisodeSummary]:
+        """The summaries :meth:`summaries` lists, read a batch at a time as they are
+        consumed: what is held at once is the matching ids and one batch, whatever the
+        number of episodes.
+
+        Each comes from the few hundred bytes the store keeps beside the record (see
+        :data:`~sotopia_are.storage.keys.SUMMARY_FIELD`); an episode written before those
+        existed is read whole, and its summary added then (unless the episode changed
+        meanwhile, or the server refuses writes), so the next listing is quick.
+        """
+        report = on_unreadable or _log_unreadable
+        filters = index_keys(where)
+        with self._guard():
+            try:
+                ids = self._indexed_ids(filters)
+            except redis.ResponseError as error:
+                if "WRONGTYPE" not in str(error):
+                    raise
+                ids = None
+        if ids is None:
+            with self._guard():
+                episodes = self._scanned_episodes(filters, limit, report)
+            yield from (summary_of(episode, judge) for episode in episodes)
+            return
+        listed = 0
+        for start in range(0, len(ids), SCAN_BATCH):
+            with self._guard():
+                batch = self._summary_batch(ids[start : start + SCAN_BATCH], filters, report, judge)
+            for summary in batch:
+                yield summary
+                listed += 1
+                if limit is not None and listed >= limit:
+                    return
+
+    def _summary_batch(
+        self, chunk: list[str], filters: list[str], report: OnUnreadable, judge: str | None
+    ) -> list[EpisodeSummary]:
+        """The summaries of the readable episodes of ``chunk``, in order: from their
+        listed summaries in one round trip, the others from their whole records."""
+        pipe = self.client.pipeline(transaction=False)
+        for pk in chunk:
+            pipe.hmget(EpisodeLog.redis_key(pk), [SUMMARY_FIELD, *LISTED_FIELDS])
+        replies = pipe.execute(raise_on_error=False)
+        found: dict[str, EpisodeSummary] = {}
+        unlisted = []
+        for pk, reply in zip(chunk, replies, strict=True):
+            if isinstance(reply, redis.ResponseError):
+                _report_or_raise(self.client, EpisodeLog.redis_key(pk), reply, report)
+                continue
+            text, *values = reply
+            if text is None:
+                unlisted.append(pk)  # none yet: read it whole
+                continue
+            fields = {name: v for name, v in zip(LISTED_FIELDS, values, strict=True) if v}
+            try:
+                listing = json.loads(text)
+                episode = from_hash(EpisodeLog, pk, fields)
+                found[pk] = summary_from_listing(episode, listing, judge)
+            except UnreadableRecordError as error:
+                report(error)
+            except ValueError:
+                unlisted.append(pk)  # not one the store wrote: read it whole
+        for episode in self._listed_whole(unlisted, filters, report):
+            found[episode.pk] = summary_of(episode, judge)
+        return [found[pk] for pk in chunk if pk in found]
+
+    def _listed_whole(
+        self, chunk: Sequence[str], filters: list[str], report: OnUnreadable
+    ) -> list[EpisodeLog]:
+        """The readable records of ``chunk`` (episodes without a listed summary), read
+        whole; each gets its listed summary in one transaction guarded by WATCH, so none is
+        written for a record that changed after it was read (that one is listed as read)."""
+        if not chunk:
+            return []
+        keys = [EpisodeLog.redis_key(pk) for pk in chunk]
+        with self.client.pipeline() as guarded:
+            guarded.watch(*keys)
+            episodes = self._read_episodes(list(chunk), filters, None, report)
+            guarded.multi()
+            for episode in episodes:
+                text = listing_text(episode)
+                if text is not None:
+                    guarded.hset(episode.redis_key(episode.pk), SUMMARY_FIELD, text)
+            try:
+                guarded.execute()
+            except redis.WatchError:
+                pass  # written meanwhile: its writer added its summary, or the next listing will
+            except redis.ResponseError as error:
+                if self._refusal(error) is None:
+                    raise
+                # A server refusing writes (read-only replica, full) still lists.
+        return episodes
 
     def completed_episode_ids(self, tag: str | None = None) -> set[str]:
         """Ids of the complete episodes (of batch ``tag``): what a resumed batch skips."""
@@ -229,6 +332,16 @@ class EpisodeListing(StoreClient):
                 episodes.append(episode)
         episodes.sort(key=lambda episode: (episode.created_at, episode.pk))
         return episodes if limit is None else episodes[:limit]
+
+
+def _report_or_raise(
+    client: object, key: str, error: redis.ResponseError, report: OnUnreadable
+) -> None:
+    """Report a key holding another type (WRONGTYPE) as unreadable; raise anything else."""
+    problem = wrong_type(client, key, "hash", error)
+    if not isinstance(problem, UnreadableRecordError):
+        raise problem
+    report(problem)
 
 
 class _Absent(SotopiaAreError):

@@ -6,21 +6,37 @@ played up to now.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from typing import Any, TypeVar
+
+import redis
 
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_layout import record_from_stored
+from sotopia_are.storage.episode_log import EpisodeLog
+from sotopia_are.storage.errors import RecordNotFoundError
 from sotopia_are.storage.events import EVENT_FIELD, decode_event
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
-from sotopia_are.storage.store.entries import CALL_FIELD, decode_call, read_stream
+from sotopia_are.storage.store.entries import (
+    CALL_FIELD,
+    decode_call,
+    decode_entries,
+    from_hash,
+    read_stream,
+    wrong_type,
+)
 from sotopia_are.storage.store.models import StoredModels
 
 __all__ = ["EpisodeReading"]
 
 T = TypeVar("T")
+
+RECORD_BATCH = 20
+"""How many episodes :meth:`EpisodeReading.iter_records` reads in one round trip: enough
+to make round trips rare, few enough that a batch of large records stays a few MB."""
 
 
 class EpisodeReading(StoredModels):
@@ -33,6 +49,43 @@ class EpisodeReading(StoredModels):
         is not what the store wrote; ``ValueError`` if it was stored without a spec."""
         log = self.get_episode(episode_id)
         return record_from_stored(log, self.read_events(episode_id), self.read_calls(episode_id))
+
+    def iter_records(
+        self, episode_ids: Iterable[str], *, batch: int = RECORD_BATCH
+    ) -> Iterator[EpisodeRecord]:
+        """:meth:`load` of each of ``episode_ids`` in turn (the same records, the same
+        errors, raised when that episode's turn comes), read ``batch`` episodes a round
+        trip as they are consumed: at most one batch is held, whatever the number of ids.
+        """
+        self._queued.flush()
+        pending = iter(episode_ids)
+        while chunk := list(islice(pending, batch)):
+            with self._guard():
+                pipe = self.client.pipeline(transaction=False)
+                for pk in chunk:
+                    pipe.hgetall(EpisodeLog.redis_key(pk))
+                    pipe.xrange(episode_events_key(pk))
+                    pipe.xrange(episode_calls_key(pk))
+                replies = pipe.execute(raise_on_error=False)
+            for number, pk in enumerate(chunk):
+                row, events, calls = replies[3 * number : 3 * number + 3]
+                yield self._record_of_replies(pk, row, events, calls)
+
+    def _record_of_replies(self, pk: str, row: Any, events: Any, calls: Any) -> EpisodeRecord:
+        """The record of episode ``pk`` from its pipelined HGETALL and XRANGE replies,
+        raising what :meth:`load` raises for them."""
+        key = EpisodeLog.redis_key(pk)
+        replies = ((key, row, "hash"), (episode_events_key(pk), events, "stream"))
+        for name, reply, kind in (*replies, (episode_calls_key(pk), calls, "stream")):
+            if isinstance(reply, redis.ResponseError):
+                raise wrong_type(self.client, name, kind, reply)
+        if not row:
+            raise RecordNotFoundError(f"no episode {pk!r} in {self.location}")
+        return record_from_stored(
+            from_hash(EpisodeLog, pk, row),
+            decode_entries(episode_events_key(pk), events, EVENT_FIELD, decode_event),
+            decode_entries(episode_calls_key(pk), calls, CALL_FIELD, decode_call),
+        )
 
     def read_events(self, episode_id: str) -> list[ExportedCompletedEvent]:
         """The episode's completed events, in the order they completed;
