@@ -2,9 +2,11 @@
 processes — with Debian's ``redis-server`` as the store and the stand-in LLM server:
 the same episodes, ids and records as a local batch (through ``ray://``, the head's client
 server), the endpoint limit held across the nodes, the driver's callbacks; a node or the
-driver killed mid-batch loses nothing complete and a resume finishes the rest.
+driver killed mid-batch loses nothing complete and a resume finishes the rest; a batch of
+games (the stand-in playing legal moves) ends each game with its outcome verdict, the
+outcome its log recomputes, as a local batch does.
 
-Opt-in (about 70 s on two shared cores, 15 s of it starting the cluster):
+Opt-in (about 2½ min on two shared cores, 15 s of it starting the cluster):
 ``SOTOPIA_ARE_RAY_TESTS=1 pytest tests/cluster/test_cluster_ray.py``.
 """
 
@@ -24,9 +26,10 @@ from cluster_support import RayCluster, RedisServer, redis_server_binary, spec
 
 import sotopia_are as sa
 from sotopia_are.cluster import ray_batch
+from sotopia_are.games import GameJudge, outcome_of
 from sotopia_are.storage import EpisodeStore, connect
 from sotopia_are.studies import benchmark
-from sotopia_are.testing import LocalLLMServer, schema_rule
+from sotopia_are.testing import LocalLLMServer, play_rule, schema_rule
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("SOTOPIA_ARE_RAY_TESTS") != "1",
@@ -34,6 +37,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 MODEL = "openai/test-model"
+GAMES = Path(__file__).parents[2] / "examples" / "games"
 
 
 @pytest.fixture(scope="module")
@@ -189,3 +193,42 @@ def test_a_benchmark_runs_on_the_cluster_and_reports_from_the_store(
     assert len(done.report.rows) == 4 == len(store.completed_episode_ids("bench"))
     (result,) = done.report.results
     assert result.model == "openai/model-a" and result.partner == "openai/partner"
+
+
+def test_a_cluster_batch_of_games_ends_each_with_its_outcome_verdict_as_a_local_batch(
+    cluster: RayCluster, store: EpisodeStore, llm_server: LocalLLMServer, storage_data_dir: str
+) -> None:
+    llm_server.rule = play_rule  # the offline stand-in: legal moves in every phase
+    specs = [
+        sa.GameSpec.model_validate_json((GAMES / f"{name}.json").read_text())
+        for name in ("werewolf", "bargaining")
+    ]
+    config = sa.LLMConfig(api_base=llm_server.url, timeout_s=10)
+    result = ray_batch(
+        specs, MODEL, address=cluster.client_address, tag="games", repeat=3, store=store,
+        config=config,
+    )  # fmt: skip
+    assert result.workers == 2 and not result.failed
+    ids = {o.episode_id for o in result.outcomes}
+    assert len(ids) == 6 and store.completed_episode_ids("games") == ids
+    for episode_id in ids:
+        record = store.load(episode_id)
+        assert record.status is sa.EpisodeStatus.COMPLETE, record.reason
+        assert record.spec.game is not None  # a game it stays, through the cluster
+        # Its only verdict is the rules judge's, equal to the outcome the log recomputes.
+        (verdict,) = record.verdicts
+        assert verdict.key == GameJudge.verdict_key and verdict.rated
+        outcome = outcome_of(record.spec, record.entries)
+        assert verdict.termination_reason == outcome.reason == record.reason
+        for row in outcome.players:
+            rating = verdict.evaluation.rating(row.name)
+            assert rating.scores() == {"won": float(row.won), "payoff": float(row.payoff)}
+    assert {store.load(i).spec.name for i in ids} == {"werewolf", "bargaining"}
+
+    with connect() as local:  # the embedded store: the same games, played locally
+        here = sa.batch(specs, MODEL, tag="games", repeat=3, store=local, config=config)
+        assert {o.episode_id for o in here.outcomes} == ids
+        for episode_id in ids:
+            there, mine = store.load(episode_id), local.load(episode_id)
+            assert there.spec == mine.spec and there.entries == mine.entries
+            assert there.verdicts[0].scores == mine.verdicts[0].scores
