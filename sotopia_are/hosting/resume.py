@@ -16,16 +16,22 @@ replay that differs fails the session with :class:`ResumeError`, leaving the sto
 episode as it was (``incomplete``). The final record is therefore the record one
 uninterrupted play with the same answers gives.
 
+The model calls are streamed to the store as they are made
+(:class:`~sotopia_are.hosting.calls.ReportingAgent`): the calls stored before the restart
+are written again with the events, followed by the live ones (a call made while the
+replay is still being checked waits for it), so the resumed record holds every call
+exactly once, in the order made.
+
 What a replay cannot re-make: a game move refused for another reason than a timeout
 (the log keeps the refusal, not the move) — its replay differs and the session fails
-loudly. Model calls made before the restart are not in the store (an episode's calls are
-written when it ends), so a resumed record holds only the calls made after it.
+loudly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import JsonValue
 
@@ -60,11 +66,13 @@ class ResumeError(SotopiaAreError):
 @dataclass(frozen=True)
 class Resumption:
     """What a session had played before the restart: its stored ``events`` (as the
-    store encodes them), each seat's ``answers`` in them, the episode's ``metadata``."""
+    store encodes them), each seat's ``answers`` in them, the episode's ``metadata`` and
+    the model ``calls`` made so far (in the order made)."""
 
     events: tuple[str, ...]
     answers: Mapping[str, Sequence[Answer]]
     metadata: Mapping[str, JsonValue]
+    calls: tuple[CallRecord, ...] = ()
 
     @classmethod
     def of_stored(
@@ -72,13 +80,16 @@ class Resumption:
         spec: EpisodeSpec,
         events: Sequence[ExportedCompletedEvent],
         metadata: Mapping[str, JsonValue],
+        calls: Sequence[Mapping[str, Any]] = (),
     ) -> Resumption:
-        """The resumption of ``spec``'s episode whose stored events are ``events``."""
+        """The resumption of ``spec``'s episode whose stored events are ``events`` and
+        stored calls ``calls`` (as the store reads them back)."""
         entries = EpisodeViews.of_exported(spec, events).entries
         return cls(
             tuple(encode_event(event) for event in events),
             logged_answers(spec, entries),
             dict(metadata),
+            tuple(CallRecord.model_validate(call) for call in calls),
         )
 
 
@@ -146,18 +157,24 @@ class ResumingRecorder:
     """A sink that checks the replayed events against the stored ``earlier`` ones and
     then records through ``recorder`` (see the module).
 
-    ``restart`` stores the episode as running again (it drops the stored events, which
-    are then written again from the replay); it is called once the replay has matched
-    every earlier event — at the episode's start if there were none.
+    ``restart`` stores the episode as running again (it drops the stored events and
+    calls, which are then written again: the events from the replay, the calls from
+    ``earlier_calls``); it is called once the replay has matched every earlier event —
+    at the episode's start if there were none.
     """
 
     def __init__(
-        self, recorder: EpisodeRecorder, earlier: Sequence[str], restart: Callable[[], None]
+        self,
+        recorder: EpisodeRecorder,
+        earlier: Sequence[str],
+        restart: Callable[[], None],
+        earlier_calls: Sequence[CallRecord] = (),
     ) -> None:
         self._recorder = recorder
         self._earlier = list(earlier)
         self._restart = restart
         self._held: list[CompletedEvent] = []
+        self._calls = list(earlier_calls)
         self._live = False
 
     @property
@@ -183,6 +200,13 @@ class ResumingRecorder:
         if len(self._held) == len(self._earlier):
             self._go_live(episode_id)
 
+    def on_call(self, episode_id: str, call: CallRecord) -> None:
+        """Stream a model call made now (held until the replay has been checked)."""
+        if self._live:
+            self._recorder.on_call(episode_id, call)
+        else:
+            self._calls.append(call)
+
     def on_episode_end(self, episode_id: str, result: EpisodeResult) -> None:
         if not self._live:
             raise ResumeError(
@@ -197,3 +221,6 @@ class ResumingRecorder:
         for event in self._held:
             self._recorder.on_event(episode_id, event)
         self._held.clear()
+        for call in self._calls:
+            self._recorder.on_call(episode_id, call)
+        self._calls.clear()

@@ -8,7 +8,9 @@ the record's metadata names them) — then plays its spec once
 for a conversation) with its
 :class:`HumanSeat` s and the agents of the other seats, streaming the one
 :class:`~sotopia_are.record.EpisodeRecord` to the store as it is played (human seats
-labelled :data:`HUMAN` in ``record.models``). The session keeps the conversation entries
+labelled :data:`HUMAN` in ``record.models``) — its model calls included, each streamed
+as soon as it is made (:mod:`sotopia_are.hosting.calls`; the record keeps them in the
+order made). The session keeps the conversation entries
 as they happen (from the same log, through the same sink the runner feeds every sink),
 and a version per seat that grows only with what THAT seat may perceive, so a client
 waiting for changes learns nothing from the timing of what it may not see.
@@ -33,6 +35,7 @@ from sotopia_are.evaluation import LLMJudge
 from sotopia_are.games import run_game
 from sotopia_are.record import EpisodeRecord, record_of_result
 from sotopia_are.social import (
+    CallRecord,
     ConversationEntry,
     EntrySink,
     EpisodeResult,
@@ -45,6 +48,7 @@ from sotopia_are.social import (
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore
 from sotopia_are.studies import arate, mark_stopped
 
+from .calls import ReportingAgent
 from .resume import ReplayingAgent, ResumingRecorder, Resumption
 from .seat import HumanSeat
 
@@ -83,7 +87,8 @@ class HostedSession:
     ``fillers`` (with their ``filler_labels``) are the agents that may take a human seat
     left empty ``fill_after`` seconds after the session's first arrival (none: the
     session waits for everyone); ``filled`` lists the seats they took. ``resumption`` is
-    what the session had played before a restart.
+    what the session had played before a restart. ``calls`` are the model calls made
+    so far, in the order made (a resumed session's start with those stored before).
     """
 
     number: int
@@ -107,6 +112,8 @@ class HostedSession:
     fill_after: float | None = None
     filled: list[str] = field(default_factory=list)
     resumption: Resumption | None = None
+    calls: list[CallRecord] = field(default_factory=list)
+    _call_sink: EpisodeRecorder | ResumingRecorder | None = None
     _fill_timer: asyncio.TimerHandle | None = None
     _versions: dict[str, int] = field(default_factory=dict)
     _tick: asyncio.Event = field(default_factory=asyncio.Event)
@@ -224,8 +231,10 @@ class HostedSession:
 
     def resume_from(self, resumption: Resumption) -> None:
         """Take up the session the store holds as ``resumption`` (see the module): its
-        people's arrivals and filled seats as they were; call :meth:`start` next."""
+        people's arrivals, filled seats and model calls as they were; call :meth:`start`
+        next."""
         self.resumption = resumption
+        self.calls = list(resumption.calls)
         now = self.clock()
         before = resumption.metadata.get("hosting")
         before = before if isinstance(before, dict) else {}
@@ -248,12 +257,18 @@ class HostedSession:
         log first in a resumed session."""
         seat = self.seats.get(name)
         player = self.fillers[name] if name in self.filled else seat or self.agents[name]
-        if self.resumption is None:
-            return player
-        answers = self.resumption.answers.get(name, ())
-        if seat is not None and name not in self.filled:
-            return ReplayingAgent(player, answers, seat.replayed)
-        return ReplayingAgent(player, answers)
+        if self.resumption is not None:
+            answers = self.resumption.answers.get(name, ())
+            if seat is not None and name not in self.filled:
+                player = ReplayingAgent(player, answers, seat.replayed)
+            else:
+                player = ReplayingAgent(player, answers)
+        return ReportingAgent(player, self._on_call)
+
+    def _on_call(self, call: CallRecord) -> None:
+        self.calls.append(call)
+        if self._call_sink is not None:
+            self._call_sink.on_call(self.episode_id, call)
 
     async def _play(self) -> None:
         spec = self.spec
@@ -267,9 +282,12 @@ class HostedSession:
 
             if self.resumption is None:
                 restart()
-                sinks.insert(0, recorder)
+                self._call_sink = recorder
             else:
-                sinks.insert(0, ResumingRecorder(recorder, self.resumption.events, restart))
+                self._call_sink = ResumingRecorder(
+                    recorder, self.resumption.events, restart, self.resumption.calls
+                )
+            sinks.insert(0, self._call_sink)
         players = {name: self._player(name) for name in spec.agent_names}
         try:
             result: EpisodeResult
@@ -277,9 +295,11 @@ class HostedSession:
                 result = await run_game(spec, players, sinks=sinks)
             else:
                 result = await run_episode(spec, players, sinks=sinks)
+            # The calls as they were made and streamed (those before a restart too), not
+            # the runner's, which has only this process's.
             record = record_of_result(
                 result, models=self.labels, tag=self.tag, scenario_id=self.scenario_id
-            )
+            ).model_copy(update={"calls": tuple(self.calls)})
             if self.judge is not None and record.status is EpisodeStatus.COMPLETE:
                 record = await arate(record, self.judge, store=self.store, preflight=False)
             self.record = record

@@ -227,7 +227,8 @@ class HostedStudy:
                     session.episode_id, "interrupted: the server stopped; resumed"
                 )
             events = self.store.read_events(session.episode_id)
-            session.resume_from(Resumption.of_stored(session.spec, events, stored.metadata))
+            calls = self.store.read_calls(session.episode_id)
+            session.resume_from(Resumption.of_stored(session.spec, events, stored.metadata, calls))
             self.resumed.append(session.number)
 
     def start_resumed(self) -> None:

@@ -4,7 +4,9 @@ Give it to the runner (``run_episode(..., sinks=[recorder])`` or ``run_episodes`
 runner tells it when each episode starts, and it stores the episode as running (call
 :meth:`EpisodeRecorder.start` first to give a scenario id, profiles or metadata). Every
 completed event then goes to the episode's Redis stream as it happens; at the end the
-record is finalised with its status, reason, model calls and usage;
+record is finalised with its status, reason, model calls and usage (or the calls go to
+the episode's calls stream as they are made, :meth:`EpisodeRecorder.on_call`, when a
+restart must not lose them);
 :meth:`EpisodeRecorder.save_verdict` attaches a judge's verdict. The episode is stored
 as an :class:`~sotopia_are.record.EpisodeRecord` (``store.load`` reads it back).
 """
@@ -15,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
-from sotopia_are.llm import Sampling, Usage
+from sotopia_are.llm import LLMCall, Sampling, Usage
 from sotopia_are.record import RECORD_VERSION, EpisodeRecord, Verdict, agent_calls
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import EpisodeResult, EpisodeSpec, EpisodeStatus
@@ -51,6 +53,7 @@ class EpisodeRecorder:
         self.sampling = dict(sampling or {})
         self.evaluator_model = evaluator_model
         self._started: set[str] = set()
+        self._streamed: dict[str, list[LLMCall]] = {}
 
     def start(
         self,
@@ -67,6 +70,8 @@ class EpisodeRecorder:
         stored scenario).
         """
         self._started.add(spec.episode_id)
+        # Starting afresh drops the stored calls (and events): so are the streamed ones.
+        self._streamed.pop(spec.episode_id, None)
         return self.store.start_episode(
             EpisodeLog(
                 pk=spec.episode_id,
@@ -98,12 +103,24 @@ class EpisodeRecorder:
         episodes' appends of this turn of the event loop (``EpisodeStore.queue_event``)."""
         self.store.queue_event(episode_id, event)
 
+    def on_call(self, episode_id: str, call: LLMCall) -> None:
+        """Append ``call`` to the running episode's calls stream now, as it is made.
+
+        An episode whose calls are streamed this way has none written at its end: its
+        calls are the streamed ones, in the order streamed (its usage their sum), not the
+        result's — so stream every call of the episode, or none.
+        """
+        self.store.append_call(episode_id, call.model_dump(mode="json"))
+        self._streamed.setdefault(episode_id, []).append(call)
+
     def on_episode_end(self, episode_id: str, result: EpisodeResult) -> None:
-        """Store the agents' model calls and finalise the record in one transaction (the
-        runner calls this): if any of it fails, none of it is written."""
+        """Store the agents' model calls (unless :meth:`on_call` streamed them) and
+        finalise the record in one transaction (the runner calls this): if any of it
+        fails, none of it is written."""
         # The events are in the stream already: only the calls and the ending are written.
-        calls = agent_calls(result)
-        usage = Usage.of(calls)
+        streamed = self._streamed.pop(episode_id, None)
+        calls = agent_calls(result) if streamed is None else ()
+        usage = Usage.of(calls if streamed is None else streamed)
         complete = result.status is EpisodeStatus.COMPLETE
         self.store.finish_episode(
             episode_id,

@@ -1,10 +1,12 @@
 """Restart-resume: a session stopped mid-play (the app gone, or the `sotopia-are host`
 process killed) is taken up by a new server from the store — the person's old link opens
 the same seat in the same state, the session goes on to its end, and the final record
-holds every earlier event unchanged, once, exactly as one uninterrupted play does."""
+holds every earlier event and model call unchanged, once, exactly as one uninterrupted
+play does."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -20,6 +22,7 @@ import sotopia_are as sa
 from sotopia_are.hosting import HUMAN, HostedStudy
 from sotopia_are.hosting.study import StudyMismatchError
 from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage.episode_layout import usage_summary
 from sotopia_are.storage.events import encode_event
 from sotopia_are.testing import LocalLLMServer
 
@@ -47,6 +50,11 @@ def events_of(record: sa.EpisodeRecord) -> list[str]:
     return [encode_event(event) for event in record.events]
 
 
+def prompts_of(calls: Any) -> list[str]:
+    """Each call's prompt (the transcript so far: one per model turn, never repeated)."""
+    return [json.dumps(call.model_dump(mode="json")["messages"]) for call in calls]
+
+
 async def test_a_session_resumes_from_the_store_as_if_never_stopped(
     stand_in: LocalLLMServer, make_session: Any, store: EpisodeStore
 ) -> None:
@@ -67,6 +75,11 @@ async def test_a_session_resumes_from_the_store_as_if_never_stopped(
     stored_before = store.read_events(episode_id)
     assert store.get_episode(episode_id).status is sa.EpisodeStatus.INCOMPLETE
     assert stored_before
+    # The calls were stored as they were made, not when the episode ended.
+    calls_before = store.read_calls(episode_id)
+    assert calls_before and calls_before == [
+        call.model_dump(mode="json") for call in study.sessions[0].calls
+    ]
 
     again = HostedStudy.build(
         spec, ["Jo Ng"], models="openai/stand-in", llm=make_session(), store=store, tag="resumed"
@@ -93,6 +106,15 @@ async def test_a_session_resumes_from_the_store_as_if_never_stopped(
     assert events_of(stored) == events_of(reference)  # as one uninterrupted play
     assert events_of(stored)[: len(stored_before)] == [encode_event(e) for e in stored_before]
     assert len({event.event_id for event in stored.events}) == len(stored.events)
+    assert stored == record
+    # Every call exactly once: those made before the restart, unchanged, then the live
+    # ones — the same prompts, in the same order, as the uninterrupted play made.
+    assert [c.model_dump(mode="json") for c in stored.calls[: len(calls_before)]] == calls_before
+    assert prompts_of(stored.calls) == prompts_of(reference.calls)
+    assert len(set(prompts_of(stored.calls))) == len(stored.calls)
+    # The usage stored with the episode is that of every call, not only the live ones.
+    assert store.get_episode(episode_id).usage == usage_summary(stored.usage)
+    assert stored.usage.prompt_tokens == sum(c.prompt_tokens or 0 for c in stored.calls)
     assert stored.models["Jo Ng"] == HUMAN
     log = store.get_episode(episode_id)
     assert log.attempt == 2
@@ -189,6 +211,8 @@ def test_a_killed_host_process_is_resumed_by_the_next_one(
         (episode,) = store.list_episodes(tag="killed")
         assert episode.status is sa.EpisodeStatus.RUNNING  # killed: nobody marked it
         before = [encode_event(e) for e in store.read_events(episode.pk)]
+        calls_before = store.read_calls(episode.pk)
+        assert calls_before  # streamed as made: a kill loses none
         port = int(base.rsplit(":", 1)[1])
         second = _host(stand_in, url, port)
         try:
@@ -213,3 +237,9 @@ def test_a_killed_host_process_is_resumed_by_the_next_one(
         jo = [a.argument for name, a in record.actions() if name == "Jo Ng" and a.argument]
         assert jo[:3] == ["Herbs, take 1.", "Herbs, take 2.", "Herbs, take 3."]
         assert len(jo) == len(set(jo))
+        calls = [call.model_dump(mode="json") for call in record.calls]
+        assert calls[: len(calls_before)] == calls_before
+        assert len(set(prompts_of(record.calls))) == len(calls)
+        # One call per model turn: the models' answers in the record, none lost or twice.
+        models = [name for name, _ in record.actions() if name != "Jo Ng"]
+        assert len(calls) == len(models)

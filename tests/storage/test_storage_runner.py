@@ -58,6 +58,35 @@ async def test_storage_recorder_ends_an_episode_in_one_write(store: EpisodeStore
     assert store.get_episode("atomic").status is EpisodeStatus.COMPLETE
 
 
+async def test_storage_recorder_streams_calls_as_they_are_made(store: EpisodeStore) -> None:
+    spec = flat_spec("streamed")
+    recorder = EpisodeRecorder(store)
+    recorder.start(spec)
+
+    def call(n: int) -> CallRecord:
+        return CallRecord(
+            model="openai/x", template="t", messages=[], latency_s=0.5, prompt_tokens=n,
+            completion_tokens=1,
+        )  # fmt: skip
+
+    recorder.on_call("streamed", call(3))
+    # Stored now, while the episode runs (a dead process loses none of it) ...
+    assert store.read_calls("streamed") == [call(3).model_dump(mode="json")]
+    # ... and a fresh start drops them with the stored events, as it says.
+    store.mark_incomplete("streamed")
+    recorder.start(spec)
+    assert store.read_calls("streamed") == []
+    recorder.on_call("streamed", call(5))
+    recorder.on_call("streamed", call(7))
+    result = await run_episode(spec, flat_agents(spec))
+    recorder.on_episode_end("streamed", result)
+    # The end writes no call again; the usage is the streamed calls'.
+    assert store.read_calls("streamed") == [call(n).model_dump(mode="json") for n in (5, 7)]
+    stored = store.get_episode("streamed")
+    assert stored.usage["calls"] == 2 and stored.usage["prompt_tokens"] == 12
+    assert [c.prompt_tokens for c in store.load("streamed").calls] == [5, 7]
+
+
 async def test_storage_recorder_batch_and_failed_episode(store: EpisodeStore) -> None:
     class Broken:
         name = NAMES[1]
