@@ -1,8 +1,9 @@
 """`hosting_app`: the participant API and its pages, as a Starlette (ASGI) application.
 
 Endpoints (docs/hosting.md has the bodies): ``GET /api/seat/consent`` the study's
-consent/instructions text (read before arriving), ``GET /api/seat`` the seat's view (and
-the person's arrival), ``POST /api/seat/join`` arrival with a participant id,
+consent/instructions text (read before arriving; by a seat's token or the waiting
+room's), ``GET /api/seat`` the seat's view (and the person's arrival),
+``POST /api/seat/join`` arrival with a participant id,
 ``GET /api/seat/changes?since=V`` wait (long-poll) until the view passes version ``V``,
 ``POST /api/seat/actions`` act, ``POST /api/arrive`` the waiting room (a seat for the
 person arriving, by the study's entry token), ``GET /api/monitor`` the sessions; ``GET /join`` and
@@ -104,15 +105,29 @@ class _Api:
 
     async def consent(self, request: Request) -> Response:
         """What a person reads before taking the seat; asking is not arriving (the page
-        arrives with ``join`` once they agree), ``arrived`` tells a reload they did."""
-        found = self._seat(request)
+        arrives with ``join`` once they agree), ``arrived`` tells a reload they did.
+        With the waiting room's entry token it is the text read before ``arrive`` (no
+        seat yet: ``seat`` is None)."""
+        token = bearer_token(request.headers.get("authorization"))
+        found = self.study.locate(token)
         if found is None:
-            return JSONResponse(_NOT_FOUND, status_code=404)
+            if not self.study.by_arrival or not self.study.tokens.is_entry(token):
+                return JSONResponse(_NOT_FOUND, status_code=404)
+            some = next(iter(self.study.sessions[0].seats.values()))
+            return JSONResponse(
+                {"seat": None, "consent": self._consent_text(some), "arrived": False}
+            )
         session, seat = found
-        text = self.study.consent or DEFAULT_CONSENT.format(seconds=round(seat.turn_timeout))
         return JSONResponse(
-            {"seat": seat.name, "consent": text, "arrived": seat.name in session.arrivals}
+            {
+                "seat": seat.name,
+                "consent": self._consent_text(seat),
+                "arrived": seat.name in session.arrivals,
+            }
         )
+
+    def _consent_text(self, seat: HumanSeat) -> str:
+        return self.study.consent or DEFAULT_CONSENT.format(seconds=round(seat.turn_timeout))
 
     async def view(self, request: Request) -> Response:
         found = self._seat(request)

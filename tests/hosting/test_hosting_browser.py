@@ -6,7 +6,9 @@ Two people in two browser contexts (one phone-sized) play the garden committee t
 end, each whispering once: a whisper shows on its sender's and its recipient's pages,
 marked, and reaches nothing else — not the third person's page nor any response their
 browser received, not the stand-in model's prompts. One person plays Werewolf through the
-game buttons and is never shown what the seat may not see.
+game buttons and is never shown what the seat may not see. Three people open the one
+waiting-room link with their Prolific ids and are seated in order of arrival; the ids
+are kept only as pseudonyms.
 
 Skipped when no chromium is installed (``apt-get install chromium``), except under CI,
 where that is a failure; ``SOTOPIA_ARE_CHROMIUM`` names another binary.
@@ -15,8 +17,10 @@ where that is a failure; ``SOTOPIA_ARE_CHROMIUM`` names another binary.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import queue
+import re
 import shutil
 import threading
 from collections.abc import Callable, Iterator
@@ -84,9 +88,13 @@ def screenshot_dir(tmp_path: Path) -> Path:
 
 class Served:
     """A study hosted by :func:`ahost` on its own thread (and event loop) until its
-    sessions are over; ``links`` are its announced lines by seat (``monitor`` too)."""
+    sessions are over; ``links`` are its announced lines by seat (``monitor`` too, and
+    ``waiting room``); ``announced`` is how many lines it prints (one per human seat and
+    the monitor's, unless given)."""
 
-    def __init__(self, spec: EpisodeSpec, humans: list[str], **settings: Any) -> None:
+    def __init__(
+        self, spec: EpisodeSpec, humans: list[str], announced: int = 0, **settings: Any
+    ) -> None:
         lines: queue.Queue[str] = queue.Queue()
         self.records: list[EpisodeRecord] = []
         self.error: BaseException | None = None
@@ -102,7 +110,7 @@ class Served:
         self.thread = threading.Thread(target=serve, name="hosting", daemon=True)
         self.thread.start()
         self.links: dict[str, str] = {}
-        for _ in range(len(humans) + 1):
+        for _ in range(announced or len(humans) + 1):
             name, _, url = lines.get(timeout=20).partition(": ")
             self.links[name.removeprefix("join ")] = url
 
@@ -432,3 +440,115 @@ def test_an_offer_is_bounded_on_the_page_and_a_bargain_is_played_to_the_end(
     moves = [action for name, action in record.actions() if name == seat]
     assert len(moves) == len(sent) >= 2
     assert moves[0].argument == "offer 60"  # the log's form of the move
+
+
+def stored_text(store: EpisodeStore) -> str:
+    """Everything the store holds (every key and value of every Redis type), as text."""
+    client: Any = store.client
+    readers: dict[str, Callable[[Any], Any]] = {
+        "string": client.get,
+        "hash": client.hgetall,
+        "list": lambda key: client.lrange(key, 0, -1),
+        "set": client.smembers,
+        "zset": lambda key: client.zrange(key, 0, -1),
+        "stream": client.xrange,
+    }
+    parts: list[str] = []
+    for key in client.scan_iter():
+        kind = client.type(key)
+        kind = kind.decode() if isinstance(kind, bytes) else kind
+        parts.append(f"{key!r} {readers[kind](key)!r}")
+    return "\n".join(parts)
+
+
+def test_three_people_come_through_the_waiting_room_in_order_their_ids_kept_as_pseudonyms(
+    browser: Browser,
+    stand_in: LocalLLMServer,
+    make_session: Callable[..., LLMSession],
+    store: EpisodeStore,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    spec = load(GARDEN, max_turns=4)
+    served = Served(
+        spec,
+        ["Jo Ng", "Ines Okafor"],
+        announced=2,  # the waiting room and the monitor
+        models=MODEL,
+        llm=make_session(),
+        store=store,
+        tag="hosted-room",
+        sessions=2,
+        by_arrival=True,
+        fill_after=8,  # session 2 gets one person: its other seat goes to the model
+        turn_timeout=30,
+    )
+    room = served.links["waiting room"]
+    page_url, _, fragment = room.partition("#")
+    assert fragment.startswith("e=")
+    pids = ["60a3f1c2b7e94d0012ab34cd", "5f9e8d7c6b5a4f3e2d1c0b9a", "61b2c3d4e5f60718293a4b5c"]
+    people = []
+    for number, pid in enumerate(pids):
+        # Prolific's form of the link: its own parameters around the participant id.
+        person = Person(
+            browser,
+            f"{page_url}?PROLIFIC_PID={pid}&STUDY_ID=garden&SESSION_ID=s{number}#{fragment}",
+            phone=number == 2,
+        )
+        assert "#e=" not in person.page.url  # the room's token left the address bar
+        expect(person.page.locator("#consent-seat")).to_have_text(
+            "You will be given a seat when you agree."
+        )
+        person.agree()  # arrives: one after the other, in this order
+        people.append(person)
+    seats = [p.page.locator("#seat").inner_text() for p in people]
+    assert seats == ["You are Jo Ng", "You are Ines Okafor", "You are Jo Ng"]
+    # A reload goes on with the seat given (the room's link is not asked again).
+    people[0].page.reload()
+    expect(people[0].page.locator("#seat")).to_have_text("You are Jo Ng")
+    expect(people[0].page.locator("#consent")).to_be_hidden()
+
+    def act(person: Person, page: Page) -> None:
+        say(page, "The herbs and the class could share the plot.")
+
+    play(people, act, seconds=90)
+    records = served.finish()
+    for person in people:
+        expect(person.page.locator("#done")).to_be_visible()
+        person.close()
+
+    assert len(records) == 2
+    hosting = {
+        meta["session"]: meta
+        for record in records
+        for meta in [store.get_episode(record.episode_id).metadata["hosting"]]
+        if isinstance(meta, dict)
+    }
+    first, second = hosting[1], hosting[2]
+    assert isinstance(first["humans"], dict) and isinstance(second["humans"], dict)
+    assert set(first["humans"]) == {"Jo Ng", "Ines Okafor"} and first["filled"] == []
+    assert set(second["humans"]) == {"Jo Ng"} and second["filled"] == ["Ines Okafor"]
+    pseudonyms = [
+        arrival["participant"]  # type: ignore[index,call-overload]
+        for arrival in (
+            first["humans"]["Jo Ng"],
+            first["humans"]["Ines Okafor"],
+            second["humans"]["Jo Ng"],
+        )
+    ]
+    assert len(set(pseudonyms)) == 3
+    assert all(re.fullmatch("[0-9a-f]{16}", str(p)) for p in pseudonyms)
+    for record in records:
+        assert record.status is sa.EpisodeStatus.COMPLETE, record.reason
+        assert store.load(record.episode_id) == record
+    # The raw ids are nowhere: not in the store, not in any log line or output.
+    everything = stored_text(store)
+    assert all(str(p) in everything for p in pseudonyms)  # the scan does see the metadata
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    output = capfd.readouterr()
+    for pid in pids:
+        assert pid not in everything
+        assert pid not in logged and pid not in output.out and pid not in output.err
+        for record in records:
+            assert pid not in record.model_dump_json()

@@ -1,6 +1,8 @@
-"""`sotopia-are host` end to end: a real server (uvicorn) in its own process, a person
-(an HTTP client) playing through the printed join URL behind a reverse-proxy prefix, the
-session stored with the person's seat marked human, no token in any log."""
+"""`sotopia-are host` end to end — the issue's "done when": a real server (uvicorn) in its
+own process, a person (an HTTP client) playing Jo Ng through the printed join URL behind
+a reverse-proxy prefix, the monitor listing the session, the session stored with the
+person's seat marked human, no token in any log, and `sotopia-are evaluate` rating the
+stored record."""
 
 from __future__ import annotations
 
@@ -46,14 +48,15 @@ def hosting(stand_in: LocalLLMServer, tmp_path: Path) -> Iterator[subprocess.Pop
         process.wait(timeout=10)
 
 
-def test_host_prints_join_urls_and_stores_the_persons_session(
-    hosting: subprocess.Popen[str], tmp_path: Path
+def test_host_prints_join_urls_and_stores_the_persons_session_which_evaluate_rates(
+    hosting: subprocess.Popen[str], stand_in: LocalLLMServer, tmp_path: Path
 ) -> None:
     assert hosting.stdout is not None and hosting.stderr is not None
     lines = [hosting.stdout.readline().strip() for _ in range(2)]
     assert lines[0].startswith("join Jo Ng: http://127.0.0.1:"), lines
     assert lines[1].startswith("monitor: http://127.0.0.1:"), lines
     join_url = lines[0].removeprefix("join Jo Ng: ")
+    monitor_token = lines[1].partition("#t=")[2]
     page, _, fragment = join_url.partition("#t=")
     assert page.endswith("/study/join")
     token = fragment
@@ -71,6 +74,14 @@ def test_host_prints_join_urls_and_stores_the_persons_session(
         view = http.post(
             "/api/seat/join", json={"participant": "PROLIFIC-123"}, headers=headers
         ).json()
+        # The monitor lists the session, with Jo Ng arrived (and its own token only).
+        assert http.get("/monitor").status_code == 200
+        monitor = {"Authorization": f"Bearer {monitor_token}"}
+        assert http.get("/api/monitor", headers=headers).status_code == 404
+        (row,) = http.get("/api/monitor", headers=monitor).json()["sessions"]
+        jo = next(seat for seat in row["seats"] if seat["name"] == "Jo Ng")
+        assert (jo["player"], jo["arrived"]) == ("human", True)
+        assert row["state"] in ("running", "finished")
         deadline = time.monotonic() + 120
         number = 0
         while view["state"] not in ("finished", "failed") and time.monotonic() < deadline:
@@ -108,3 +119,26 @@ def test_host_prints_join_urls_and_stores_the_persons_session(
         humans = metadata["hosting"]["humans"]  # type: ignore[index,call-overload]
         participant = humans["Jo Ng"]["participant"]
         assert participant and "PROLIFIC-123" not in json.dumps(metadata)
+        assert row["episode_id"] == summary.episode_id
+        assert record.verdicts == ()
+    # Rated afterwards like any episode, by the CLI.
+    evaluate = [
+        sys.executable, "-m", "sotopia_are", "evaluate", "--tag", "hosted",
+        "--judge-model", "openai/stand-in", "--api-base", stand_in.url,
+        "--api-key", "sk-test", "--data-dir", str(tmp_path / "data"),
+    ]  # fmt: skip
+    rated = subprocess.run(
+        evaluate,
+        env={k: v for k, v in os.environ.items() if k != "REDIS_OM_URL"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert rated.returncode == 0, rated.stdout + rated.stderr
+    with connect(data_dir=tmp_path / "data") as store:
+        record = store.load(summary.episode_id)
+        (verdict,) = record.verdicts
+        assert verdict.judge_model == "openai/stand-in"
+        assert set(record.scores) == set(record.spec.agent_names)
+        assert not record.failed_or_unrated
+        assert record.models["Jo Ng"] == "human"

@@ -1,18 +1,27 @@
 // The participant page: a thin client of the participant API (docs/hosting.md). It shows
-// the consent text first, takes the seat when the person agrees, then keeps the seat's
-// view current by long-polling `changes` and offers only the legal actions of its turn.
-// All text is set with textContent, never as HTML (and the CSP runs no inline script).
+// the consent text first, takes the seat when the person agrees (a seat's link `#t=`, or
+// the waiting room's `#e=`: then the server gives the next free seat), then keeps the
+// seat's view current by long-polling `changes` and offers only the legal actions of its
+// turn. All text is set with textContent, never as HTML (and the CSP runs no inline script).
 "use strict";
 (function () {
   const KEY = "sotopia-are-seat-token";
-  const fromHash = new URLSearchParams(location.hash.slice(1)).get("t");
-  if (fromHash) {
+  const ENTRY = "sotopia-are-entry-token";
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  if (fragment.get("t") || fragment.get("e")) {
     // The token leaves the address bar (and the history) at once; the tab keeps it.
-    sessionStorage.setItem(KEY, fromHash);
+    if (fragment.get("t")) sessionStorage.setItem(KEY, fragment.get("t"));
+    if (fragment.get("e")) sessionStorage.setItem(ENTRY, fragment.get("e"));
     history.replaceState(null, "", location.pathname + location.search);
   }
-  const token = sessionStorage.getItem(KEY);
-  const participant = new URLSearchParams(location.search).get("participant") || "";
+  let token = sessionStorage.getItem(KEY);
+  const entry = sessionStorage.getItem(ENTRY);
+  // A crowd-work site's participant id in the link, by the first of these names present
+  // (the server keeps only its keyed hash): ours, Prolific's, MTurk's/CloudResearch's.
+  const PARTICIPANT_NAMES = ["participant", "PROLIFIC_PID", "workerId", "participantId"];
+  const query = new URLSearchParams(location.search);
+  const participant = (PARTICIPANT_NAMES.map((name) => query.get(name)).find((v) => v) || "")
+    .slice(0, 200);
   const $ = (id) => document.getElementById(id);
   // The conversation's action types as the page names them; "whisper" is a private
   // "speak" to the recipients ticked.
@@ -29,15 +38,17 @@
   let composerKey = null; // the turn the composer was built for
   let answeredVersion = -1; // the view version at which this page last answered a turn
 
-  function headers(json) {
-    const h = { Authorization: "Bearer " + token };
+  function headers(json, bearer) {
+    const h = { Authorization: "Bearer " + bearer };
     if (json) h["Content-Type"] = "application/json";
     return h;
   }
-  async function call(path, body) {
+  // `bearer`: the seat's token unless another is given (the waiting room's).
+  async function call(path, body, bearer) {
+    const who = bearer || token;
     const options = body === undefined
-      ? { headers: headers(false) }
-      : { method: "POST", headers: headers(true), body: JSON.stringify(body) };
+      ? { headers: headers(false, who) }
+      : { method: "POST", headers: headers(true, who), body: JSON.stringify(body) };
     const response = await fetch(path, options);
     return { status: response.status, body: await response.json() };
   }
@@ -54,17 +65,38 @@
     return b;
   }
 
-  // The consent screen: reading it is not arriving; agreeing takes the seat.
+  // The consent screen: reading it is not arriving; agreeing takes the seat (a seat's
+  // link) or asks the waiting room for one (its link; a seat once given is kept).
   async function start() {
-    if (!token) { $("status").textContent = "This link has no seat token."; return; }
-    const intro = await call("api/seat/consent");
+    if (!token && !entry) { $("status").textContent = "This link has no seat token."; return; }
+    const intro = await call("api/seat/consent", undefined, token || entry);
     if (intro.status !== 200) { $("status").textContent = "This link does not open a seat."; return; }
     if (intro.body.arrived) { follow(); return; } // a reload: they agreed already
     $("status").textContent = "Please read this first.";
-    $("consent-seat").textContent = "Your seat: " + intro.body.seat;
+    $("consent-seat").textContent = intro.body.seat ? "Your seat: " + intro.body.seat
+      : "You will be given a seat when you agree.";
     $("consent-text").textContent = intro.body.consent;
     $("consent").hidden = false;
-    $("agree").addEventListener("click", () => { $("consent").hidden = true; follow(); }, { once: true });
+    $("agree").addEventListener("click", () => {
+      $("consent").hidden = true;
+      if (token) follow(); else arrive();
+    }, { once: true });
+  }
+
+  // The waiting room: the next free seat, in order of arrival; its token then stands in
+  // for the room's (a reload goes on with the seat).
+  async function arrive() {
+    $("status").textContent = "Finding your seat…";
+    const answer = await call("api/arrive", { participant: participant }, entry);
+    if (answer.status !== 200) {
+      $("status").textContent = answer.status === 409 ? "Sorry: every seat of this study is taken."
+        : "This link does not open a seat.";
+      return;
+    }
+    token = answer.body.token;
+    sessionStorage.setItem(KEY, token);
+    sessionStorage.removeItem(ENTRY);
+    follow();
   }
 
   function render(v) {
