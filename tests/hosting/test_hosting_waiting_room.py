@@ -50,6 +50,13 @@ async def test_people_are_seated_in_order_of_arrival(
     assert [link.seat for link in study.links] == [None, None]  # the room and the monitor
     entry = entry_token(study)
     async with client_of(study) as http:
+        # The consent text is read by the room's token before any seat is given; reading
+        # it takes no seat.
+        intro = await http.get("/api/seat/consent", headers={"Authorization": f"Bearer {entry}"})
+        assert intro.status_code == 200, intro.text
+        assert intro.json()["seat"] is None and intro.json()["arrived"] is False
+        assert "research study" in intro.json()["consent"]
+        assert study.sessions[0].arrivals == {}
         first = await arrive(http, entry, "PROLIFIC-AAA")
         assert first.status_code == 200, first.text
         seated = first.json()
@@ -129,6 +136,18 @@ async def test_without_fill_in_a_session_waits_for_its_people(
         await asyncio.sleep(0.5)
         view = await SeatClient(http, seated["token"]).get()
     assert view["state"] == "waiting" and study.sessions[0].filled == []
+
+
+async def test_a_study_without_a_waiting_room_has_no_entry_consent(
+    stand_in: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    study = make_study(load(GARDEN, max_turns=4), HUMANS, make_session())
+    async with client_of(study) as http:
+        for token in (study.tokens.entry, study.tokens.monitor, "made-up"):
+            asked = await http.get(
+                "/api/seat/consent", headers={"Authorization": f"Bearer {token}"}
+            )
+            assert asked.status_code == 404 and asked.json() == {"error": "not found"}
 
 
 def test_a_study_that_fills_seats_needs_a_model_for_them() -> None:
