@@ -4,8 +4,8 @@ A session waits until every human seat has arrived (group by arrival) — or, wh
 study allows it, until ``fill_after`` seconds after its first person arrived, when the
 seats still empty are filled with the study's LLM agents (:meth:`HostedSession.fill_empty`;
 the record's metadata names them) — then plays its spec once
-(:func:`~sotopia_are.games.run_game` for a game, :func:`~sotopia_are.social.run_episode`
-for a conversation) with its
+(:func:`~sotopia_are.studies.play_episode`: a game by its rules, a conversation by the
+runner; a complete game then gets its outcome verdict) with its
 :class:`HumanSeat` s and the agents of the other seats, streaming the one
 :class:`~sotopia_are.record.EpisodeRecord` to the store as it is played (human seats
 labelled :data:`HUMAN` in ``record.models``) — its model calls included, each streamed
@@ -32,21 +32,18 @@ from dataclasses import dataclass, field
 from pydantic import JsonValue
 
 from sotopia_are.evaluation import LLMJudge
-from sotopia_are.games import run_game
-from sotopia_are.record import EpisodeRecord, record_of_result
+from sotopia_are.record import EpisodeRecord, RecordJudge, record_of_result
 from sotopia_are.social import (
     CallRecord,
     ConversationEntry,
     EntrySink,
-    EpisodeResult,
     EpisodeSpec,
     EpisodeStatus,
     Sink,
     SocialAgent,
-    run_episode,
 )
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore
-from sotopia_are.studies import arate, mark_stopped
+from sotopia_are.studies import arate, free_judges, mark_stopped, play_episode
 
 from .calls import ReportingAgent
 from .resume import ReplayingAgent, ResumingRecorder, Resumption
@@ -290,18 +287,19 @@ class HostedSession:
             sinks.insert(0, self._call_sink)
         players = {name: self._player(name) for name in spec.agent_names}
         try:
-            result: EpisodeResult
-            if spec.game is not None:
-                result = await run_game(spec, players, sinks=sinks)
-            else:
-                result = await run_episode(spec, players, sinks=sinks)
+            result = await play_episode(spec, players, sinks=sinks)
             # The calls as they were made and streamed (those before a restart too), not
             # the runner's, which has only this process's.
             record = record_of_result(
                 result, models=self.labels, tag=self.tag, scenario_id=self.scenario_id
             ).model_copy(update={"calls": tuple(self.calls)})
-            if self.judge is not None and record.status is EpisodeStatus.COMPLETE:
-                record = await arate(record, self.judge, store=self.store, preflight=False)
+            if record.status is EpisodeStatus.COMPLETE:
+                # A game's outcome verdict first (free), then the study's judge if any.
+                judges: list[LLMJudge | RecordJudge] = [*free_judges(spec)]
+                if self.judge is not None:
+                    judges.append(self.judge)
+                for judge in judges:
+                    record = await arate(record, judge, store=self.store, preflight=False)
             self.record = record
             # A game the runner ended as failed (e.g. a seat refused three times) is over
             # but not finished: the seats are told it failed.

@@ -9,6 +9,7 @@ from typing import Any
 from hosting_support import WEREWOLF, SeatClient, client_of, load, make_study, token_of
 
 import sotopia_are as sa
+from sotopia_are.games import outcome_of
 from sotopia_are.llm import LLMSession
 from sotopia_are.storage import EpisodeStore
 from sotopia_are.testing import LocalLLMServer
@@ -49,6 +50,13 @@ async def test_a_person_plays_werewolf_and_is_sent_only_what_the_seat_perceives(
     record = await study.sessions[0].finished()
     assert record is not None and record.status is sa.EpisodeStatus.COMPLETE, record.reason
     assert record.models[PERSON] == "human"
+    # A hosted game is rated by its outcome like any game, from its log.
+    verdict = record.verdict_of(sa.GameJudge().verdict_key)
+    assert verdict is not None and verdict.rated
+    outcome = outcome_of(record.spec, record.entries)
+    assert {r.agent: r.scores()["payoff"] for r in verdict.evaluation.ratings} == {
+        row.name: row.payoff for row in outcome.players
+    }
     assert last["state"] == "finished"
     hidden = [
         entry.render()
