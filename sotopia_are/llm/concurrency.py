@@ -193,7 +193,7 @@ class AdaptiveLimit:
     ) -> None:
         """Give a slot back, with its request's outcome (see the class): ``ok`` with the
         answer's ``latency_s``, the ``service_s`` the server reported for it, if any, and
-        the ``lag_s`` of our own event loop while it was out (:meth:`LoopLag.since`)."""
+        the ``lag_s`` of our own event loop while it was out (:meth:`LoopLag.stop`)."""
         self._held -= 1
         if throttled:
             self._lower(epoch, "asks for fewer requests")
