@@ -13,6 +13,10 @@ closed and forgotten loop takes its limits with it. This registry is the one pie
 of process-wide mutable state in the LLM layer, by design: many episodes running at once
 must share one limit per endpoint.
 
+Each running loop also has a :class:`LoopLag`: how late that loop runs its callbacks,
+which the limits take out of the latency of servers that report no service time, so that
+a client short of CPU does not read its own lag as the server's queue.
+
 It also counts the requests in flight (sent, not yet answered) in the process, across
 loops and endpoints, with the start of the oldest: what a progress display shows so that
 a batch waiting on a stuck server does not look frozen.
@@ -37,7 +41,14 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Protocol
 
-__all__ = ["CONCURRENCY", "AdaptiveLimit", "ConcurrencyRegistry", "InFlight", "SharedLimit"]
+__all__ = [
+    "CONCURRENCY",
+    "AdaptiveLimit",
+    "ConcurrencyRegistry",
+    "InFlight",
+    "LoopLag",
+    "SharedLimit",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -51,9 +62,13 @@ a request waiting for a decoding slot, which keeps the slots busy between answer
 _SHRINK_ABOVE = 2.0
 """Shrink once answers wait in the server's queue longer than it takes to compute them."""
 _UNTIMED_SCALE = 1 / 3
-"""Latency 4 times its floor counts as the 2.0 of a timed server (see ``_load``): without a
-service time, latency also holds our own event loop's lag when the client is busy, and a
-batch against a fast server should not slow itself down for it."""
+"""Latency 4 times its floor counts as the 2.0 of a timed server (see ``_load``): latency
+without a service time mixes short and long requests, so the band is wider."""
+_TICK_S = 0.02
+"""How often :class:`LoopLag` looks at its loop while requests are in flight. Each stall of
+the loop is measured but for up to one tick (the part before the tick fell due), so this
+stays well below the latency of a fast server (50 ms) for the discount to hold; 50 timers
+a second cost next to nothing."""
 _RECENT = 32
 """Answers kept for :attr:`AdaptiveLimit.slowest_recent_s`."""
 
@@ -100,7 +115,8 @@ class AdaptiveLimit:
     * it **shrinks** to three quarters when latency grew with load: the server's own
       queue time (``latency_s`` beyond the ``service_s`` it reported) averaging more than
       the service itself, or, where the server reports no service time, recent latency
-      above 4 times its running floor;
+      above 4 times its running floor — latency less the lag of our own event loop while
+      the request was out (``lag_s``, see :class:`LoopLag`): the server's queue, not ours;
     * it **halves** on a 429/503 (``throttled``) or when a request waits past its timeout
       while the endpoint answers others (:meth:`overloaded`) — once per epoch, so the burst
       that one overload sends back lowers it once, not once per request sent before it.
@@ -173,15 +189,17 @@ class AdaptiveLimit:
         throttled: bool = False,
         latency_s: float | None = None,
         service_s: float | None = None,
+        lag_s: float = 0.0,
     ) -> None:
         """Give a slot back, with its request's outcome (see the class): ``ok`` with the
-        answer's ``latency_s`` and the ``service_s`` the server reported for it, if any."""
+        answer's ``latency_s``, the ``service_s`` the server reported for it, if any, and
+        the ``lag_s`` of our own event loop while it was out (:meth:`LoopLag.stop`)."""
         self._held -= 1
         if throttled:
             self._lower(epoch, "asks for fewer requests")
         elif ok:
             if latency_s is not None:
-                self._observe(latency_s, service_s)
+                self._observe(latency_s, service_s, lag_s)
             self._successes += 1
             if self._successes >= self.limit:
                 self._successes = 0
@@ -193,13 +211,20 @@ class AdaptiveLimit:
         halve the limit (once per epoch)."""
         self._lower(epoch, "is overloaded")
 
-    def _observe(self, latency_s: float, service_s: float | None) -> None:
+    def _observe(self, latency_s: float, service_s: float | None, lag_s: float) -> None:
+        # The watchdog waits on what a request really took, our lag included.
         self._recent.append(latency_s)
         if service_s is not None and service_s > 0:
             sample = latency_s / service_s
             last = self._slowdown
             self._slowdown = sample if last is None else last + _FAST * (sample - last)
             return
+        if self._floor is not None:
+            # Our loop running late delays every answer we read, however idle the server:
+            # only the rest is the server's. A stall of the loop while the server was
+            # working took nothing from the server's time, so the lag explains an answer
+            # down to the floor, not below it. (The first answer is taken whole.)
+            latency_s = max(latency_s - lag_s, min(self._floor, latency_s))
         last = self._latency
         self._latency = latency_s if last is None else last + _FAST * (latency_s - last)
         if self._floor is None or self._latency < self._floor:
@@ -279,6 +304,55 @@ class AdaptiveLimit:
         self.release()
 
 
+class LoopLag:
+    """How late one event loop runs its callbacks, added up while requests are out.
+
+    A loop short of CPU (other work in the process, other processes on the cores), or held
+    by a callback that does not yield, reads every answer late by as much, however idle
+    the server: that lag is ours, not the server's queue. A timer re-armed every
+    :data:`_TICK_S` while requests are out measures it: how late each tick ran, plus
+    how late the pending one is now. :meth:`start` when a request is sent returns a mark;
+    :meth:`stop` with it when the request ends returns our lag in between (at most its
+    duration; a stall is missed for up to one tick, the part before the tick fell due).
+    One per running loop (:meth:`ConcurrencyRegistry.lag`); not thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._late = 0.0  # how late the ticks that ran were, added up
+        self._due: float | None = None  # when the pending tick should run (None: no tick)
+        self._out = 0  # requests started and not stopped
+
+    def start(self) -> float:
+        """A request is sent now (in the running loop): the mark to hand to :meth:`stop`."""
+        self._out += 1
+        if self._due is None:
+            # Not kept: a loop held by its own LoopLag would never be forgotten.
+            self._due = time.monotonic() + _TICK_S
+            asyncio.get_running_loop().call_later(_TICK_S, self._tick)
+        return self._total()
+
+    def stop(self, mark: float) -> float:
+        """The request :meth:`start` gave ``mark`` ended now: our lag since, in seconds."""
+        self._out -= 1
+        return self._total() - mark
+
+    def _total(self) -> float:
+        due = self._due
+        if due is None:
+            return self._late
+        return self._late + max(0.0, time.monotonic() - due)
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        if self._due is not None:
+            self._late += max(0.0, now - self._due)
+        if self._out > 0:
+            self._due = now + _TICK_S
+            asyncio.get_running_loop().call_later(_TICK_S, self._tick)
+        else:
+            self._due = None  # nothing out: an idle process is not woken 50 times a second
+
+
 class ConcurrencyRegistry:
     """Limits keyed by (running event loop, endpoint key), and the requests in flight."""
 
@@ -290,6 +364,9 @@ class ConcurrencyRegistry:
         self._by_loop: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[str, AdaptiveLimit]
         ] = weakref.WeakKeyDictionary()
+        self._lags: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopLag] = (
+            weakref.WeakKeyDictionary()
+        )
         self.shared: SharedLimit | None = None
         """A limit shared with other processes that every request also holds (None: none)."""
 
@@ -316,6 +393,15 @@ class ConcurrencyRegistry:
                 f"endpoint {endpoint} already has a concurrency limit of {found.ceiling} in "
                 f"this event loop; asked for {ceiling}. Use one max_concurrency per endpoint."
             )
+        return found
+
+    def lag(self) -> LoopLag:
+        """The running loop's :class:`LoopLag` (one per loop, made on first use)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            found = self._lags.get(loop)
+            if found is None:
+                found = self._lags[loop] = LoopLag()
         return found
 
     def semaphore(self, endpoint: str, limit: int) -> AbstractAsyncContextManager[None]:

@@ -43,15 +43,17 @@ async def send_with_retries(
 
     Each request holds a slot of the endpoint's limit in this process (and of the
     shared limit, when one is set) while it is sent; backoff sleeps hold none. Latency
-    growing with load, a 429 (or 503), or a request outliving its timeout while the
-    endpoint answers others lower the limit; flat latency raises it (see
-    :class:`~sotopia_are.llm.concurrency.AdaptiveLimit`). Its timeout starts when it is
-    sent and ends it only when the endpoint is stuck (see
+    growing with load (less our own event loop's lag while it was out, see
+    :class:`~sotopia_are.llm.concurrency.LoopLag`), a 429 (or 503), or a request
+    outliving its timeout while the endpoint answers others lower the limit; flat latency
+    raises it (see :class:`~sotopia_are.llm.concurrency.AdaptiveLimit`). Its timeout
+    starts when it is sent and ends it only when the endpoint is stuck (see
     :mod:`~sotopia_are.llm.watchdog`)."""
     limit = concurrency.limit(
         endpoint.key, config.concurrency_for(endpoint), initial=config.initial_concurrency
     )
     shared = concurrency.shared
+    lag = concurrency.lag()
     began = [0.0]
     queued = [0.0]
     first = len(attempts)
@@ -64,11 +66,13 @@ async def send_with_retries(
         epoch = await limit.acquire()
         answer: LLMResponse | None = None
         throttled = False
+        mark: float | None = None
         try:
             if shared is not None:
                 await shared.acquire(endpoint.key)
             began[0] = time.perf_counter()
             queued[0] = began[0] - asked
+            mark = lag.start()
             try:
                 with concurrency.sending():
                     response = await await_answer(
@@ -100,12 +104,14 @@ async def send_with_retries(
                 if shared is not None:
                     await shared.release(endpoint.key)
         finally:
+            lag_s = 0.0 if mark is None else lag.stop(mark)
             limit.release(
                 epoch,
                 ok=answer is not None,
                 throttled=throttled,
                 latency_s=None if answer is None else time.perf_counter() - began[0],
                 service_s=None if answer is None else answer.service_s,
+                lag_s=lag_s,
             )
 
     response = await retrying(

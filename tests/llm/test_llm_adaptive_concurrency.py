@@ -3,10 +3,15 @@ shrink when latency grows with load (the server's own queue, or latency above it
 halve on a 429 (once per overload, not once per refused request) and when a request outlives
 its timeout while the endpoint answers others; the ceilings are high for a server at an
 api_base and lower for a provider's endpoint. Against a server with two decoding slots that
-queues the rest (as llama.cpp does), requests wait instead of timing out."""
+queues the rest (as llama.cpp does), requests wait instead of timing out. The lag of our
+own event loop (a client short of CPU) is not read as the server's queue."""
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -21,6 +26,7 @@ from sotopia_are.llm import (
     LLMSession,
     RetryPolicy,
 )
+from sotopia_are.llm.concurrency import LoopLag
 from sotopia_are.testing import LocalLLMServer, Reply
 
 MODEL = "openai/test-model"
@@ -127,13 +133,17 @@ async def test_a_burst_of_429s_backs_off_then_recovers(
 
 
 async def rounds(
-    limit: AdaptiveLimit, count: int, latency_s: float, service_s: float | None
+    limit: AdaptiveLimit,
+    count: int,
+    latency_s: float,
+    service_s: float | None,
+    lag_s: float = 0.0,
 ) -> None:
     """``count`` rounds of answers (as many as the limit each), all alike."""
     for _ in range(count):
         for _ in range(limit.limit):
             epoch = await limit.acquire()
-            limit.release(epoch, ok=True, latency_s=latency_s, service_s=service_s)
+            limit.release(epoch, ok=True, latency_s=latency_s, service_s=service_s, lag_s=lag_s)
 
 
 async def test_it_starts_low_and_doubles_while_the_server_does_not_queue() -> None:
@@ -167,6 +177,126 @@ async def test_without_service_times_latency_above_its_floor_shrinks_it() -> Non
     assert limit.limit == 32  # flat: doubled twice
     await rounds(limit, 2, latency_s=0.4, service_s=None)  # 8x the floor
     assert limit.limit < 32
+
+
+async def test_latency_that_is_our_own_loops_lag_does_not_shrink_it() -> None:
+    limit = AdaptiveLimit(64, initial=8)
+    await rounds(limit, 2, latency_s=0.05, service_s=None)
+    assert limit.limit == 32
+    # 8x the floor, all of it but the floor our loop running late: the server is as fast.
+    await rounds(limit, 4, latency_s=0.4, service_s=None, lag_s=0.35)
+    assert limit.limit == 64
+    # The lag explains an answer down to the floor, never below it: a lag as long as the
+    # whole answer does not drag the floor down to nothing...
+    await rounds(limit, 4, latency_s=0.4, service_s=None, lag_s=0.4)
+    # ...so latency back at the old floor once our loop is idle again reads as unloaded.
+    await rounds(limit, 2, latency_s=0.05, service_s=None)
+    assert limit.limit == 64
+    # A server that answers 8x slower on its own still shrinks it, lag or not.
+    await rounds(limit, 2, latency_s=0.45, service_s=None, lag_s=0.05)
+    assert limit.limit < 64
+
+
+async def test_loop_lag_measures_a_blocked_loop_and_only_while_requests_are_out() -> None:
+    lag = LoopLag()
+    mark = lag.start()
+    await asyncio.sleep(0.1)  # an idle loop: its ticks run on time
+    idle = lag.stop(mark)
+    assert 0.0 <= idle < 0.05
+    mark = lag.start()
+    began = time.monotonic()
+    time.sleep(0.3)  # a callback that holds the loop (CPU-bound work does the same)
+    await asyncio.sleep(0.05)
+    blocked = lag.stop(mark)
+    # All of the stall but the part before the pending tick fell due (one tick at most).
+    assert 0.3 - 0.03 <= blocked <= time.monotonic() - began
+    await asyncio.sleep(0.05)  # nothing out: the tick stops re-arming itself
+    assert lag._due is None
+
+
+@contextlib.contextmanager
+def watching(limit: AdaptiveLimit, seen: list[int]) -> Iterator[None]:
+    """Note ``limit``'s limit in ``seen`` every 10 ms of the block (and at its end)."""
+
+    async def watch() -> None:
+        while True:
+            seen.append(limit.limit)
+            await asyncio.sleep(0.01)
+
+    task = asyncio.create_task(watch())
+    try:
+        yield
+    finally:
+        task.cancel()
+        seen.append(limit.limit)
+
+
+def queueing_rule(service_s: float, slots: int) -> Callable[[Any], Reply]:
+    """A server that works on ``slots`` requests at once and queues the rest, without
+    saying how long it worked (no ``timings``): only its latency grows with load."""
+    free = [0.0] * slots
+    lock = threading.Lock()
+
+    def rule(_request: Any) -> Reply:
+        with lock:
+            now = time.monotonic()
+            slot = min(range(slots), key=free.__getitem__)
+            free[slot] = max(now, free[slot]) + service_s
+            return Reply.text("fine", delay=free[slot] - now)
+
+    return rule
+
+
+async def test_an_untimed_server_that_queues_still_shrinks_it(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.rule = queueing_rule(0.02, slots=1)
+    registry = ConcurrencyRegistry()
+    session = make_session({"concurrency": registry}, max_concurrency=32, initial_concurrency=2)
+    limit = registry.limit(f"{MODEL}@{llm_server.url}", 32, initial=2)
+    for n in range(10):  # one at a time first: the floor is the server's own 20 ms
+        await session.generate(MODEL, "test/plain.j2", {"word": str(n)})
+    seen: list[int] = []
+    calls = [session.generate(MODEL, "test/plain.j2", {"word": str(n)}) for n in range(200)]
+    with watching(limit, seen):
+        assert {r.value for r in await asyncio.gather(*calls)} == {"fine"}
+    # Slow start doubles the limit until answers wait several times the floor in the
+    # server's queue (8 in flight wait 8 x 20 ms): that is overload, and it comes down.
+    assert any(later < earlier for earlier, later in itertools.pairwise(seen))
+
+
+async def test_a_client_whose_loop_lags_keeps_its_limit_against_a_fast_server(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.latency = 0.02  # answers in 20 ms, however many are in flight
+    llm_server.rule = lambda _request: "fine"
+    registry = ConcurrencyRegistry()
+    session = make_session({"concurrency": registry}, max_concurrency=16, initial_concurrency=16)
+    limit = registry.limit(f"{MODEL}@{llm_server.url}", 16)
+
+    async def caller(until: float) -> None:
+        while time.monotonic() < until:
+            await session.generate(MODEL, "test/plain.j2", {"word": "x"})
+
+    # Quiet first: the floor is the server's 20 ms.
+    await asyncio.gather(*(caller(time.monotonic() + 0.5) for _ in range(16)))
+    assert limit.limit == 16
+
+    async def hog(until: float) -> None:
+        # The client short of CPU: the loop held 200 ms at a time, let go for 5 ms.
+        while time.monotonic() < until:
+            time.sleep(0.2)
+            await asyncio.sleep(0.005)
+
+    before = len(llm_server.chat_requests)
+    until = time.monotonic() + 3.0
+    seen: list[int] = []
+    with watching(limit, seen):
+        await asyncio.gather(hog(until), *(caller(until) for _ in range(16)))
+    # Answers read 10x later than the server gave them, for enough rounds to react
+    # (16 answers a round), but the server never queued: the limit stays where it was.
+    assert len(llm_server.chat_requests) - before >= 5 * 16
+    assert set(seen) == {16}
 
 
 def slot_server_session(
