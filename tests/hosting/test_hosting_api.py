@@ -275,7 +275,15 @@ async def test_no_token_reaches_a_log(
     stand_in: LocalLLMServer,
     make_session: Callable[..., LLMSession],
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Other code run earlier in the session (litellm's JSON logging, for one) may stop a
+    # logger from reaching the root; every logger's records must be captured here.
+    for logger in list(logging.root.manager.loggerDict.values()):
+        if isinstance(logger, logging.Logger):
+            monkeypatch.setattr(logger, "propagate", True)
+            monkeypatch.setattr(logger, "disabled", False)
+    monkeypatch.setattr(logging.root.manager, "disable", logging.NOTSET)
     caplog.set_level(logging.DEBUG)
     spec = load(GARDEN, max_turns=3)
     study = make_study(spec, ["Jo Ng"], make_session(), turn_timeout=30)
