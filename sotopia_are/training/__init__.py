@@ -27,13 +27,12 @@ from .data import (
 
 if TYPE_CHECKING:
     from .env import (
-        DEFAULT_GAME_REWARD_WEIGHTS,
         DEFAULT_REWARD_WEIGHTS,
-        OUTCOME_SCORES,
         OtherAgent,
         ParallelSocialEnv,
         TurnReward,
     )
+    from .game_rewards import DEFAULT_GAME_REWARD_WEIGHTS, OUTCOME_SCORES
     from .game_spaces import IllegalMoveError, MoveChoice
 
 __all__ = [
@@ -60,9 +59,9 @@ __all__ = [
 
 # What needs the rl extra, and the module it is in.
 _NEEDING_RL = {
-    "DEFAULT_GAME_REWARD_WEIGHTS": ".env",
+    "DEFAULT_GAME_REWARD_WEIGHTS": ".game_rewards",
     "DEFAULT_REWARD_WEIGHTS": ".env",
-    "OUTCOME_SCORES": ".env",
+    "OUTCOME_SCORES": ".game_rewards",
     "OtherAgent": ".env",
     "ParallelSocialEnv": ".env",
     "TurnReward": ".env",

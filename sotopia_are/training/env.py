@@ -40,7 +40,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from sotopia_are.evaluation import LLMJudge
-from sotopia_are.games import GameOutcome, outcome_of, run_game
+from sotopia_are.games import run_game
 from sotopia_are.llm import LLMCall, Sampling
 from sotopia_are.messages import AgentAction, GameMove
 from sotopia_are.record import EpisodeRecord, give_verdict, record_of_result
@@ -58,6 +58,12 @@ from sotopia_are.social import (
 )
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore, StorageError
 
+from .game_rewards import (
+    DEFAULT_GAME_REWARD_WEIGHTS,
+    OUTCOME_SCORES,
+    finished_outcome,
+    game_reward,
+)
 from .game_spaces import (
     MoveChoice,
     action_mask,
@@ -70,9 +76,7 @@ from .game_spaces import (
 from .spaces import action_of, action_space_for, observation_space_for
 
 __all__ = [
-    "DEFAULT_GAME_REWARD_WEIGHTS",
     "DEFAULT_REWARD_WEIGHTS",
-    "OUTCOME_SCORES",
     "OtherAgent",
     "ParallelSocialEnv",
     "TurnReward",
@@ -80,12 +84,6 @@ __all__ = [
 
 DEFAULT_REWARD_WEIGHTS: Mapping[str, float] = {"overall_score": 1.0}
 """The end-of-episode reward unless told otherwise: the judge's overall score (Sotopia's)."""
-
-DEFAULT_GAME_REWARD_WEIGHTS: Mapping[str, float] = {"payoff": 1.0}
-"""A game's end-of-episode reward unless told otherwise: the agent's payoff."""
-
-OUTCOME_SCORES = ("won", "payoff", "alive")
-"""The scores a game's outcome gives each agent (reward weights may name them)."""
 
 OtherAgent = Callable[[EpisodeSpec], SocialAgent]
 """Makes one agent the env plays itself (LLM, scripted), afresh for each episode."""
@@ -408,13 +406,13 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
                 and len(set(episode.spec.agent_names) - episode.left) >= 2
             )
             scores = record.scores
-            outcome = self._outcome(record)
+            outcome = finished_outcome(record) if self.is_game else None
             for name in live:
                 terminations[name] = not truncated
                 truncations[name] = truncated
                 rated = scores.get(name)
                 if self.is_game:
-                    rewards[name] += self._game_reward(rated, outcome, name)
+                    rewards[name] += game_reward(self.reward_weights, rated, outcome, name)
                     infos[name]["outcome"] = outcome
                 else:
                     rewards[name] += self._final_reward(rated)
@@ -556,26 +554,6 @@ class ParallelSocialEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         if not scores:
             return 0.0
         return sum(weight * scores[name] for name, weight in self.reward_weights.items())
-
-    def _outcome(self, record: EpisodeRecord) -> GameOutcome | None:
-        """A finished game's outcome, recomputed from its log (None for a conversation
-        or a game that did not finish)."""
-        if not self.is_game or record.status is not EpisodeStatus.COMPLETE:
-            return None
-        return outcome_of(record.spec, record.entries)
-
-    def _game_reward(
-        self, rated: Mapping[str, float] | None, outcome: GameOutcome | None, name: str
-    ) -> float:
-        """``name``'s reward for the game: the weighted outcome scores (none: 0) and judge
-        scores (unrated: 0)."""
-        scores = dict(rated or {})
-        if outcome is not None:
-            row = outcome.player(name)
-            scores.update(won=float(row.won), payoff=row.payoff, alive=float(row.alive))
-        return sum(
-            weight * scores.get(dimension, 0.0) for dimension, weight in self.reward_weights.items()
-        )
 
     async def _abandon(self, reason: str) -> None:
         """Stop a running episode; a stored one is marked ``incomplete`` with ``reason``."""
