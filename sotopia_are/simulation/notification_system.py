@@ -35,7 +35,7 @@ from sotopia_are.simulation.notification_texts import (
 )
 from sotopia_are.simulation.registration import disable_events
 from sotopia_are.simulation.time_manager import TimeManager
-from sotopia_are.simulation.types import AbstractEvent, CompletedEvent, EventType
+from sotopia_are.simulation.types import AbstractEvent, CompletedEvent, Event, EventType
 
 __all__ = [
     "Attachment",
@@ -217,10 +217,11 @@ class BaseNotificationSystem:
         if message is not None:
             self._put(message)
 
-    def is_notified(self, event: CompletedEvent) -> bool:
+    def is_notified(self, event: CompletedEvent | Event) -> bool:
         """Whether ``event`` is notified: an ENV or USER event that is a user message, or
         calls a tool the config lists (under the app's name or class name), or any, with
-        ``notify_all_env_events``."""
+        ``notify_all_env_events``. The kernel asks it of an :class:`Event` before it ran,
+        to know whether its record is to be notified."""
         if event.event_type is not EventType.ENV and event.event_type is not EventType.USER:
             return False
         action = event.action
