@@ -399,7 +399,7 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
             return taken
         queue = self.event_queue
         pop_due = queue.pop_due
-        has_live_events = queue.has_live_events
+        live_time = queue.peek_time_if_live
         next_timeout = notifications.next_timeout
         close_tick = notifications.handle_timeout_after_events
         end_time = self.end_time
@@ -408,14 +408,15 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
         while taken < limit:
             # _has_live_work() and the start of _step(), inlined.
             timeout = next_timeout()
-            if timeout is None and not has_live_events():
-                break
-            if self.state is not _RUNNING:
-                break
-            due = queue.peek_time()
-            if timeout is not None and (due is None or timeout < due):
-                due = timeout
-            if due is None or (end_time is not None and due > end_time):
+            if timeout is None:
+                due = live_time()
+                if due is None:
+                    break
+            else:
+                due = queue.peek_time()
+                if due is None or timeout < due:
+                    due = timeout
+            if self.state is not _RUNNING or (end_time is not None and due > end_time):
                 break
             # TimeManager.time() and add_offset() on a virtual clock.
             now = time_manager.start_time + time_manager.offset
@@ -431,6 +432,9 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
                     if popped is None:
                         break
                     due, event = popped
+                    if type(event) is Event:
+                        self._run_event(event, due)
+                        continue
                     run = runners.get(type(event))
                     if run is None:
                         run = _runner_for(type(event))
@@ -465,30 +469,42 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
         )
 
     def _register(self, event: AbstractEvent, now: float) -> None:
-        if event in self._known:
+        known = self._known
+        if event in known:
             return
-        if isinstance(event, OracleEvent) and not self.config.oracle_mode:
+        # The type test first: it settles the common case (a plain Event) at once.
+        if (
+            type(event) is not Event
+            and isinstance(event, OracleEvent)
+            and not self.config.oracle_mode
+        ):
             return
-        self._known.add(event)
-        completed = self._completed
-        pending = 0
-        # A plain loop: most events have no or one dependency, where a generator costs
-        # more than the count.
-        for parent in event.dependencies:
-            if parent not in completed:
-                pending += 1
-        if pending:
-            self._waiting[event] = pending
-        else:
-            self._enqueue(event, now)
+        known.add(event)
+        dependencies = event.dependencies
+        if dependencies:
+            completed = self._completed
+            pending = 0
+            # A plain loop: most events have one dependency, where a generator costs
+            # more than the count.
+            for parent in dependencies:
+                if parent not in completed:
+                    pending += 1
+            if pending:
+                self._waiting[event] = pending
+                return
+        self._enqueue(event, now)
 
     def _enqueue(self, event: AbstractEvent, now: float) -> None:
-        if event.event_time is not None:
-            due = max(event.event_time, now)
+        event_time = event.event_time
+        if event_time is not None:
+            due = max(event_time, now)
         else:
             due = now + (event.event_relative_time or 0)
-        polls_forever = isinstance(event, CHECK_KINDS) and event.timeout is None
-        self.event_queue.put(event, due, not polls_forever)
+        if type(event) is not Event and isinstance(event, CHECK_KINDS) and event.timeout is None:
+            # A check without a timeout would poll forever: it must not keep a run alive.
+            self.event_queue.put(event, due, False)
+        else:
+            self.event_queue.put(event, due)
 
     def _complete(self, event: AbstractEvent, now: float) -> None:
         self._completed.add(event)
@@ -588,7 +604,16 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
             failure = failure_metadata(error)
         finally:
             REGISTRATION_STATE.reset(token)
-        if failure is None and not self._shows(event):
+        # The record is made at once for a listener, a notification system that is shown
+        # it (its own hooks, or a notification of it) or a real clock's measured time;
+        # else it is logged pending, to be made when the log is read.
+        if (
+            failure is None
+            and not self._listeners
+            and self._measured is None
+            and self._notifies_by_config
+            and not self.notification_system.is_notified(event)
+        ):
             self._event_log.put_ran(event, now, value)
         else:
             self._record(
@@ -605,17 +630,6 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
         self._completed.add(event)
         if event.successors:
             self._release(event, now)
-
-    def _shows(self, event: Event) -> bool:
-        """Whether the record of ``event`` must be made at once: for a listener, the
-        notification system (its hooks, or a notification of it) or a real clock's
-        measured time. Otherwise it is logged as a pending record."""
-        return (
-            bool(self._listeners)
-            or self._measured is not None
-            or not self._notifies_by_config
-            or self.notification_system.is_notified(event)
-        )
 
     def _run_event_as_written(self, event: Event, now: float) -> None:
         """Run ``event`` through ``Event.execute`` (placeholders resolved first)."""

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, overload
 
 from sotopia_are.simulation.actions import EventMetadata
-from sotopia_are.simulation.events import CompletedEvent, Event
+from sotopia_are.simulation.events import AbstractEvent, CompletedEvent, Event
 
 __all__ = ["EventLog"]
 
@@ -59,9 +59,16 @@ class EventLog:
             self.put(_record(event, event_time, return_value))
             return
         index = len(self._events)
-        dependencies = event.dependencies
+        parents = event.dependencies
+        dependencies: AbstractEvent | list[AbstractEvent] | None = None
+        if len(parents) == 1:
+            # One dependency (a chain) is kept as itself: a copy of the list would be one
+            # more object for the collector to walk.
+            dependencies = parents[0]
+        elif parents:
+            dependencies = list(parents)
         # The entry goes in before its slot, so a reader that sees the slot finds the
-        # entry (each of these appends is atomic); one extend: cheaper than seven appends.
+        # entry (each of these is atomic); one extend: cheaper than eight appends.
         self._pending.extend(
             (
                 index,
@@ -71,7 +78,7 @@ class EventLog:
                 event_id,
                 event.event_type,
                 event.event_relative_time,
-                list(dependencies) if dependencies else None,
+                dependencies,
             )
         )
         self._events.append(None)
@@ -94,7 +101,7 @@ class EventLog:
                     event_type=event_type,
                     event_time=event_time,
                     event_id=event_id,
-                    dependencies=[] if dependencies is None else dependencies,
+                    dependencies=_copied(dependencies),
                     event_relative_time=relative,
                     action=event.action,
                     metadata=EventMetadata(return_value=value),
@@ -172,6 +179,13 @@ class EventLog:
         if not 0 <= index < count:
             raise IndexError("event log index out of range")
         return self._events[index]  # type: ignore[return-value]
+
+
+def _copied(dependencies: AbstractEvent | list[AbstractEvent] | None) -> list[AbstractEvent]:
+    """The dependency list of a record, from what :meth:`EventLog.put_ran` kept."""
+    if dependencies is None:
+        return []
+    return dependencies if isinstance(dependencies, list) else [dependencies]
 
 
 def _record(event: Event, event_time: float, return_value: Any) -> CompletedEvent:

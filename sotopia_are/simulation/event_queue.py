@@ -85,8 +85,23 @@ class EventQueue:
 
     def peek_time(self) -> float | None:
         """When the next event is due (None if the queue is empty)."""
-        head = self._head()
-        return None if head is None else head[0]
+        # _head() inlined: the kernel asks this once per step.
+        heap = self._heap
+        run = self._run
+        if heap and (not run or heap[0] < run[0]):
+            return heap[0][0]
+        return run[0][0] if run else None
+
+    def peek_time_if_live(self) -> float | None:
+        """:meth:`peek_time` if a queued event keeps the run alive, else None (the
+        kernel's loop asks both once per step)."""
+        if self._live <= 0:
+            return None
+        heap = self._heap
+        run = self._run
+        if heap and (not run or heap[0] < run[0]):
+            return heap[0][0]
+        return run[0][0]
 
     def peek(self) -> tuple[float, AbstractEvent] | None:
         """The next ``(due, event)`` without removing it (None if the queue is empty)."""

@@ -163,6 +163,8 @@ class ReminderSource(Protocol):
 
 
 _USER_INTERFACE = "AgentUserInterface"
+_ENV = EventType.ENV
+_USER = EventType.USER
 _USER_MESSAGE_TOOL = "send_message_to_agent"
 _ATTACHMENTS_ARG = "base64_utf8_encoded_attachment_contents"
 
@@ -222,18 +224,20 @@ class BaseNotificationSystem:
         calls a tool the config lists (under the app's name or class name), or any, with
         ``notify_all_env_events``. The kernel asks it of an :class:`Event` before it ran,
         to know whether its record is to be notified."""
-        if event.event_type is not EventType.ENV and event.event_type is not EventType.USER:
+        event_type = event.event_type
+        if event_type is not _ENV and event_type is not _USER:
             return False
         action = event.action
         if action is None:
             return False
-        if self.config.notify_all_env_events:
+        config = self.config
+        if config.notify_all_env_events:
             return True
         # Cheapest tests first: this runs for every ENV event the kernel logs.
         class_name = event.app_class_name()
         if class_name == _USER_INTERFACE and action.function_name == _USER_MESSAGE_TOOL:
             return True
-        tools = self.config.notified_tools
+        tools = config.notified_tools
         if not tools:
             return False
         function = action.function_name
