@@ -148,6 +148,13 @@ class EventLog:
             self._indexed = 0
             self._pending.clear()
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled or copied as its records (a lock cannot be): every pending one made.
+        return {"events": self._snapshot()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["events"])  # type: ignore[misc]
+
     def __len__(self) -> int:
         return len(self._events)
 

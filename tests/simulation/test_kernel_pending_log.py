@@ -4,8 +4,10 @@ for the garbage collector until its log is read."""
 
 from __future__ import annotations
 
+import copy
 import gc
 import itertools
+import pickle
 import threading
 
 from _kernel_apps import AgentUserInterface, CounterApp
@@ -18,6 +20,7 @@ from sotopia_are.simulation.event_queue import PRIORITY, EventQueue
 from sotopia_are.simulation.ids import id_namespace
 from sotopia_are.simulation.types import (
     AbstractEvent,
+    Action,
     CompletedEvent,
     ConditionCheckEvent,
     Event,
@@ -137,6 +140,19 @@ def test_the_log_reads_like_a_list() -> None:
         raise AssertionError(f"log[{index}] did not raise IndexError")
     log.reset()
     assert len(log) == 0 and log.list_view() == [] and log.get(records[0].event_id) is None
+
+
+def test_a_log_with_pending_records_copies_and_pickles_as_its_records() -> None:
+    log = EventLog()
+    events = [Event(action=Action(function=abs, args={"x": -i})) for i in range(3)]
+    for time, event in enumerate(events):
+        log.put_ran(event, float(time), time)
+    copied, pickled = copy.deepcopy(log), pickle.loads(pickle.dumps(log))
+    assert copied.to_dict() == pickled.to_dict() == log.to_dict()
+    assert [r.metadata.return_value for r in pickled] == [0, 1, 2]
+    assert pickled.get(events[1].event_id).event_time == 1.0  # type: ignore[union-attr]
+    pickled.put_ran(events[0], 5.0, 0)
+    assert len(pickled) == 4 and len(log) == 3
 
 
 def test_readers_in_other_threads_see_every_record_once_made() -> None:
