@@ -155,9 +155,10 @@ class Environment(EnvironmentCore):
                     return
                 if not self._step():
                     return  # the next event lies beyond the duration
-                for _ in range(_STEPS_PER_LOCK):
-                    if self._stop_signal.is_set() or not (self._has_live_work() and self._step()):
-                        break
+                # Within this slice only this thread can stop the run, and stopping it
+                # leaves RUNNING, which _run_live checks before each step.
+                if not self._stop_signal.is_set():
+                    self._run_live(_STEPS_PER_LOCK)
 
     def _time_loop(self) -> None:
         increment = self.config.time_increment_in_seconds

@@ -19,12 +19,13 @@ Rules the core keeps:
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from types import TracebackType
+from types import MethodType, TracebackType
 from typing import Any, cast
 
-from sotopia_are.simulation.actions import AbstractEnvironment, EventMetadata
+from sotopia_are.simulation.actions import AbstractEnvironment, Action, EventMetadata
 from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.checks import CHECK_KINDS, CheckOutcome, Checks, check_event_id
 from sotopia_are.simulation.environment_config import (
@@ -33,6 +34,7 @@ from sotopia_are.simulation.environment_config import (
     EnvironmentType,
 )
 from sotopia_are.simulation.environment_queries import EnvironmentQueries
+from sotopia_are.simulation.event_context import REGISTRATION_STATE, failure_metadata
 from sotopia_are.simulation.event_log import EventLog
 from sotopia_are.simulation.event_queue import EventQueue
 from sotopia_are.simulation.events import (
@@ -58,6 +60,7 @@ from sotopia_are.simulation.placeholders import (
     resolve_arg_placeholders,
     resolve_in_place,
 )
+from sotopia_are.simulation.registration import REGISTERED_CALL_CODE
 from sotopia_are.simulation.time_manager import TimeManager
 
 __all__ = ["EnvironmentCore"]
@@ -122,9 +125,18 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
         # Whether each tick must be opened on the notification system even without a
         # reminder app: only when a subclass has its own time-based notifications. Else
         # a tick without a reminder app skips the call (it runs once per event).
+        kind = type(self.notification_system)
         self._opens_every_tick = (
-            type(self.notification_system).handle_time_based_notifications
+            kind.handle_time_based_notifications
             is not BaseNotificationSystem.handle_time_based_notifications
+        )
+        # Whether a completed event reaches the notification system only when its config
+        # notifies it (no subclass hooks in): then an event it does not notify is logged
+        # without being shown to it, as a pending record (see EventLog.put_ran).
+        self._notifies_by_config = (
+            kind.handle_event is BaseNotificationSystem.handle_event
+            and kind.convert_to_message is BaseNotificationSystem.convert_to_message
+            and kind.is_notified is BaseNotificationSystem.is_notified
         )
         self.state = EnvironmentState.SETUP
         self.exception: BaseException | None = None
@@ -221,8 +233,11 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
         dropped (so their dependants never run).
         """
         with self._lock:
+            # One call schedules at one time (a real clock moves while it loops).
+            now = self._schedule_base_time()
+            register = self._register
             for event in [events] if isinstance(events, AbstractEvent) else events:
-                self._register(event, self._schedule_base_time())
+                register(event, now)
             self._wake()
 
     def add_to_log(self, events: CompletedEvent | Sequence[CompletedEvent]) -> None:
@@ -301,7 +316,9 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
         swept: set[AbstractEvent] = set()
         with self._lock:
             while not self._idle(swept) and self._step():
-                pass
+                # The loop above, while live work is queued: _idle would clear ``swept``.
+                if self._run_live(sys.maxsize):
+                    swept.clear()
 
     def pause(self) -> None:
         """Stop processing events (and freeze a real clock) until :meth:`resume`."""
@@ -369,6 +386,67 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
         self._tick(now)
         return True
 
+    def _run_live(self, limit: int) -> int:
+        """``while _has_live_work() and _step()``, at most ``limit`` times: how many steps
+        it took. The queue-driven loops' hot path: on a virtual clock the step and its
+        tick are inlined here, one frame for any number of events."""
+        time_manager = self.time_manager
+        notifications = self.notification_system
+        if not time_manager.virtual or self.config.verbose or self._opens_every_tick:
+            taken = 0
+            while taken < limit and self._has_live_work() and self._step():
+                taken += 1
+            return taken
+        queue = self.event_queue
+        pop_due = queue.pop_due
+        live_time = queue.peek_time_if_live
+        next_timeout = notifications.next_timeout
+        close_tick = notifications.handle_timeout_after_events
+        end_time = self.end_time
+        runners = _RUNNERS
+        taken = 0
+        while taken < limit:
+            # _has_live_work() and the start of _step(), inlined.
+            timeout = next_timeout()
+            if timeout is None:
+                due = live_time()
+                if due is None:
+                    break
+            else:
+                due = queue.peek_time()
+                if due is None or timeout < due:
+                    due = timeout
+            if self.state is not _RUNNING or (end_time is not None and due > end_time):
+                break
+            # TimeManager.time() and add_offset() on a virtual clock.
+            now = time_manager.start_time + time_manager.offset
+            if due > now:
+                time_manager.offset += due - now
+                now = due
+            # _tick(now) on a virtual clock.
+            try:
+                if notifications.reminder_app is not None:
+                    notifications.handle_time_based_notifications(now)
+                while self.state is _RUNNING:
+                    popped = pop_due(now)
+                    if popped is None:
+                        break
+                    due, event = popped
+                    if type(event) is Event:
+                        self._run_event(event, due)
+                        continue
+                    run = runners.get(type(event))
+                    if run is None:
+                        run = _runner_for(type(event))
+                    run(self, event, due)
+                close_tick(now)
+            except BaseException as error:
+                self.exception = error
+                self._finish(EnvironmentState.FAILED)
+                raise
+            taken += 1
+        return taken
+
     def _idle(self, swept: set[AbstractEvent]) -> bool:
         """True once nothing but polling checks is queued and each of them was evaluated
         once more since then (with nothing else acting, a check that fails then would
@@ -391,33 +469,50 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
         )
 
     def _register(self, event: AbstractEvent, now: float) -> None:
-        if event in self._known:
+        known = self._known
+        if event in known:
             return
-        if isinstance(event, OracleEvent) and not self.config.oracle_mode:
+        # The type test first: it settles the common case (a plain Event) at once.
+        if (
+            type(event) is not Event
+            and isinstance(event, OracleEvent)
+            and not self.config.oracle_mode
+        ):
             return
-        self._known.add(event)
-        completed = self._completed
-        pending = 0
-        # A plain loop: most events have no or one dependency, where a generator costs
-        # more than the count.
-        for parent in event.dependencies:
-            if parent not in completed:
-                pending += 1
-        if pending:
-            self._waiting[event] = pending
-        else:
-            self._enqueue(event, now)
+        known.add(event)
+        dependencies = event.dependencies
+        if dependencies:
+            completed = self._completed
+            pending = 0
+            # A plain loop: most events have one dependency, where a generator costs
+            # more than the count.
+            for parent in dependencies:
+                if parent not in completed:
+                    pending += 1
+            if pending:
+                self._waiting[event] = pending
+                return
+        self._enqueue(event, now)
 
     def _enqueue(self, event: AbstractEvent, now: float) -> None:
-        if event.event_time is not None:
-            due = max(event.event_time, now)
+        event_time = event.event_time
+        if event_time is not None:
+            due = max(event_time, now)
         else:
             due = now + (event.event_relative_time or 0)
-        polls_forever = isinstance(event, CHECK_KINDS) and event.timeout is None
-        self.event_queue.put(event, due, not polls_forever)
+        if type(event) is not Event and isinstance(event, CHECK_KINDS) and event.timeout is None:
+            # A check without a timeout would poll forever: it must not keep a run alive.
+            self.event_queue.put(event, due, False)
+        else:
+            self.event_queue.put(event, due)
 
     def _complete(self, event: AbstractEvent, now: float) -> None:
         self._completed.add(event)
+        if event.successors:
+            self._release(event, now)
+
+    def _release(self, event: AbstractEvent, now: float) -> None:
+        """Queue (or count down) the successors of ``event``, which just completed."""
         waiting = self._waiting
         for child in event.successors:
             if child not in self._known:
@@ -482,6 +577,62 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
     # One runner per event kind, looked up in _RUNNERS by the event's type.
 
     def _run_event(self, event: Event, now: float) -> None:
+        action = event.action
+        # Event.execute and Action.execute inlined for a plain Event calling a plain
+        # Action with its own args, no placeholder and no ``self`` among them.
+        if type(action) is not Action or action.resolved_args or "self" in action.args:
+            self._run_event_as_written(event, now)
+            return
+        args = action.args
+        for value in args.values():
+            if type(value) is str and "{{" in value:
+                self._run_event_as_written(event, now)
+                return
+        function = action.function
+        failure: EventMetadata | None = None
+        token = REGISTRATION_STATE.set(event)
+        try:
+            if (
+                type(function) is MethodType
+                and getattr(function.__func__, "__code__", None) is REGISTERED_CALL_CODE
+            ):
+                # An event_registered method: its wrapper would only call it now.
+                value = function.__func__.__wrapped__(function.__self__, **args)  # type: ignore[attr-defined]
+            else:
+                value = function(**args)
+        except Exception as error:
+            failure = failure_metadata(error)
+        finally:
+            REGISTRATION_STATE.reset(token)
+        # The record is made at once for a listener, a notification system that is shown
+        # it (its own hooks, or a notification of it) or a real clock's measured time;
+        # else it is logged pending, to be made when the log is read.
+        if (
+            failure is None
+            and not self._listeners
+            and self._measured is None
+            and self._notifies_by_config
+            and not self.notification_system.is_notified(event)
+        ):
+            self._event_log.put_ran(event, now, value)
+        else:
+            self._record(
+                CompletedEvent(
+                    event_type=event.event_type,
+                    event_time=now,
+                    event_id=event.event_id,
+                    dependencies=list(event.dependencies),
+                    event_relative_time=event.event_relative_time,
+                    action=action,
+                    metadata=EventMetadata(return_value=value) if failure is None else failure,
+                )
+            )
+        self._completed.add(event)
+        if event.successors:
+            self._release(event, now)
+
+    def _run_event_as_written(self, event: Event, now: float) -> None:
+        """Run ``event`` through ``Event.execute`` (placeholders resolved first)."""
         action = event.action
         to_run = event
         if action is not None and has_placeholder(action.args):

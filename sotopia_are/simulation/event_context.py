@@ -19,7 +19,13 @@ from sotopia_are.simulation.actions import EventMetadata
 if TYPE_CHECKING:
     from sotopia_are.simulation.events import AbstractEvent
 
-__all__ = ["REGISTRATION_STATE", "RegistrationMode", "current_event", "run_action"]
+__all__ = [
+    "REGISTRATION_STATE",
+    "RegistrationMode",
+    "current_event",
+    "failure_metadata",
+    "run_action",
+]
 
 
 class RegistrationMode(enum.Enum):
@@ -50,10 +56,16 @@ def run_action(
     try:
         value = call()
     except Exception as error:
-        return error, EventMetadata(
-            exception=f"{type(error).__name__}: {error}",
-            exception_stack_trace=traceback.format_exc(),
-        )
+        return error, failure_metadata(error)
     finally:
         REGISTRATION_STATE.reset(token)
     return None, EventMetadata(return_value=value)
+
+
+def failure_metadata(error: Exception) -> EventMetadata:
+    """The record of a call that raised ``error``: "Type: message" and the traceback.
+    Call it while handling ``error`` (the traceback is the one being handled)."""
+    return EventMetadata(
+        exception=f"{type(error).__name__}: {error}",
+        exception_stack_trace=traceback.format_exc(),
+    )

@@ -1,4 +1,4 @@
-"""The event queue: a heap of ``(time, priority, seq, event)``.
+"""The event queue: events in ``(time, priority, arrival)`` order.
 
 Events due at the same time run by priority — ENV, USER and AGENT events (0), then
 condition checks (1), validations (2) and stop events (3) — and, within a priority, in the
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import deque
 
 from sotopia_are.simulation.types import AbstractEvent, EventType
 
@@ -24,46 +25,121 @@ PRIORITY: dict[EventType, int] = {
 }
 
 
+# An entry is ``(due, key)``: the key orders the events due at one time (priority, then
+# arrival) and its lowest bit is set for an entry that does not keep the run alive.
+_PRIORITY_SHIFT = 48
+_FIRST_PRIORITY = (EventType.ENV, EventType.USER, EventType.AGENT)
+
+
 class EventQueue:
-    """Events waiting for their time; push and pop are O(log n).
+    """Events waiting for their time; push and pop are O(log n), and O(1) for an event
+    due no earlier than every other queued one.
 
     An entry may be marked as not keeping the run alive (a check that would poll forever);
     :meth:`has_live_events` tells whether anything else is waiting.
+
+    Entries come out in ``(due, key)`` order from two sources merged at their heads: a
+    *run* (a deque of entries each later than the one before: what an event due after
+    everything queued joins, as a scenario's events scheduled in time order do, or the
+    next step of a chain) and a heap for the rest. Entries are tuples of two numbers,
+    which the cyclic garbage collector stops tracking, so a long queue costs it nothing.
     """
 
+    __slots__ = ("_heap", "_heap_events", "_live", "_run", "_run_events", "_seq")
+
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, int, AbstractEvent, bool]] = []
-        self._seq = itertools.count()
+        self._run: deque[tuple[float, int]] = deque()
+        self._run_events: deque[AbstractEvent] = deque()
+        self._heap: list[tuple[float, int]] = []
+        self._heap_events: dict[int, AbstractEvent] = {}
+        self._seq = itertools.count(2, 2)
         self._live = 0
 
     def put(self, event: AbstractEvent, due: float, keeps_alive: bool = True) -> None:
         """Queue ``event`` to run at simulated time ``due``."""
-        entry = (due, PRIORITY[event.event_type], next(self._seq), event, keeps_alive)
-        heapq.heappush(self._heap, entry)
-        self._live += keeps_alive
+        event_type = event.event_type
+        # Identity tests first: an enum's hash is a Python-level call.
+        if event_type in _FIRST_PRIORITY:
+            key = next(self._seq)
+        else:
+            key = (PRIORITY[event_type] << _PRIORITY_SHIFT) + next(self._seq)
+        if keeps_alive:
+            self._live += 1
+        else:
+            key += 1
+        entry = (due, key)
+        run = self._run
+        if not run or run[-1] < entry:
+            run.append(entry)
+            self._run_events.append(event)
+        else:
+            heapq.heappush(self._heap, entry)
+            self._heap_events[key] = event
+
+    def _head(self) -> tuple[float, int] | None:
+        heap = self._heap
+        run = self._run
+        if heap and (not run or heap[0] < run[0]):
+            return heap[0]
+        return run[0] if run else None
 
     def peek_time(self) -> float | None:
         """When the next event is due (None if the queue is empty)."""
-        return self._heap[0][0] if self._heap else None
+        # _head() inlined: the kernel asks this once per step.
+        heap = self._heap
+        run = self._run
+        if heap and (not run or heap[0] < run[0]):
+            return heap[0][0]
+        return run[0][0] if run else None
+
+    def peek_time_if_live(self) -> float | None:
+        """:meth:`peek_time` if a queued event keeps the run alive, else None (the
+        kernel's loop asks both once per step)."""
+        if self._live <= 0:
+            return None
+        heap = self._heap
+        run = self._run
+        if heap and (not run or heap[0] < run[0]):
+            return heap[0][0]
+        return run[0][0]
 
     def peek(self) -> tuple[float, AbstractEvent] | None:
         """The next ``(due, event)`` without removing it (None if the queue is empty)."""
-        return (self._heap[0][0], self._heap[0][3]) if self._heap else None
+        head = self._head()
+        if head is None:
+            return None
+        if self._run and head is self._run[0]:
+            return head[0], self._run_events[0]
+        return head[0], self._heap_events[head[1]]
 
     def pop(self) -> tuple[float, AbstractEvent]:
         """Remove and return the next ``(due, event)``; IndexError if empty."""
-        due, _, _, event, keeps_alive = heapq.heappop(self._heap)
-        self._live -= keeps_alive
-        return due, event
+        popped = self.pop_due(float("inf"))
+        if popped is None:
+            raise IndexError("pop from an empty event queue")
+        return popped
 
     def pop_due(self, now: float) -> tuple[float, AbstractEvent] | None:
         """Remove and return the next ``(due, event)`` if it is due at or before ``now``."""
         heap = self._heap
-        if not heap or heap[0][0] > now:
+        run = self._run
+        if heap and (not run or heap[0] < run[0]):
+            due, key = heap[0]
+            if due > now:
+                return None
+            heapq.heappop(heap)
+            event = self._heap_events.pop(key)
+        elif run:
+            due, key = run[0]
+            if due > now:
+                return None
+            run.popleft()
+            event = self._run_events.popleft()
+        else:
             return None
-        entry = heapq.heappop(heap)
-        self._live -= entry[4]
-        return entry[0], entry[3]
+        if not key & 1:
+            self._live -= 1
+        return due, event
 
     def has_live_events(self) -> bool:
         """Whether any queued event keeps the run alive."""
@@ -71,12 +147,19 @@ class EventQueue:
 
     def list_view(self) -> list[tuple[float, AbstractEvent]]:
         """The queued ``(due, event)`` pairs in run order (sorts a copy: for inspection)."""
-        return [(entry[0], entry[3]) for entry in sorted(self._heap, key=lambda e: e[:3])]
+        entries = [
+            (due, key, event) for (due, key), event in zip(self._run, self._run_events, strict=True)
+        ]
+        entries += [(due, key, self._heap_events[key]) for due, key in self._heap]
+        return [(due, event) for due, _, event in sorted(entries, key=lambda e: e[:2])]
 
     def clear(self) -> None:
         """Drop every queued event."""
+        self._run.clear()
+        self._run_events.clear()
         self._heap.clear()
+        self._heap_events.clear()
         self._live = 0
 
     def __len__(self) -> int:
-        return len(self._heap)
+        return len(self._run) + len(self._heap)

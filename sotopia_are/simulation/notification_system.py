@@ -35,7 +35,7 @@ from sotopia_are.simulation.notification_texts import (
 )
 from sotopia_are.simulation.registration import disable_events
 from sotopia_are.simulation.time_manager import TimeManager
-from sotopia_are.simulation.types import AbstractEvent, CompletedEvent, EventType
+from sotopia_are.simulation.types import AbstractEvent, CompletedEvent, Event, EventType
 
 __all__ = [
     "Attachment",
@@ -163,6 +163,8 @@ class ReminderSource(Protocol):
 
 
 _USER_INTERFACE = "AgentUserInterface"
+_ENV = EventType.ENV
+_USER = EventType.USER
 _USER_MESSAGE_TOOL = "send_message_to_agent"
 _ATTACHMENTS_ARG = "base64_utf8_encoded_attachment_contents"
 
@@ -217,22 +219,25 @@ class BaseNotificationSystem:
         if message is not None:
             self._put(message)
 
-    def is_notified(self, event: CompletedEvent) -> bool:
+    def is_notified(self, event: CompletedEvent | Event) -> bool:
         """Whether ``event`` is notified: an ENV or USER event that is a user message, or
         calls a tool the config lists (under the app's name or class name), or any, with
-        ``notify_all_env_events``."""
-        if event.event_type is not EventType.ENV and event.event_type is not EventType.USER:
+        ``notify_all_env_events``. The kernel asks it of an :class:`Event` before it ran,
+        to know whether its record is to be notified."""
+        event_type = event.event_type
+        if event_type is not _ENV and event_type is not _USER:
             return False
         action = event.action
         if action is None:
             return False
-        if self.config.notify_all_env_events:
+        config = self.config
+        if config.notify_all_env_events:
             return True
         # Cheapest tests first: this runs for every ENV event the kernel logs.
         class_name = event.app_class_name()
         if class_name == _USER_INTERFACE and action.function_name == _USER_MESSAGE_TOOL:
             return True
-        tools = self.config.notified_tools
+        tools = config.notified_tools
         if not tools:
             return False
         function = action.function_name

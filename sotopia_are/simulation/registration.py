@@ -23,7 +23,7 @@ from sotopia_are.simulation.events import CompletedEvent, Event, EventType
 if TYPE_CHECKING:
     from sotopia_are.simulation.apps.app import App
 
-__all__ = ["EventRegisterer", "disable_events", "event_registered"]
+__all__ = ["REGISTERED_CALL_CODE", "EventRegisterer", "disable_events", "event_registered"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -173,3 +173,14 @@ class EventRegisterer:
 
 event_registered = EventRegisterer.event_registered
 disable_events = EventRegisterer.disable
+
+
+def _unregistered(_app: App) -> None:
+    """A method to decorate once, for the code object below."""
+
+
+# The code of every registered method's wrapper (all share it): while a scheduled event
+# executes, a wrapper only calls the method itself, so the kernel, which has just made
+# the event the executing one, may call ``__wrapped__`` directly when a bound method's
+# function runs this code.
+REGISTERED_CALL_CODE = event_registered()(_unregistered).__code__
