@@ -3,7 +3,8 @@
 The core is :meth:`EnvironmentCore.step` (run everything due at the next due time) and
 its loops :meth:`~EnvironmentCore.run_until` / :meth:`~EnvironmentCore.run_until_idle`;
 they never start a thread or read the wall clock on a virtual clock. ARE's thread API is a
-driver over it (:class:`sotopia_are.simulation.environment.Environment`).
+driver over it (:class:`sotopia_are.simulation.environment.Environment`). How each kind
+of event runs is :mod:`.event_runners`.
 
 Rules the core keeps:
 
@@ -22,29 +23,26 @@ import logging
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from types import MethodType, TracebackType
+from types import TracebackType
 from typing import Any, cast
 
-from sotopia_are.simulation.actions import AbstractEnvironment, Action, EventMetadata
+from sotopia_are.simulation.actions import AbstractEnvironment
 from sotopia_are.simulation.apps.app import App
-from sotopia_are.simulation.checks import CHECK_KINDS, CheckOutcome, Checks, check_event_id
+from sotopia_are.simulation.checks import CHECK_KINDS, Checks
 from sotopia_are.simulation.environment_config import (
     EnvironmentConfig,
     EnvironmentState,
     EnvironmentType,
 )
 from sotopia_are.simulation.environment_queries import EnvironmentQueries
-from sotopia_are.simulation.event_context import REGISTRATION_STATE, failure_metadata
 from sotopia_are.simulation.event_log import EventLog
 from sotopia_are.simulation.event_queue import EventQueue
+from sotopia_are.simulation.event_runners import RUNNERS, EventRunners, runner_for
 from sotopia_are.simulation.events import (
     AbstractEvent,
     CompletedEvent,
-    ConditionCheckEvent,
     Event,
     OracleEvent,
-    StopEvent,
-    ValidationEvent,
 )
 from sotopia_are.simulation.notification_system import (
     BaseNotificationSystem,
@@ -54,13 +52,11 @@ from sotopia_are.simulation.notification_system import (
     ReminderSource,
     to_datetime,
 )
-from sotopia_are.simulation.oracle import dump_state, run_oracle
+from sotopia_are.simulation.oracle import dump_state
 from sotopia_are.simulation.placeholders import (
-    has_placeholder,
     resolve_arg_placeholders,
     resolve_in_place,
 )
-from sotopia_are.simulation.registration import REGISTERED_CALL_CODE
 from sotopia_are.simulation.time_manager import TimeManager
 
 __all__ = ["EnvironmentCore"]
@@ -93,7 +89,7 @@ class _NoLock:
 _NO_LOCK = _NoLock()
 
 
-class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
+class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
     """Runs events against registered apps on a simulated clock and logs what completed.
 
     Without a driver it is a plain object for one thread (or one asyncio loop) and takes
@@ -403,7 +399,7 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
         next_timeout = notifications.next_timeout
         close_tick = notifications.handle_timeout_after_events
         end_time = self.end_time
-        runners = _RUNNERS
+        runners = RUNNERS
         taken = 0
         while taken < limit:
             # _has_live_work() and the start of _step(), inlined.
@@ -437,7 +433,7 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
                         continue
                     run = runners.get(type(event))
                     if run is None:
-                        run = _runner_for(type(event))
+                        run = runner_for(type(event))
                     run(self, event, due)
                 close_tick(now)
             except BaseException as error:
@@ -561,9 +557,9 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
                 due, event = popped
                 if real_clock:
                     self._running_at = due
-                run = _RUNNERS.get(type(event))
+                run = RUNNERS.get(type(event))
                 if run is None:
-                    run = _runner_for(type(event))
+                    run = runner_for(type(event))
                 run(self, event, due)
             notifications.handle_timeout_after_events(now)
         except BaseException as error:
@@ -573,129 +569,6 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
         finally:
             self._measured = None
             self._running_at = None
-
-    # One runner per event kind, looked up in _RUNNERS by the event's type.
-
-    def _run_event(self, event: Event, now: float) -> None:
-        action = event.action
-        # Event.execute and Action.execute inlined for a plain Event calling a plain
-        # Action with its own args, no placeholder and no ``self`` among them.
-        if type(action) is not Action or action.resolved_args or "self" in action.args:
-            self._run_event_as_written(event, now)
-            return
-        args = action.args
-        for value in args.values():
-            if type(value) is str and "{{" in value:
-                self._run_event_as_written(event, now)
-                return
-        function = action.function
-        failure: EventMetadata | None = None
-        token = REGISTRATION_STATE.set(event)
-        try:
-            if (
-                type(function) is MethodType
-                and getattr(function.__func__, "__code__", None) is REGISTERED_CALL_CODE
-            ):
-                # An event_registered method: its wrapper would only call it now.
-                value = function.__func__.__wrapped__(function.__self__, **args)  # type: ignore[attr-defined]
-            else:
-                value = function(**args)
-        except Exception as error:
-            failure = failure_metadata(error)
-        finally:
-            REGISTRATION_STATE.reset(token)
-        # The record is made at once for a listener, a notification system that is shown
-        # it (its own hooks, or a notification of it) or a real clock's measured time;
-        # else it is logged pending, to be made when the log is read.
-        if (
-            failure is None
-            and not self._listeners
-            and self._measured is None
-            and self._notifies_by_config
-            and not self.notification_system.is_notified(event)
-        ):
-            self._event_log.put_ran(event, now, value)
-        else:
-            self._record(
-                CompletedEvent(
-                    event_type=event.event_type,
-                    event_time=now,
-                    event_id=event.event_id,
-                    dependencies=list(event.dependencies),
-                    event_relative_time=event.event_relative_time,
-                    action=action,
-                    metadata=EventMetadata(return_value=value) if failure is None else failure,
-                )
-            )
-        self._completed.add(event)
-        if event.successors:
-            self._release(event, now)
-
-    def _run_event_as_written(self, event: Event, now: float) -> None:
-        """Run ``event`` through ``Event.execute`` (placeholders resolved first)."""
-        action = event.action
-        to_run = event
-        if action is not None and has_placeholder(action.args):
-            to_run = resolve_arg_placeholders(event, self._event_log)
-        self._record(to_run.execute(event_time=now))
-        self._complete(event, now)
-
-    def _run_oracle(self, oracle: OracleEvent, now: float) -> None:
-        self._record(run_oracle(oracle, self, now))
-        self._complete(oracle, now)
-
-    def _run_condition(self, event: ConditionCheckEvent, now: float) -> None:
-        outcome, metadata, index = self._checks.run_condition(event, self, now)
-        if self.config.log_every_condition_check:
-            self._record_own(event, now, metadata, check_event_id(event.event_id, index))
-            if outcome is CheckOutcome.PASSED:
-                self._complete(event, now)
-            return
-        self._settle(event, now, outcome, None if outcome is CheckOutcome.PENDING else metadata)
-
-    def _run_validation(self, event: ValidationEvent, now: float) -> None:
-        self._settle(event, now, *self._checks.run_validation(event, self, now))
-
-    def _run_stop(self, event: StopEvent, now: float) -> None:
-        self._record_own(event, now, EventMetadata())
-        self._complete(event, now)
-        self._finish(EnvironmentState.STOPPED)
-
-    def _settle(
-        self,
-        event: ConditionCheckEvent | ValidationEvent,
-        now: float,
-        outcome: CheckOutcome,
-        metadata: EventMetadata | None,
-    ) -> None:
-        """Act on a check's outcome: log it, then release its dependants or fail."""
-        if metadata is not None:
-            self._record_own(event, now, metadata)
-        if outcome is CheckOutcome.PASSED:
-            self._complete(event, now)
-        elif outcome is CheckOutcome.FAILED:
-            self._finish(EnvironmentState.FAILED)
-
-    def _record_own(
-        self,
-        event: ConditionCheckEvent | ValidationEvent | StopEvent,
-        now: float,
-        metadata: EventMetadata,
-        event_id: str | None = None,
-    ) -> None:
-        """Log an event the kernel runs itself (no app call): a check, or a stop;
-        ``event_id`` replaces the event's own id in the record."""
-        self._record(
-            CompletedEvent(
-                event_type=event.event_type,
-                event_time=now,
-                event_id=event.event_id if event_id is None else event_id,
-                dependencies=list(event.dependencies),
-                event_relative_time=event.event_relative_time,
-                action=event.action if isinstance(event, ConditionCheckEvent) else None,
-                metadata=metadata,
-            )
-        )
 
     def _finish(self, state: EnvironmentState) -> None:
         """Enter a final state once (FAILED wins over STOPPED), notify it (in ARE's
@@ -715,26 +588,3 @@ class EnvironmentCore(EnvironmentQueries, AbstractEnvironment):
         )
         if self.config.oracle_mode and self.config.dump_dir is not None:
             dump_state(self.get_state(), self.config.dump_dir)
-
-
-_Runner = Callable[[EnvironmentCore, Any, float], None]
-
-# Keyed on the exact type: one dict lookup per event instead of a chain of isinstance
-# checks. Each runner receives only events of its key's kind, hence the ``Any``.
-_RUNNERS: dict[type[AbstractEvent], _Runner] = {
-    Event: EnvironmentCore._run_event,
-    OracleEvent: EnvironmentCore._run_oracle,
-    ConditionCheckEvent: EnvironmentCore._run_condition,
-    ValidationEvent: EnvironmentCore._run_validation,
-    StopEvent: EnvironmentCore._run_stop,
-}
-
-
-def _runner_for(kind: type[AbstractEvent]) -> _Runner:
-    """The runner of ``kind``'s nearest kind with one (a subclass runs as its base does);
-    TypeError if there is none."""
-    for base in kind.__mro__:
-        run = _RUNNERS.get(base)
-        if run is not None:
-            return run
-    raise TypeError(f"cannot process an event of type {kind.__name__}")
