@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.studies import AgreementReport, stored_agreement
+from sotopia_are import studies
 
 from .common import cli_errors, printable
 from .options import StoreOptions, with_store
@@ -36,7 +36,7 @@ def _interval(interval: tuple[float, float] | None) -> str:
     return "" if interval is None else f"[{interval[0]:+.2f}, {interval[1]:+.2f}]"
 
 
-def _print_table(report: AgreementReport) -> None:
+def _print_table(report: studies.AgreementReport) -> None:
     typer.echo(
         f"\njudge {printable(report.judge)}: {len(report.episodes)} episodes compared"
         + (f", {len(report.unrated)} labelled but not rated by it" if report.unrated else "")
@@ -66,7 +66,7 @@ _CSV_COLUMNS = (
 )
 
 
-def _csv(reports: list[AgreementReport]) -> str:
+def _csv(reports: list[studies.AgreementReport]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(_CSV_COLUMNS)
@@ -123,7 +123,7 @@ def agreement(
     'sotopia-are evaluate --tag script --judge-model A [--judge-model B]'. Exits 1 if the
     labels are malformed or share no rated episode."""
     with where.open() as store, cli_errors():
-        reports = stored_agreement(
+        reports = studies.stored_agreement(
             store, labels, tag=tag, judges=judge_model, resamples=resamples, seed=seed
         )
     if form is AgreementFormat.json:

@@ -16,18 +16,8 @@ from typing import Annotated, NoReturn
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from sotopia_are import EpisodeStore
-from sotopia_are.studies import (
-    BatchPlan,
-    BatchProgress,
-    BatchResult,
-    describe_plan,
-    read_specs,
-    stored_batch,
-    summary_rows,
-    unfinished_causes,
-)
-from sotopia_are.studies import batch as run_batch
+import sotopia_are as sa
+from sotopia_are import studies
 
 from .common import INTERRUPTED_EXIT, cli_errors, console
 from .options import (
@@ -79,20 +69,20 @@ class BatchReporter:
         self.logged_finished = 0
         self.drawn_at = 0.0
 
-    def interrupted(self, store: EpisodeStore, what: str = "batch") -> NoReturn:
+    def interrupted(self, store: sa.EpisodeStore, what: str = "batch") -> NoReturn:
         """After Ctrl-C: what the store holds of the batch, then exit 130."""
         self.__exit__()
-        held = stored_batch(store, self.tag).describe()
+        held = studies.stored_batch(store, self.tag).describe()
         typer.echo(f"interrupted; the store holds of {what} {self.tag}: {held}", err=True)
         typer.echo("rerun with --resume", err=True)
         raise typer.Exit(code=INTERRUPTED_EXIT)
 
     @staticmethod
-    def exit_if_unfinished(result: BatchResult) -> None:
+    def exit_if_unfinished(result: studies.BatchResult) -> None:
         """Exit 1, saying how many episodes are unfinished and why, if any is."""
         if not result.failed:
             return
-        why = ", ".join(f"{count} {cause}" for count, cause in unfinished_causes(result))
+        why = ", ".join(f"{count} {cause}" for count, cause in studies.unfinished_causes(result))
         typer.echo(
             f"{result.unfinished} of {len(result.plan.planned)} episodes unfinished: {why}; "
             "see the lines above, then rerun with --resume",
@@ -124,13 +114,13 @@ class BatchReporter:
         else:
             typer.echo(line)
 
-    def plan(self, plan: BatchPlan) -> None:
-        for line in describe_plan(plan):
+    def plan(self, plan: studies.BatchPlan) -> None:
+        for line in studies.describe_plan(plan):
             self.say(line)
         if self.bar is not None and self.task is not None:
             self.bar.update(self.task, total=len(plan.pending), refresh=True)
 
-    def progress(self, now: BatchProgress) -> None:
+    def progress(self, now: studies.BatchProgress) -> None:
         if self.bar is not None and self.task is not None:
             redraw = time.monotonic() - self.drawn_at >= REDRAW_EVERY_S or now.finished == now.total
             if redraw:
@@ -196,7 +186,7 @@ def batch(
     run or given up after --max-attempts), saying how many and why; 2 if a model cannot be
     called as configured (nothing stored); 130 on Ctrl-C."""
     with cli_errors():
-        specs = read_specs(specs_path)
+        specs = studies.read_specs(specs_path)
         if max_turns is not None:
             specs = [spec.replace(max_turns=max_turns) for spec in specs]
     study = models.study(
@@ -236,17 +226,17 @@ def batch(
     BatchReporter.exit_if_unfinished(result)
 
 
-def batch_on(cluster: str | None) -> Callable[..., BatchResult]:
+def batch_on(cluster: str | None) -> Callable[..., studies.BatchResult]:
     """The library's batch: local, or on the Ray cluster at ``cluster`` (imported only then)."""
     if cluster is None:
-        return run_batch
+        return studies.batch
     from sotopia_are.cluster import ray_batch
 
     return functools.partial(ray_batch, address=cluster)
 
 
-def _summary(result: BatchResult) -> None:
-    rows = summary_rows(result)
+def _summary(result: studies.BatchResult) -> None:
+    rows = studies.summary_rows(result)
     width = max(len(what) for what, _ in rows)
     typer.echo(f"batch {result.plan.tag}")
     for what, value in rows:

@@ -15,13 +15,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from sotopia_are.studies import (
-    BenchmarkReport,
-    benchmark_report,
-    read_specs,
-    select_tasks,
-)
-from sotopia_are.studies import benchmark as run_benchmark
+from sotopia_are import studies
 
 from .batch import BatchReporter, ClusterOption, batch_on
 from .common import cli_errors, console, fail, printable
@@ -144,7 +138,7 @@ def benchmark(
         if len(chosen) > 1:
             fail("--report-only reads one judge's verdicts: give --judge-model once")
         with where.open() as store, cli_errors():
-            report = benchmark_report(store, tag, judge_model=chosen[0] if chosen else None)
+            report = studies.benchmark_report(store, tag, judge_model=chosen[0] if chosen else None)
         _render(report, output, judge=chosen[0] if chosen else None)
         return
     if not tested or not partner:
@@ -152,7 +146,7 @@ def benchmark(
     if specs_file is not None and (tasks_file is not None or sample is not None):
         fail("give the tasks as --specs FILE, or as --tasks/--sample (not both)")
     with cli_errors():
-        specs = read_specs(specs_file) if specs_file is not None else None
+        specs = studies.read_specs(specs_file) if specs_file is not None else None
     games_only = specs is not None and all(spec.game is not None for spec in specs)
     if not models.judge_model and not games_only:
         fail("no model for the judge: pass --judge-model MODEL (only games need none)")
@@ -168,12 +162,12 @@ def benchmark(
         tasks = (
             specs
             if specs is not None
-            else select_tasks(
+            else studies.select_tasks(
                 store, path=tasks_file, count=sample, seed=sample_seed, related=related
             )
         )
         try:
-            result = run_benchmark(
+            result = studies.benchmark(
                 tasks,
                 tested,
                 partner,
@@ -197,7 +191,9 @@ def benchmark(
     BatchReporter.exit_if_unfinished(result.batch)
 
 
-def _render(report: BenchmarkReport, output: Path | None, *, judge: str | None = None) -> None:
+def _render(
+    report: studies.BenchmarkReport, output: Path | None, *, judge: str | None = None
+) -> None:
     typer.echo(f"benchmark {report.tag}: {len(report.rows)} episodes")
     sources = "; ".join(report.judges) or "none (no episode is rated)"
     chosen = (

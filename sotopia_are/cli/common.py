@@ -24,13 +24,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from sotopia_are import (
-    ConfigurationError,
-    EpisodeSpec,
-    RecordNotFoundError,
-    SotopiaAreError,
-    __version__,
-)
+import sotopia_are as sa
 
 __all__ = [
     "BROKEN_PIPE_EXIT",
@@ -106,15 +100,15 @@ def cli_errors() -> Iterator[None]:
         # The library's values (specs, profiles, configurations) are pydantic models: one
         # that refuses what the user gave raises pydantic's own error, no SotopiaAreError.
         fail(describe_validation(error))
-    except RecordNotFoundError as error:
+    except sa.RecordNotFoundError as error:
         fail(
             f"{error}; see 'sotopia-are list'"
             if str(error).startswith("no episode")
             else str(error)
         )
-    except ConfigurationError as error:
+    except sa.ConfigurationError as error:
         fail(str(error), CONFIGURATION_EXIT)
-    except SotopiaAreError as error:
+    except sa.SotopiaAreError as error:
         fail(str(error))
     except FileNotFoundError as error:
         fail(f"{error.filename}: no such file")
@@ -127,7 +121,7 @@ def cli_errors() -> Iterator[None]:
 
 
 BUG_NOTE = (
-    f"This is a bug in sotopia-are {__version__}, not a mistake in your input: "
+    f"This is a bug in sotopia-are {sa.__version__}, not a mistake in your input: "
     "please report it, with the traceback above and the command you ran."
 )
 """The line under the traceback of an exception that is no library error."""
@@ -162,11 +156,11 @@ def read_text(path: Path) -> str:
         fail(f"{path} is not UTF-8 text: {error.reason} at byte {error.start}")
 
 
-def load_spec(path: Path) -> EpisodeSpec:
+def load_spec(path: Path) -> sa.EpisodeSpec:
     """The episode spec (``EpisodeSpec`` JSON, as in ``examples/scenarios/``) in ``path``."""
     text = read_text(path)
     try:
-        return EpisodeSpec.model_validate_json(text)
+        return sa.EpisodeSpec.model_validate_json(text)
     except ValidationError as error:
         fail(f"{path} is not a valid episode spec: {describe_validation(error)}")
 

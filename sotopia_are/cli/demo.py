@@ -17,9 +17,8 @@ from typing import Annotated
 
 import typer
 
-import sotopia_are
-from sotopia_are import EpisodeRecord, EpisodeStore, LLMSession
-from sotopia_are.studies import export_are_file, fresh_episode_id
+import sotopia_are as sa
+from sotopia_are import studies
 
 from .common import cli_errors, fail, load_spec, read_text
 from .episodes import play_here, print_record, print_transcript, unusable
@@ -37,7 +36,7 @@ PRIVATE_VIEWER = "Benedikt Müller-Roth"
 def _examples_dir(given: Path | None) -> Path:
     """``given``, else the examples shipped in the wheel, else those of the checkout the
     package is installed from (an editable install), else ``./examples``."""
-    package = Path(sotopia_are.__file__).resolve().parent
+    package = Path(sa.__file__).resolve().parent
     candidates = (
         [given]
         if given is not None
@@ -54,10 +53,10 @@ def _examples_dir(given: Path | None) -> Path:
 
 def _fresh_id(name: str) -> str:
     # A new id per run: the demo can be run again and again on the same store.
-    return fresh_episode_id(f"demo-{name.replace('_', '-')}")
+    return studies.fresh_episode_id(f"demo-{name.replace('_', '-')}")
 
 
-def _replay(store: EpisodeStore, examples: Path, name: str) -> EpisodeRecord:
+def _replay(store: sa.EpisodeStore, examples: Path, name: str) -> sa.EpisodeRecord:
     """Replay ``examples/scripts/<name>.txt`` (context ``scenarios/<name>.json``), stored."""
     base = load_spec(examples / "scenarios" / f"{name}.json")
     text = read_text(examples / "scripts" / f"{name}.txt")
@@ -73,7 +72,7 @@ def _replay(store: EpisodeStore, examples: Path, name: str) -> EpisodeRecord:
     return record
 
 
-def _show_view(store: EpisodeStore, episode_id: str, viewer: str) -> None:
+def _show_view(store: sa.EpisodeStore, episode_id: str, viewer: str) -> None:
     """``viewer``'s view of the stored episode, read back from the store."""
     views = store.load(episode_id).views
     hidden = [entry for entry in views.entries if not entry.visible_to(viewer)]
@@ -89,8 +88,8 @@ def _show_view(store: EpisodeStore, episode_id: str, viewer: str) -> None:
     )
 
 
-def _export(store: EpisodeStore, episode_id: str, output: Path) -> None:
-    events = export_are_file(store, episode_id, output)
+def _export(store: sa.EpisodeStore, episode_id: str, output: Path) -> None:
+    events = studies.export_are_file(store, episode_id, output)
     typer.echo(
         f"\nexported {episode_id} as ARE JSON to {output} "
         f"({events} completed events; it imports back)"
@@ -131,7 +130,7 @@ def demo(
             base = load_spec(folder / "scenarios" / f"{NEGOTIATION}.json")
             spec = base.replace(episode_id=_fresh_id(NEGOTIATION))
             chosen = models.agent_models(spec.agent_names)
-            session = LLMSession(models.config())
+            session = sa.LLMSession(models.config())
             # With --agent-model only, the first agent's model judges.
             judge = models.judge(session, fallback=next(iter(chosen.values())))
             record = play_here(

@@ -12,25 +12,8 @@ from typing import Any
 
 import typer
 
-from sotopia_are import (
-    ConfigurationError,
-    EpisodeRecord,
-    EpisodeSpec,
-    EpisodeStatus,
-    EpisodeStore,
-    LLMError,
-    RecordNotFoundError,
-    StorageError,
-    StudyInputError,
-    Verdict,
-)
-from sotopia_are.studies import (
-    ConversationEntry,
-    SocialAgent,
-    game_outcome,
-    replay_script,
-    run,
-)
+import sotopia_are as sa
+from sotopia_are import studies
 
 from .common import INTERRUPTED_EXIT, fail, print_scores, printable
 
@@ -44,34 +27,34 @@ __all__ = [
 ]
 
 
-def unusable(record: EpisodeRecord, judge: str | None) -> bool:
+def unusable(record: sa.EpisodeRecord, judge: str | None) -> bool:
     """Whether a command reports ``record`` as a failure (exit 1): it did not complete,
     or (when a judge was asked: ``judge``, its model) that judge could not rate it (a
     game's outcome verdict does not stand in for it)."""
-    if record.status is not EpisodeStatus.COMPLETE:
+    if record.status is not sa.EpisodeStatus.COMPLETE:
         return True
     return judge is not None and record.verdict_of(judge) is None
 
 
-def _stopped_as(store: EpisodeStore, episode_id: str) -> str:
+def _stopped_as(store: sa.EpisodeStore, episode_id: str) -> str:
     """How a stopped episode was left in the store, for the ``interrupted: …`` line."""
     try:
         status = store.load(episode_id).status
-    except RecordNotFoundError:
+    except sa.RecordNotFoundError:
         return f"{episode_id} was not stored"
-    except (StorageError, ValueError):
+    except (sa.StorageError, ValueError):
         return f"{episode_id} could not be marked incomplete (the store cannot be read)"
-    if status is EpisodeStatus.COMPLETE:
+    if status is sa.EpisodeStatus.COMPLETE:
         return f"{episode_id} stored as complete but not rated (rate it with 'evaluate')"
     return f"{episode_id} stored as {status.value}"
 
 
-def _live(header: str) -> Callable[[ConversationEntry], None]:
+def _live(header: str) -> Callable[[studies.ConversationEntry], None]:
     """Print each entry as it happens, ``header`` (if any) before the first: an episode
     the preflight stops never started, and gets no heading."""
     unsaid = [header] if header else []
 
-    def show(entry: ConversationEntry) -> None:
+    def show(entry: studies.ConversationEntry) -> None:
         while unsaid:
             typer.echo(unsaid.pop())
         if not entry.is_nothing:
@@ -81,15 +64,15 @@ def _live(header: str) -> Callable[[ConversationEntry], None]:
 
 
 def play_here(
-    store: EpisodeStore,
-    spec: EpisodeSpec,
-    agents: Sequence[SocialAgent] | Mapping[str, SocialAgent] | None = None,
+    store: sa.EpisodeStore,
+    spec: sa.EpisodeSpec,
+    agents: Sequence[studies.SocialAgent] | Mapping[str, studies.SocialAgent] | None = None,
     *,
     script: str | None = None,
     live: bool = False,
     header: str = "",
     **options: Any,
-) -> EpisodeRecord:
+) -> sa.EpisodeRecord:
     """:func:`~sotopia_are.studies.run` in this process (``options`` are its keywords),
     or with ``script`` :func:`~sotopia_are.studies.replay_script` of it, each turn
     printed as it happens if ``live`` (``header`` before the first): on Ctrl-C print
@@ -101,16 +84,16 @@ def play_here(
     on_entry = _live(header) if live else None
     try:
         if script is not None:
-            return replay_script(script, spec, store=store, on_entry=on_entry, **options)
-        return run(spec, agents, store=store, on_entry=on_entry, **options)
-    except (ConfigurationError, StudyInputError):
+            return studies.replay_script(script, spec, store=store, on_entry=on_entry, **options)
+        return studies.run(spec, agents, store=store, on_entry=on_entry, **options)
+    except (sa.ConfigurationError, sa.StudyInputError):
         raise
     except KeyboardInterrupt:
         typer.echo(f"interrupted: {_stopped_as(store, spec.episode_id)}", err=True)
         raise typer.Exit(code=INTERRUPTED_EXIT) from None
     except Exception as error:
         typer.echo(f"interrupted: {_stopped_as(store, spec.episode_id)}", err=True)
-        known = isinstance(error, StorageError | LLMError)
+        known = isinstance(error, sa.StorageError | sa.LLMError)
         fail(str(error) if known else f"{type(error).__name__}: {error}")
 
 
@@ -120,7 +103,7 @@ def print_transcript(title: str, text: str) -> None:
     typer.echo(printable(text, keep_newlines=True) if text.strip() else "(nothing happened)")
 
 
-def print_verdict(verdict: Verdict, *, reasoning: bool = False) -> None:
+def print_verdict(verdict: sa.Verdict, *, reasoning: bool = False) -> None:
     """A judge's scores (agents in the episode's order), its failures and warnings, and
     with ``reasoning`` its reasoning for each agent."""
     evaluation = verdict.evaluation
@@ -138,10 +121,10 @@ def print_verdict(verdict: Verdict, *, reasoning: bool = False) -> None:
             typer.echo(printable(rating.comment(), keep_newlines=True))
 
 
-def print_outcome(record: EpisodeRecord) -> None:
+def print_outcome(record: sa.EpisodeRecord) -> None:
     """A complete game's outcome, recomputed from its events: the winners, then each
     player's role, team, whether it won and its payoff. Nothing for a conversation."""
-    outcome = game_outcome(record)
+    outcome = studies.game_outcome(record)
     if outcome is None:
         return
     winners = ", ".join(outcome.winners) or "nobody"
@@ -157,7 +140,7 @@ def print_outcome(record: EpisodeRecord) -> None:
         )
 
 
-def print_record(record: EpisodeRecord, *, transcript: bool = True) -> None:
+def print_record(record: sa.EpisodeRecord, *, transcript: bool = True) -> None:
     """The omniscient transcript (unless it was shown live), how it ended (a game's
     outcome too), the latest verdict and the usage."""
     if transcript:
@@ -169,6 +152,6 @@ def print_record(record: EpisodeRecord, *, transcript: bool = True) -> None:
     print_outcome(record)
     if record.verdict is not None:
         print_verdict(record.verdict)
-    elif record.status is EpisodeStatus.FAILED:
+    elif record.status is sa.EpisodeStatus.FAILED:
         typer.echo(f"The episode failed and was not rated: {printable(record.reason)}")
     typer.echo(record.usage.describe())

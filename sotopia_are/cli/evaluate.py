@@ -10,17 +10,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from sotopia_are import EpisodeRecord, LLMJudge, LLMSession, Verdict
-from sotopia_are.studies import (
-    RatingOutcome,
-    check_to_rate,
-    panel_scores,
-    parse_script_notes,
-    rate_script,
-    rate_stored,
-    script_context,
-    selected_episodes,
-)
+import sotopia_are as sa
+from sotopia_are import studies
 
 from .common import cli_errors, console, fail, printable, read_text
 from .episodes import print_record
@@ -37,10 +28,10 @@ from .options import (
 __all__ = ["evaluate"]
 
 
-def _sayer(panel: bool) -> Callable[[RatingOutcome], None]:
+def _sayer(panel: bool) -> Callable[[studies.RatingOutcome], None]:
     """Print each outcome as it comes, naming the judge when there are several."""
 
-    def say(outcome: RatingOutcome) -> None:
+    def say(outcome: studies.RatingOutcome) -> None:
         episode = outcome.episode_id + (f" by {outcome.judge}" if panel else "")
         if outcome.rated:
             typer.echo(f"rated: {episode}")
@@ -53,9 +44,9 @@ def _sayer(panel: bool) -> Callable[[RatingOutcome], None]:
     return say
 
 
-def _print_panel(record: EpisodeRecord, judges: Sequence[LLMJudge]) -> None:
+def _print_panel(record: sa.EpisodeRecord, judges: Sequence[sa.LLMJudge]) -> None:
     """The judges' aggregate: per dimension and agent, mean ± sd over n judges."""
-    panel = panel_scores(record, [Verdict.key_for(judge) for judge in judges])
+    panel = studies.panel_scores(record, [sa.Verdict.key_for(judge) for judge in judges])
     if not panel:
         return
     typer.echo(f"Panel of {len(judges)} judges: mean ± sd (judges)")
@@ -130,19 +121,19 @@ def evaluate(
         fail("give stored EPISODE_IDS, --tag TAG or --script FILE (one of the three)")
     study = models.study(where, rubric=rubric, samples=samples, concurrency=concurrency)
     with cli_errors():
-        judges = study.judges(LLMSession(study.llm_config(concurrency)))
+        judges = study.judges(sa.LLMSession(study.llm_config(concurrency)))
     if script is not None:
         names = [n.strip() for n in agents.split(",") if n.strip()] if agents else None
         text = read_text(script)
         with where.open() as store, cli_errors():
             context = read_text(spec_file) if spec_file is not None else None
             try:
-                spec = script_context(text, context, names=names, episode_id=script.stem)
+                spec = studies.script_context(text, context, names=names, episode_id=script.stem)
             except ValueError as error:
                 fail(f"{script}: {error}" + ("" if spec_file else " (or pass --spec FILE)"))
-            for note in parse_script_notes(text, spec.agent_names).warnings:
+            for note in studies.parse_script_notes(text, spec.agent_names).warnings:
                 typer.echo(printable(str(note)), err=True)
-            record = rate_script(
+            record = studies.rate_script(
                 text,
                 judges,
                 spec,
@@ -159,10 +150,14 @@ def evaluate(
             raise typer.Exit(code=1)
         return
     with where.open() as store, cli_errors():
-        ids = selected_episodes(store, tag=tag) if tag is not None else list(episode_ids or [])
+        ids = (
+            studies.selected_episodes(store, tag=tag)
+            if tag is not None
+            else list(episode_ids or [])
+        )
         if len(ids) == 1:
-            check_to_rate(store.load(ids[0]), judges, replace=replace)
-        outcomes = rate_stored(
+            studies.check_to_rate(store.load(ids[0]), judges, replace=replace)
+        outcomes = studies.rate_stored(
             store,
             ids,
             judges,

@@ -9,8 +9,6 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.hosting import ExposedHostWarning, host
-
 from .common import INTERRUPTED_EXIT, cli_errors, fail, load_spec, read_text
 from .options import (
     MaxTurnsOption,
@@ -111,6 +109,9 @@ def host_command(
     (human seats as "human") and exits when every session is over. Run it again with the
     same --tag after a crash to resume the study (the links stay valid). Rate the sessions
     afterwards with `sotopia-are evaluate`."""
+    # Here, not at the top: the server's stack would slow every command's --help.
+    from sotopia_are.hosting import ExposedHostWarning, host
+
     spec = load_spec(spec_file)
     if max_turns is not None:
         spec = spec.replace(max_turns=max_turns)

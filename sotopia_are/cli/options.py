@@ -17,26 +17,13 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from sotopia_are import EpisodeStore, LLMConfig, LLMJudge, LLMSession, Sampling, connect
-from sotopia_are.studies import (
-    DEFAULT_REQUEST_ATTEMPTS,
-    DEFAULT_TIMEOUT_S,
-    MODEL_ENV,
-    STUDY_FLAGS,
-    OutputMode,
-    StudyConfig,
-    TransportChoice,
-    choose_agent_models,
-    choose_judge,
-    judge_sampling,
-    make_judges,
-    parse_sampling,
-)
+import sotopia_are as sa
+from sotopia_are import studies
+from sotopia_are.studies import flags
 
 from .common import cli_errors
 
 __all__ = [
-    "MODEL_ENV",
     "ConcurrencyOption",
     "EvaluateOption",
     "MaxAttemptsOption",
@@ -61,9 +48,9 @@ def _option(*names: str, **settings: Any) -> Any:
 
 def _study_option(field: str, *aliases: str, **settings: Any) -> Any:
     """The option of the study's ``field``: its flag and environment variable are
-    :data:`~sotopia_are.studies.STUDY_FLAGS`'s, so the command line and
+    :data:`~sotopia_are.flags.STUDY_FLAGS`'s, so the command line and
     :meth:`~sotopia_are.studies.StudyConfig.resolve` read the same variable."""
-    flag, variable = STUDY_FLAGS[field]
+    flag, variable = flags.STUDY_FLAGS[field]
     return _option(flag, *aliases, envvar=variable, **settings)
 
 
@@ -153,40 +140,41 @@ class ModelOptions:
     api_base: Annotated[str | None, _study_option("api_base", help=_HELP["api_base"])] = None
     api_key: Annotated[str | None, _study_option("api_key", help=_HELP["api_key"])] = None
     output_mode: Annotated[
-        OutputMode, _study_option("output_mode", show_default=True, help=_HELP["output_mode"])
+        flags.OutputMode,
+        _study_option("output_mode", show_default=True, help=_HELP["output_mode"]),
     ] = "auto"
     timeout: Annotated[
         float,
         _study_option("timeout", min=0.1, show_default=True, help=_HELP["timeout"]),
-    ] = DEFAULT_TIMEOUT_S
+    ] = flags.DEFAULT_TIMEOUT_S
     request_attempts: Annotated[
         int,
         _study_option("request_attempts", min=1, show_default=True, help=_HELP["attempts"]),
-    ] = DEFAULT_REQUEST_ATTEMPTS
+    ] = flags.DEFAULT_REQUEST_ATTEMPTS
     transport: Annotated[
-        TransportChoice,
+        flags.TransportChoice,
         _study_option("transport", show_default=True, help=_HELP["transport"]),
     ] = "auto"
 
     # The rules are the library's (sotopia_are.studies.config); each method is one of
     # them on these options, its StudyInputError an `error: …` line.
 
-    def agent_sampling(self) -> Sampling:
+    def agent_sampling(self) -> sa.Sampling:
         """The agents' sampling from ``--sampling`` (or its variable)."""
         with cli_errors():
-            return parse_sampling(self.sampling)
+            return studies.parse_sampling(self.sampling)
 
-    def config(self, concurrency: int | None = None) -> LLMConfig:
+    def config(self, concurrency: int | None = None) -> sa.LLMConfig:
         """How every call is made (:meth:`StudyConfig.llm_config` of :meth:`study`);
         ``concurrency`` bounds requests per endpoint."""
         return self.study().llm_config(concurrency)
 
-    def study(self, where: StoreOptions | None = None, **more: Any) -> StudyConfig:
+    def study(self, where: StoreOptions | None = None, **more: Any) -> studies.StudyConfig:
         """These options, the store's (``where``) and ``more`` of the command's own (its
         tag, evaluate, rubric, samples, concurrency) as the study's configuration: each
         option is the field of its name (its variable was read already)."""
         with cli_errors():
-            return StudyConfig.resolve(
+            return studies.StudyConfig.resolve(
                 env={},
                 data_dir=where.data_dir if where else None,
                 redis_url=where.redis_url if where else None,
@@ -207,26 +195,26 @@ class ModelOptions:
     def agent_models(self, names: Sequence[str]) -> dict[str, str]:
         """Every one of ``names`` with its model (``--agent-model`` over ``--model``)."""
         with cli_errors():
-            return choose_agent_models(names, self.model, self.agent_model or [])
+            return studies.choose_agent_models(names, self.model, self.agent_model or [])
 
     def judge(
         self,
-        session: LLMSession,
+        session: sa.LLMSession,
         rubric: str = "sotopia_eval",
         samples: int = 1,
         *,
         fallback: str | None = None,
-    ) -> LLMJudge:
+    ) -> sa.LLMJudge:
         """The judge on ``--judge-model`` (else ``--model``, else ``fallback``), for a
         command that rates with one."""
         with cli_errors():
-            name = choose_judge(self.judge_model, self.model or fallback)
-            return make_judges(
+            name = studies.choose_judge(self.judge_model, self.model or fallback)
+            return studies.make_judges(
                 [name],
                 session,
                 rubric=rubric,
                 samples=samples,
-                sampling=judge_sampling(self.judge_sampling),
+                sampling=studies.judge_sampling(self.judge_sampling),
             )[0]
 
 
@@ -251,11 +239,11 @@ class StoreOptions:
     ] = None
 
     @contextmanager
-    def open(self) -> Iterator[EpisodeStore]:
+    def open(self) -> Iterator[sa.EpisodeStore]:
         """The store on ``--redis-url`` (else ``$REDIS_OM_URL``, else the embedded Redis in
         ``--data-dir``), closed at the end; an unreachable server fails before any work."""
         with cli_errors():
-            store = connect(self.redis_url, self.data_dir)
+            store = sa.connect(self.redis_url, self.data_dir)
         try:
             yield store
         finally:

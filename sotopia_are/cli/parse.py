@@ -1,5 +1,7 @@
 """`sotopia-are parse`: read a human-written conversation script and print its actions."""
 
+from __future__ import annotations
+
 import json
 from pathlib import Path
 from typing import Annotated
@@ -9,14 +11,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sotopia_are.studies import ScriptAction, parse_script_notes
+from sotopia_are import studies
 
 from .common import fail, printable, read_text
 
 __all__ = ["parse"]
 
 
-def _as_json(actions: list[ScriptAction]) -> str:
+def _as_json(actions: list[studies.ScriptAction]) -> str:
     return json.dumps(
         [
             {
@@ -34,7 +36,7 @@ def _as_json(actions: list[ScriptAction]) -> str:
     )
 
 
-def _as_table(actions: list[ScriptAction], title: str) -> Table:
+def _as_table(actions: list[studies.ScriptAction], title: str) -> Table:
     table = Table(title=title, show_lines=True)
     for column in ("#", "turn", "line", "speaker", "action", "argument", "to"):
         table.add_column(column, overflow="fold")
@@ -64,7 +66,7 @@ def parse(
     names = [name.strip() for name in agents.split(",") if name.strip()]
     text = read_text(file)
     try:
-        parsed = parse_script_notes(text, names)
+        parsed = studies.parse_script_notes(text, names)
     except ValueError as exc:  # ScriptParseError, or an unusable --agents list
         fail(f"{file}: {exc}")
     for note in parsed.notes:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.studies import fresh_spec, spec_from_stored_profiles
+from sotopia_are import studies
 
 from .common import cli_errors, fail, load_spec
 from .episodes import play_here, print_record, unusable
@@ -70,9 +70,9 @@ def run(
             spec = load_spec(spec_file)
         else:
             ids = [pk.strip() for pk in str(agent_ids).split(",") if pk.strip()]
-            spec = spec_from_stored_profiles(store, str(env_id), ids)
+            spec = studies.spec_from_stored_profiles(store, str(env_id), ids)
         # Played under a fresh id each run: the same file may be run many times.
-        spec, scenario_id = fresh_spec(
+        spec, scenario_id = studies.fresh_spec(
             spec, scenario_id=env_id, source=spec_file, max_turns=max_turns
         )
         record = play_here(

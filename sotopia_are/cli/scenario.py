@@ -1,5 +1,7 @@
 """`sotopia-are scenario validate|run FILE`: check and run scenario JSON files (ARE's format)."""
 
+from __future__ import annotations
+
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -8,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sotopia_are.studies import ScenarioRun, load_scenario, run_scenario
+from sotopia_are import studies
 
 from .common import cli_errors, fail
 
@@ -61,7 +63,7 @@ def validate(
 ) -> None:
     """Check that FILE imports: format, event graph, apps, functions and values."""
     with cli_errors():
-        loaded = load_scenario(
+        loaded = studies.load_scenario(
             file, apps=apps, skip_apps=skip, skip_unknown_apps=skip_unknown_apps, lenient=lenient
         )
     # What the import left out or changed goes to stderr; stdout is the result.
@@ -84,7 +86,7 @@ def run(
 ) -> None:
     """Run FILE in oracle mode on a virtual clock and print the completed events."""
     with cli_errors():
-        done = run_scenario(
+        done = studies.run_scenario(
             file, apps=apps, skip_apps=skip, skip_unknown_apps=skip_unknown_apps, lenient=lenient
         )
     if summary := done.loaded.report.summary():
@@ -94,7 +96,7 @@ def run(
         fail(done.failure)
 
 
-def _table(done: ScenarioRun) -> Table:
+def _table(done: studies.ScenarioRun) -> Table:
     """One row per completed event; times are seconds from the scenario's start."""
     events, scenario = done.events, done.loaded.scenario
     start = float(scenario.start_time or 0)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are import EpisodeRecord, EpisodeStatus
+import sotopia_are as sa
 
 from .common import cli_errors, fail, printable
 from .episodes import print_transcript, print_verdict
@@ -16,7 +16,7 @@ from .options import StoreOptions, with_store
 __all__ = ["show"]
 
 
-def _print_header(record: EpisodeRecord) -> None:
+def _print_header(record: sa.EpisodeRecord) -> None:
     # Stored names may predate the checks that refuse control characters: escape them.
     typer.echo(
         f"episode {printable(record.episode_id)}  [{record.status.value}]  "
@@ -37,7 +37,7 @@ def _print_header(record: EpisodeRecord) -> None:
     for problem in record.problems:
         typer.echo(f"  FLAGGED (imported despite): {printable(problem)}")
     if record.reason:
-        label = "ended" if record.status is EpisodeStatus.COMPLETE else "error"
+        label = "ended" if record.status is sa.EpisodeStatus.COMPLETE else "error"
         typer.echo(f"{label}: {printable(record.reason, keep_newlines=True)}")
     typer.echo(record.usage.describe())
 

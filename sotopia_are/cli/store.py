@@ -14,18 +14,9 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are import EpisodeStatus
-from sotopia_are.studies import (
-    EpisodeExistsError,
-    EpisodeSummary,
-    ExportFormat,
-    ImportKind,
-    UnreadableRecordError,
-    export_are_files,
-    export_to,
-    import_file,
-    selected_episodes,
-)
+import sotopia_are as sa
+from sotopia_are import studies
+from sotopia_are.studies import flags
 
 from .common import cli_errors, fail, printable, read_text
 from .options import StoreOptions, with_store
@@ -33,7 +24,7 @@ from .options import StoreOptions, with_store
 __all__ = ["export", "import_", "list_"]
 
 
-def _row(summary: EpisodeSummary, *, source: bool) -> list[str]:
+def _row(summary: studies.EpisodeSummary, *, source: bool) -> list[str]:
     """A listing's columns; ``source`` adds the judge and rubric to the scores (when the
     listing's episodes were not all rated by one)."""
     when = summary.created_at
@@ -56,7 +47,7 @@ def _row(summary: EpisodeSummary, *, source: bool) -> list[str]:
     ]
 
 
-def _sources(summaries: list[EpisodeSummary], judge: str | None) -> list[str]:
+def _sources(summaries: list[studies.EpisodeSummary], judge: str | None) -> list[str]:
     """The lines that say where the listed scores came from and how to choose others."""
     rated = [s for s in summaries if s.overall]
     sources = sorted({(s.judge, s.rubric) for s in rated})
@@ -82,7 +73,7 @@ def _sources(summaries: list[EpisodeSummary], judge: str | None) -> list[str]:
     return lines
 
 
-def _warn(skipped: list[UnreadableRecordError]) -> None:
+def _warn(skipped: list[studies.UnreadableRecordError]) -> None:
     """One ``warning: skipped KEY: reason`` line on stderr for each key skipped so far."""
     while skipped:
         error = skipped.pop(0)
@@ -103,7 +94,7 @@ def list_(
         str | None, typer.Option("--agent", help="Only episodes with this participant.")
     ] = None,
     status: Annotated[
-        EpisodeStatus | None, typer.Option("--status", help="Only episodes with this status.")
+        flags.StatusChoice | None, typer.Option("--status", help="Only episodes with this status.")
     ] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON summary a line.")] = False,
@@ -128,10 +119,14 @@ def list_(
     that is not a readable episode gets one ``warning: skipped KEY: reason`` line on
     stderr; the others are still listed."""
     with where.open() as store, cli_errors():
-        skipped: list[UnreadableRecordError] = []
+        skipped: list[studies.UnreadableRecordError] = []
         filters = {"tag": tag, "scenario": scenario, "model": model, "agent": agent}
         listed = store.iter_summaries(
-            **filters, status=status, limit=limit, on_unreadable=skipped.append, judge=judge
+            **filters,
+            status=sa.EpisodeStatus(status) if status is not None else None,
+            limit=limit,
+            on_unreadable=skipped.append,
+            judge=judge,
         )
         first = next(listed, None)
         if as_json:
@@ -180,9 +175,9 @@ def export(
     ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Export every stored episode.")] = False,
     format_: Annotated[
-        ExportFormat,
+        flags.ExportFormat,
         typer.Option("--format", "-f", help="jsonl: records with events and calls; are: ARE JSON."),
-    ] = ExportFormat.jsonl,
+    ] = flags.ExportFormat.jsonl,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -214,15 +209,15 @@ def export(
         ids = (
             [store.load(episode_id).episode_id]
             if episode_id
-            else selected_episodes(store, tag=tag, allow_empty=allow_empty)
+            else studies.selected_episodes(store, tag=tag, allow_empty=allow_empty)
         )
-        if format_ is ExportFormat.jsonl or episode_id is not None:
-            export_to(store, ids, format_, output)
+        if format_ is flags.ExportFormat.jsonl or episode_id is not None:
+            studies.export_to(store, ids, format_, output)
             _done(f"exported {len(ids)} episodes as {format_.value}", output)
         elif output is None:
             fail("many episodes as ARE JSON are one file each: give a directory with -o")
         else:
-            export_are_files(store, ids, output)
+            studies.export_are_files(store, ids, output)
             _done(f"exported {len(ids)} episodes as ARE JSON", output)
 
 
@@ -242,9 +237,9 @@ def import_(
         typer.Argument(help="A JSONL file of episodes or profiles, or an episode's ARE JSON file."),
     ],
     kind: Annotated[
-        ImportKind,
+        flags.ImportKind,
         typer.Option("--kind", help="What the file holds (a script is never guessed)."),
-    ] = ImportKind.auto,
+    ] = flags.ImportKind.auto,
     script: Annotated[
         bool, typer.Option("--script", help="FILE is a written script (as --kind script).")
     ] = False,
@@ -279,15 +274,15 @@ def import_(
     read_text(file)  # an unreadable file: one error naming it, before the store starts
     with where.open() as store, cli_errors():
         try:
-            imported = import_file(
+            imported = studies.import_file(
                 store,
                 file,
-                kind=ImportKind.script if script else kind,
+                kind=flags.ImportKind.script if script else kind,
                 replace=replace,
                 context=read_text(spec_file) if spec_file is not None else None,
                 lenient=lenient,
             )
-        except EpisodeExistsError as error:
+        except studies.EpisodeExistsError as error:
             fail(f"{error}; pass --replace to overwrite")
     for warning in imported.warnings:
         typer.echo(printable(warning), err=True)

@@ -12,12 +12,8 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.training import (
-    DEFAULT_PREFERENCE_DIMENSION,
-    TrainingKind,
-    export_training_data,
-    manifest_path,
-)
+from sotopia_are import training
+from sotopia_are.training import DEFAULT_PREFERENCE_DIMENSION, TrainingKind
 
 from .common import cli_errors, fail
 from .options import StoreOptions, with_store
@@ -95,7 +91,7 @@ def training_data(
         except ValueError:
             fail(f"--min-score takes DIMENSION=VALUE, e.g. goal=7; got {item!r}")
     with where.open() as store, cli_errors():
-        manifest = export_training_data(
+        manifest = training.export_training_data(
             store,
             output,
             kind,
@@ -112,6 +108,7 @@ def training_data(
     judges = "; ".join(manifest.judges) or "none (unrated)"
     typer.echo(
         f"wrote {manifest.examples} {what} from {manifest.episodes_used} of "
-        f"{manifest.episodes_read} episodes to {output} (manifest: {manifest_path(output)}); "
+        f"{manifest.episodes_read} episodes to {output} "
+        f"(manifest: {training.manifest_path(output)}); "
         f"scores from judge {judges}"
     )

@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from sotopia_are.studies import write_text_atomically
-from sotopia_are.viewer import serve, static_page
+from sotopia_are import studies
 
 from .common import INTERRUPTED_EXIT, cli_errors, fail
 from .options import StoreOptions, with_store
@@ -48,10 +47,13 @@ def view(
     status, score), each episode's transcript, every agent's view (private actions
     marked), each verdict's reasoning per dimension, every model call with its prompt and
     reply, and each batch's score distributions."""
+    # Here, not at the top: the server's stack would slow every command's --help.
+    from sotopia_are.viewer import serve, static_page
+
     with where.open() as store:
         if static is not None:
             with cli_errors():
-                write_text_atomically(str(static), static_page(store, tag=tag))
+                studies.write_text_atomically(str(static), static_page(store, tag=tag))
             typer.echo(f"wrote {static}")
             return
         try:

@@ -37,6 +37,13 @@ from sotopia_are.llm import (
 from sotopia_are.storage import DATA_DIR_ENV, EpisodeStore, connect
 
 from .errors import StudyInputError
+from .flags import (
+    DEFAULT_REQUEST_ATTEMPTS,
+    DEFAULT_TIMEOUT_S,
+    JUDGE_MODEL_ENV,
+    MODEL_ENV,
+    STUDY_FLAGS,
+)
 
 __all__ = [
     "AGENT_SAMPLING_ENV",
@@ -64,18 +71,6 @@ __all__ = [
     "make_judges",
     "parse_sampling",
 ]
-
-MODEL_ENV = "SOTOPIA_ARE_MODEL"
-"""The environment variable giving the default model of every agent."""
-
-JUDGE_MODEL_ENV = "SOTOPIA_ARE_EVALUATOR_MODEL"
-"""The environment variable giving the judge's model."""
-
-DEFAULT_TIMEOUT_S = LLMConfig().timeout_s
-"""Seconds one request may wait for its answer unless a study says otherwise."""
-
-DEFAULT_REQUEST_ATTEMPTS = RetryPolicy().max_attempts
-"""Requests per model call when the server fails fast, unless a study says otherwise."""
 
 
 def parse_sampling(
@@ -207,32 +202,6 @@ def choose_judges(
     return make_judges(
         judge_names(judge_models, model), session, rubric=rubric, samples=samples, sampling=sampling
     )
-
-
-STUDY_FLAGS: dict[str, tuple[str, str | None]] = {
-    "data_dir": ("--data-dir", DATA_DIR_ENV),
-    "redis_url": ("--redis-url", None),  # $REDIS_OM_URL is read by connect() itself
-    "model": ("--model", MODEL_ENV),
-    "agent_model": ("--agent-model", None),
-    "sampling": ("--sampling", AGENT_SAMPLING_ENV),
-    "judge_model": ("--judge-model", JUDGE_MODEL_ENV),
-    "judge_sampling": ("--judge-sampling", JUDGE_SAMPLING_ENV),
-    "evaluate": ("--evaluate", None),
-    "rubric": ("--rubric", None),
-    "samples": ("--samples", None),
-    "api_base": ("--api-base", API_BASE_ENV),
-    "api_key": ("--api-key", API_KEY_ENV),
-    "output_mode": ("--output-mode", None),
-    "timeout": ("--timeout", TIMEOUT_ENV),
-    "request_attempts": ("--request-attempts", REQUEST_ATTEMPTS_ENV),
-    "transport": ("--transport", TRANSPORT_ENV),
-    "tag": ("--tag", None),
-    "concurrency": ("--concurrency", None),
-}
-"""Each field of :class:`StudyConfig` with the command-line flag that sets it and the
-environment variable that sets it when the flag is not given (``None``: no variable).
-The command line's options take their variables from here, so they and
-:meth:`StudyConfig.resolve` read the same ones."""
 
 
 class StudyConfig(BaseModel):

@@ -16,7 +16,6 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -41,6 +40,7 @@ from sotopia_are.storage import (
 )
 
 from .errors import StudyInputError
+from .flags import ExportFormat, ImportKind
 from .rating import script_record
 from .script_context import script_context
 
@@ -56,17 +56,6 @@ __all__ = [
     "selected_episodes",
     "write_text_atomically",
 ]
-
-
-class ImportKind(StrEnum):
-    """What an input file holds (``auto``: decided from its first object)."""
-
-    auto = "auto"
-    episodes = "episodes"
-    agents = "agents"
-    environments = "environments"
-    relationships = "relationships"
-    script = "script"
 
 
 _PROFILE_MODELS: dict[ImportKind, type[StoredModel]] = {
@@ -212,14 +201,6 @@ def _file_of(directory: Path, episode_id: str) -> str:
         return path_inside(str(directory), f"{episode_id}.json")
     except ValueError as error:
         raise StudyInputError(str(error)) from None
-
-
-class ExportFormat(StrEnum):
-    """How episodes are exported: ``jsonl`` records (events, calls, verdicts; they import
-    back), or ``are`` scenario JSON (one document per episode)."""
-
-    jsonl = "jsonl"
-    are = "are"
 
 
 def selected_episodes(

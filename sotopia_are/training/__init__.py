@@ -11,21 +11,20 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .data import (
-    DEFAULT_PREFERENCE_DIMENSION,
-    TrainingDataError,
-    TrainingExample,
-    TrainingFilters,
-    TrainingKind,
-    TrainingManifest,
-    export_preferences,
-    export_sft,
-    export_training_data,
-    manifest_path,
-    training_examples,
-)
+from .kinds import DEFAULT_PREFERENCE_DIMENSION, TrainingKind
 
 if TYPE_CHECKING:
+    from .data import (
+        TrainingDataError,
+        TrainingExample,
+        TrainingFilters,
+        TrainingManifest,
+        export_preferences,
+        export_sft,
+        export_training_data,
+        manifest_path,
+        training_examples,
+    )
     from .env import (
         DEFAULT_REWARD_WEIGHTS,
         OtherAgent,
@@ -70,7 +69,25 @@ _NEEDING_RL = {
 }
 
 
+# The data functions, loaded on first use: the command line's --help needs only .kinds.
+_DATA = frozenset(
+    {
+        "TrainingDataError",
+        "TrainingExample",
+        "TrainingFilters",
+        "TrainingManifest",
+        "export_preferences",
+        "export_sft",
+        "export_training_data",
+        "manifest_path",
+        "training_examples",
+    }
+)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _DATA:
+        return getattr(importlib.import_module(".data", __name__), name)
     if name not in _NEEDING_RL:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:

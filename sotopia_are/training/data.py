@@ -23,7 +23,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,8 @@ from sotopia_are.record import EpisodeRecord
 from sotopia_are.simulation.files import write_text_atomically
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EmptySelectionError, EpisodeStore
+
+from .kinds import DEFAULT_PREFERENCE_DIMENSION, TrainingKind
 
 __all__ = [
     "DEFAULT_PREFERENCE_DIMENSION",
@@ -50,20 +51,10 @@ __all__ = [
     "training_examples",
 ]
 
-DEFAULT_PREFERENCE_DIMENSION = "goal"
-"""The score that ranks a preference pair unless told otherwise (SOTOPIA-π's)."""
-
 
 class TrainingDataError(SotopiaAreError, ValueError):
     """Rated episodes that cannot make the training file asked for (a preference
     dimension their verdicts do not score); nothing was written."""
-
-
-class TrainingKind(StrEnum):
-    """What a training file holds: SFT examples or DPO preference pairs."""
-
-    sft = "sft"
-    preference = "preference"
 
 
 class TrainingFilters(BaseModel):

@@ -77,7 +77,7 @@ def _raising(error: Exception) -> Callable[..., Any]:
 def test_a_library_error_is_one_error_line(
     monkeypatch: pytest.MonkeyPatch, error: Exception, code: int
 ) -> None:
-    monkeypatch.setattr("sotopia_are.cli.scenario.load_scenario", _raising(error))
+    monkeypatch.setattr("sotopia_are.studies.load_scenario", _raising(error))
     result = invoke("scenario", "validate", STANDUP)
     assert result.exit_code == code
     assert result.stderr == "error: the input names no such thing\n"
@@ -87,7 +87,7 @@ def test_a_library_error_is_one_error_line(
 def test_any_other_exception_is_a_bug_with_its_traceback(
     monkeypatch: pytest.MonkeyPatch, error: Exception
 ) -> None:
-    monkeypatch.setattr("sotopia_are.cli.scenario.load_scenario", _raising(error))
+    monkeypatch.setattr("sotopia_are.studies.load_scenario", _raising(error))
     result = invoke("scenario", "validate", STANDUP)
     # Not turned into an error line (a bare ValueError was, before the error root).
     assert result.exception is error and "error:" not in result.stderr
@@ -96,10 +96,10 @@ def test_any_other_exception_is_a_bug_with_its_traceback(
 
 def test_a_bug_prints_its_traceback_and_asks_for_a_report() -> None:
     code = (
-        "import sys, sotopia_are.cli as cli, sotopia_are.cli.scenario as scenario\n"
+        "import sys, sotopia_are.cli as cli, sotopia_are.studies as studies\n"
         "def load_scenario(*args, **kwargs):\n"
         "    return {}['no such key']\n"
-        "scenario.load_scenario = load_scenario\n"
+        "studies.load_scenario = load_scenario\n"
         f"sys.argv = ['sotopia-are', 'scenario', 'validate', {str(STANDUP)!r}]\n"
         "cli.main()\n"
     )
