@@ -375,8 +375,8 @@ def __dir__() -> list[str]:
 
 
 class _Package(types.ModuleType):
-    """This package, keeping the verbs :func:`batch`, :func:`benchmark` and
-    :func:`agreement` under their names: importing a submodule sets the package's
+    """This package, keeping :func:`batch`, :func:`benchmark`, :func:`agreement` and
+    :func:`script_context` under their names: importing a submodule sets the package's
     attribute of its name to the submodule (``studies.batch`` the module, not the verb),
     so setting one of these three to its submodule sets the submodule's verb instead."""
 
@@ -386,7 +386,7 @@ class _Package(types.ModuleType):
         super().__setattr__(name, value)
 
 
-_VERB_MODULES = frozenset({"agreement", "batch", "benchmark"})
+_VERB_MODULES = frozenset({"agreement", "batch", "benchmark", "script_context"})
 """The submodules named as the verb they define."""
 
 sys.modules[__name__].__class__ = _Package

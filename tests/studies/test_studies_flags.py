@@ -4,6 +4,7 @@ studies package keeps its verbs under their names once their submodules are impo
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 from typing import get_args
 
 from sotopia_are import EpisodeStatus, llm, storage
@@ -32,10 +33,14 @@ def test_flags_restate_the_llm_and_storage_values() -> None:
 
 
 def test_the_verbs_keep_their_names_after_their_submodules_load() -> None:
+    # Every submodule named as a name the package exports is one of the four.
+    package = importlib.import_module("sotopia_are.studies")
+    modules = {path.stem for path in Path(package.__file__ or "").parent.glob("*.py")}
+    assert modules & set(package.__all__) == {"agreement", "batch", "benchmark", "script_context"}
     # In a fresh interpreter: here the package may have loaded already.
     code = (
         "import sotopia_are.studies as s, importlib, types\n"
-        "for name in ('batch', 'benchmark', 'agreement'):\n"
+        "for name in ('batch', 'benchmark', 'agreement', 'script_context'):\n"
         "    module = importlib.import_module('sotopia_are.studies.' + name)\n"
         "    assert callable(getattr(s, name)), name\n"
         "    assert not isinstance(getattr(s, name), types.ModuleType), name\n"
@@ -45,7 +50,7 @@ def test_the_verbs_keep_their_names_after_their_submodules_load() -> None:
     )
     subprocess.run([sys.executable, "-c", code], check=True)
     studies = importlib.import_module("sotopia_are.studies")
-    for name in ("batch", "benchmark", "agreement"):
+    for name in ("batch", "benchmark", "agreement", "script_context"):
         assert getattr(studies, name).__module__ == f"sotopia_are.studies.{name}"
 
 
