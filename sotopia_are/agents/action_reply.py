@@ -55,6 +55,8 @@ from sotopia_are.messages import AgentAction, match_participant, validate_recipi
 from sotopia_are.messages.action import ActionType
 from sotopia_are.messages.parser import unreadable_speech
 
+from .reply_keys import ReplyKeys
+
 __all__ = ["action_output_type", "match_participant", "normalize_action_reply"]
 
 _ACTION_TYPES: tuple[ActionType, ...] = (
@@ -74,6 +76,8 @@ def _letters(text: str) -> str:
     return re.sub(r"[^a-z]", "", text.lower())
 
 
+_KEYS = ReplyKeys(_FIELDS, "action_type", _KEY_ALIASES, _letters, "action")
+
 _TYPE_BY_LETTERS: dict[str, ActionType] = {
     **{_letters(kind): kind for kind in _ACTION_TYPES},
     "nonverbal": "non-verbal communication",
@@ -88,50 +92,11 @@ def normalize_action_reply(data: Any, participants: Sequence[str]) -> tuple[Any,
     if not isinstance(data, dict):
         return data, []
     notes: list[str] = []
-    data = _unwrapped(data, notes)
-    action = _canonical_keys(data, notes)
+    action = _KEYS.canonical(data, notes)
     _normalize_type(action, notes)
     _normalize_argument(action, notes)
     _normalize_recipients(action, participants, notes)
     return action, notes
-
-
-def _unwrapped(data: dict[str, Any], notes: list[str]) -> dict[str, Any]:
-    if len(data) == 1:
-        [(key, inner)] = data.items()
-        if (
-            isinstance(inner, dict)
-            and _canonical_key(key) not in _FIELDS
-            and any(_canonical_key(k) == "action_type" for k in inner)
-        ):
-            notes.append(f"unwrapped the action from {key!r}")
-            return inner
-    return data
-
-
-def _canonical_key(key: str) -> str:
-    letters = _letters(key)
-    for field in _FIELDS:
-        if letters == _letters(field):
-            return field
-    return _KEY_ALIASES.get(letters, key)
-
-
-def _canonical_keys(data: dict[str, Any], notes: list[str]) -> dict[str, Any]:
-    action: dict[str, Any] = {}
-    dropped: list[str] = []
-    # Exact keys first, so {"to": ..., "To": ...} keeps the exact one.
-    for key in sorted(data, key=lambda k: k not in _FIELDS):
-        field = _canonical_key(key)
-        if field in _FIELDS and field not in action:
-            if field != key:
-                notes.append(f"read key {key!r} as {field!r}")
-            action[field] = data[key]
-        else:
-            dropped.append(key)
-    if dropped:
-        notes.append(f"ignored unknown keys {dropped}")
-    return action
 
 
 def _normalize_type(action: dict[str, Any], notes: list[str]) -> None:

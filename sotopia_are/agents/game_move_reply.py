@@ -57,6 +57,8 @@ from sotopia_are.messages import GameMove, match_participant
 from sotopia_are.messages.parser import unreadable_speech
 from sotopia_are.social.protocol import MoveOption
 
+from .reply_keys import ReplyKeys
+
 __all__ = ["move_output_type", "move_schema", "normalize_move_reply", "playable_moves"]
 
 _FIELDS = ("move", "target", "amount", "argument")
@@ -67,6 +69,9 @@ _KEY_ALIASES = {"action": "move", "speech": "argument", "text": "argument"}
 
 def _letters(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+_KEYS = ReplyKeys(_FIELDS, "move", _KEY_ALIASES, _letters, "move")
 
 
 def playable_moves(moves: Sequence[MoveOption]) -> tuple[MoveOption, ...]:
@@ -130,7 +135,7 @@ def normalize_move_reply(
     if not isinstance(data, dict):
         return data, []
     notes: list[str] = []
-    move = _canonical_keys(_unwrapped(data, notes), notes)
+    move = _KEYS.canonical(data, notes)
     _normalize_name(move, moves, notes)
     for field in ("target", "amount", "argument"):
         if field in move and move[field] is None:
@@ -140,44 +145,6 @@ def normalize_move_reply(
     _normalize_amount(move, notes)
     _normalize_speech(move, moves, notes)
     return move, notes
-
-
-def _canonical_key(key: str) -> str:
-    letters = _letters(key)
-    for field in _FIELDS:
-        if letters == field:
-            return field
-    return _KEY_ALIASES.get(letters, key)
-
-
-def _unwrapped(data: dict[str, Any], notes: list[str]) -> dict[str, Any]:
-    if len(data) == 1:
-        [(key, inner)] = data.items()
-        if (
-            isinstance(inner, dict)
-            and _canonical_key(key) not in _FIELDS
-            and any(_canonical_key(k) == "move" for k in inner)
-        ):
-            notes.append(f"unwrapped the move from {key!r}")
-            return inner
-    return data
-
-
-def _canonical_keys(data: dict[str, Any], notes: list[str]) -> dict[str, Any]:
-    move: dict[str, Any] = {}
-    dropped: list[str] = []
-    # Exact keys first, so {"move": ..., "Move": ...} keeps the exact one.
-    for key in sorted(data, key=lambda k: k not in _FIELDS):
-        field = _canonical_key(key)
-        if field in _FIELDS and field not in move:
-            if field != key:
-                notes.append(f"read key {key!r} as {field!r}")
-            move[field] = data[key]
-        else:
-            dropped.append(key)
-    if dropped:
-        notes.append(f"ignored unknown keys {dropped}")
-    return move
 
 
 def _normalize_name(move: dict[str, Any], moves: Sequence[MoveOption], notes: list[str]) -> None:

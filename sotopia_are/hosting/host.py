@@ -13,6 +13,7 @@ import ipaddress
 import socket
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from sotopia_are import SotopiaAreError
 from sotopia_are.evaluation import LLMJudge
@@ -21,6 +22,7 @@ from sotopia_are.record import EpisodeRecord
 from sotopia_are.social import EpisodeSpec
 from sotopia_are.storage import EpisodeStore
 from sotopia_are.studies.preflight import agent_uses, judge_uses
+from sotopia_are.studies.twins import twin_of
 
 from .app import hosting_app
 from .session import SessionState
@@ -58,90 +60,6 @@ def join_lines(study: HostedStudy, base_url: str) -> list[str]:
             label = f"{link.seat} #{link.session}" if several else link.seat
             lines.append(f"join {label}: {base_url}/join#t={link.token}")
     return lines
-
-
-def host(
-    spec: EpisodeSpec,
-    humans: Sequence[str],
-    *,
-    models: str | Mapping[str, str] | None = None,
-    llm: LLMSession | None = None,
-    sampling: Sampling | None = None,
-    agents: AgentsFor | None = None,
-    sessions: int = 1,
-    store: EpisodeStore | None = None,
-    tag: str = "hosted",
-    judge: LLMJudge | None = None,
-    turn_timeout: float = 120.0,
-    completion_code: str = "",
-    by_arrival: bool = False,
-    fill_after: float | None = None,
-    resume: bool = True,
-    consent: str = "",
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    root_path: str = "",
-    public_url: str | None = None,
-    preflight: bool = True,
-    on_line: Callable[[str], None] = print,
-) -> list[EpisodeRecord]:
-    """Host ``sessions`` sessions of ``spec`` with people on the seats ``humans`` until
-    they are all over; their records (a failed session's, if it made one).
-
-    The other seats are LLM agents on ``models`` through ``llm`` (or agents from
-    ``agents``); each session is stored in ``store`` under ``tag`` as it is played (human
-    seats labelled ``"human"`` in ``record.models``) and rated by ``judge`` when given. A
-    turn left unanswered for ``turn_timeout`` seconds is recorded as a timeout
-    (:mod:`sotopia_are.hosting.seat`). With ``by_arrival`` people arrive through one
-    waiting-room link and are seated in order of arrival; with ``fill_after``, a human
-    seat still empty that many seconds after its session's first arrival is played by an
-    agent on ``models`` (the store's metadata names the filled seats). With ``store`` and
-    ``resume``, an unfinished study stored under ``tag`` (the same spec, human seats and
-    sessions) is resumed: its running sessions replay their stored logs and go on, the
-    links given before still work (:mod:`sotopia_are.hosting.study`).
-    Each person first reads ``consent`` (the study's
-    consent/instructions text; empty: a default) and takes the seat by agreeing; at the
-    end they are shown ``completion_code`` (a URL as a link to follow). It serves on
-    ``host``:``port`` — only this machine by default; any other address warns
-    (:class:`ExposedHostWarning`) — with ``root_path`` the prefix a reverse proxy strips,
-    and ``public_url`` the address people reach it at (default ``http://host:port`` +
-    ``root_path``). ``on_line`` gets the join and monitor lines (:func:`join_lines`).
-
-    Raises:
-        ValueError: A human seat that is not one of the spec's, or no models/agents for
-            the others (or for filling); a
-            :class:`~sotopia_are.hosting.study.StudyMismatchError` when the unfinished
-            study under ``tag`` plays something else.
-        sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, a model of the
-            agents or the judge cannot be called as configured (nothing stored).
-        OSError: The address cannot be bound.
-    """
-    return asyncio.run(
-        ahost(
-            spec,
-            humans,
-            models=models,
-            llm=llm,
-            sampling=sampling,
-            agents=agents,
-            sessions=sessions,
-            store=store,
-            tag=tag,
-            judge=judge,
-            turn_timeout=turn_timeout,
-            completion_code=completion_code,
-            by_arrival=by_arrival,
-            fill_after=fill_after,
-            resume=resume,
-            consent=consent,
-            host=host,
-            port=port,
-            root_path=root_path,
-            public_url=public_url,
-            preflight=preflight,
-            on_line=on_line,
-        )
-    )
 
 
 async def ahost(
@@ -235,6 +153,42 @@ async def ahost(
         await serving
         listener.close()
     return [s.record for s in study.sessions if s.record is not None]
+
+
+@twin_of(ahost)
+def host(*args: Any, **kwargs: Any) -> list[EpisodeRecord]:
+    """Host ``sessions`` sessions of ``spec`` with people on the seats ``humans`` until
+    they are all over; their records (a failed session's, if it made one).
+
+    The other seats are LLM agents on ``models`` through ``llm`` (or agents from
+    ``agents``); each session is stored in ``store`` under ``tag`` as it is played (human
+    seats labelled ``"human"`` in ``record.models``) and rated by ``judge`` when given. A
+    turn left unanswered for ``turn_timeout`` seconds is recorded as a timeout
+    (:mod:`sotopia_are.hosting.seat`). With ``by_arrival`` people arrive through one
+    waiting-room link and are seated in order of arrival; with ``fill_after``, a human
+    seat still empty that many seconds after its session's first arrival is played by an
+    agent on ``models`` (the store's metadata names the filled seats). With ``store`` and
+    ``resume``, an unfinished study stored under ``tag`` (the same spec, human seats and
+    sessions) is resumed: its running sessions replay their stored logs and go on, the
+    links given before still work (:mod:`sotopia_are.hosting.study`).
+    Each person first reads ``consent`` (the study's
+    consent/instructions text; empty: a default) and takes the seat by agreeing; at the
+    end they are shown ``completion_code`` (a URL as a link to follow). It serves on
+    ``host``:``port`` — only this machine by default; any other address warns
+    (:class:`ExposedHostWarning`) — with ``root_path`` the prefix a reverse proxy strips,
+    and ``public_url`` the address people reach it at (default ``http://host:port`` +
+    ``root_path``). ``on_line`` gets the join and monitor lines (:func:`join_lines`).
+
+    Raises:
+        ValueError: A human seat that is not one of the spec's, or no models/agents for
+            the others (or for filling); a
+            :class:`~sotopia_are.hosting.study.StudyMismatchError` when the unfinished
+            study under ``tag`` plays something else.
+        sotopia_are.llm.ConfigurationError: Unless ``preflight`` is false, a model of the
+            agents or the judge cannot be called as configured (nothing stored).
+        OSError: The address cannot be bound.
+    """
+    return asyncio.run(ahost(*args, **kwargs))
 
 
 def _is_loopback(host: str) -> bool:
