@@ -40,7 +40,6 @@ from .errors import StudyInputError
 from .flags import (
     DEFAULT_REQUEST_ATTEMPTS,
     DEFAULT_TIMEOUT_S,
-    JUDGE_MODEL_ENV,
     MODEL_ENV,
     STUDY_FLAGS,
 )
@@ -50,13 +49,8 @@ __all__ = [
     "API_BASE_ENV",
     "API_KEY_ENV",
     "DATA_DIR_ENV",
-    "DEFAULT_REQUEST_ATTEMPTS",
-    "DEFAULT_TIMEOUT_S",
-    "JUDGE_MODEL_ENV",
     "JUDGE_SAMPLING_ENV",
-    "MODEL_ENV",
     "REQUEST_ATTEMPTS_ENV",
-    "STUDY_FLAGS",
     "TIMEOUT_ENV",
     "TRANSPORT_ENV",
     "OutputMode",
