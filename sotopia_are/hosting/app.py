@@ -141,28 +141,33 @@ class _Api:
         found = self._seat(request)
         if found is None:
             return JSONResponse(_NOT_FOUND, status_code=404)
+        pseudonym = await self._pseudonym(request)
+        if isinstance(pseudonym, Response):
+            return pseudonym
+        session, seat = found
+        session.arrive(seat.name, pseudonym)
+        return self._view(session, seat)
+
+    async def _pseudonym(self, request: Request) -> str | Response:
+        """The pseudonym of the body's ``participant`` id ("" without one), or the error
+        response for a body that is not a JSON object or an id that is not a short string."""
         body = await _json_body(request)
         if isinstance(body, Response):
             return body
         participant = body.get("participant", "")
         if not isinstance(participant, str) or len(participant) > 200:
             return _error(422, "participant must be a string of at most 200 characters")
-        session, seat = found
-        session.arrive(seat.name, self.study.pseudonym(participant) if participant else "")
-        return self._view(session, seat)
+        return self.study.pseudonym(participant) if participant else ""
 
     async def arrive(self, request: Request) -> Response:
         if not self.study.by_arrival or not self.study.tokens.is_entry(
             bearer_token(request.headers.get("authorization"))
         ):
             return JSONResponse(_NOT_FOUND, status_code=404)
-        body = await _json_body(request)
-        if isinstance(body, Response):
-            return body
-        participant = body.get("participant", "")
-        if not isinstance(participant, str) or len(participant) > 200:
-            return _error(422, "participant must be a string of at most 200 characters")
-        given = self.study.assign(self.study.pseudonym(participant) if participant else "")
+        pseudonym = await self._pseudonym(request)
+        if isinstance(pseudonym, Response):
+            return pseudonym
+        given = self.study.assign(pseudonym)
         if given is None:
             return _error(409, "every seat of the study is taken")
         session, seat, token = given
