@@ -1,8 +1,9 @@
-"""The HTTP transport's connection pools: one aiohttp session per event loop and server.
+"""The HTTP transport's connection pools, one per event loop and server.
 
-Keep-alive connections are reused across requests of one loop; a loop's sessions close
-with it (or by :func:`aclose`). The proxy is looked up once per server, here, not on
-every request.
+A server is reached through a :class:`~sotopia_are.llm.http_wire.WirePool` (this package's
+own lean client), or through an aiohttp session when the environment names a proxy for it
+(looked up once per server, here, not on every request). Keep-alive connections are
+reused across requests of one loop; a loop's pools close with it (or by :func:`aclose`).
 """
 
 from __future__ import annotations
@@ -15,59 +16,70 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from sotopia_are.llm.http_errors import InvalidURLError
+from sotopia_are.llm.http_wire import WirePool
 
 if TYPE_CHECKING:
     import aiohttp
 
-__all__ = ["POOLS", "Pools", "aclose"]
+__all__ = ["POOLS", "USER_AGENT", "Pools", "Route", "aclose"]
+
+USER_AGENT = "sotopia-are"
+
+Route = tuple["WirePool | aiohttp.ClientSession", str]
+"""How a server is reached: its pool (the lean client's, or an aiohttp session through a
+proxy) and its chat completions URL."""
 
 
 class Pools:
-    """One aiohttp client session (a keep-alive connection pool) per event loop and
-    server. A loop's sessions are closed when the loop shuts down (``asyncio.run`` and
-    ``asyncio.Runner`` finalise asynchronous generators then, and a generator held here
-    closes them), or by :func:`aclose`."""
+    """One connection pool per event loop and server (see the module). A loop's pools are
+    closed when the loop shuts down (``asyncio.run`` and ``asyncio.Runner`` finalise
+    asynchronous generators then, and a generator held here closes them), or by
+    :func:`aclose`."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_loop: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[str, tuple[aiohttp.ClientSession, str]]
-        ] = weakref.WeakKeyDictionary()
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Route]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._keepers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncIterator[None]] = (
             weakref.WeakKeyDictionary()
         )
 
-    def session(self, api_base: str) -> tuple[aiohttp.ClientSession, str]:
-        """The running loop's session for ``api_base`` and the chat completions URL."""
+    def route(self, api_base: str) -> Route:
+        """The running loop's pool for ``api_base`` and the chat completions URL."""
         loop = asyncio.get_running_loop()
-        sessions = self._by_loop.get(loop)
-        if sessions is not None:
-            found = sessions.get(api_base)
+        routes = self._by_loop.get(loop)
+        if routes is not None:
+            found = routes.get(api_base)
             if found is not None and not found[0].closed:
                 return found
         with self._lock:
-            sessions = self._by_loop.get(loop)
-            if sessions is None:
-                sessions = self._by_loop[loop] = {}
-                self._keepers[loop] = self._keep(loop, sessions)
-            found = sessions.get(api_base)
+            routes = self._by_loop.get(loop)
+            if routes is None:
+                routes = self._by_loop[loop] = {}
+                self._keepers[loop] = self._keep(loop, routes)
+            found = routes.get(api_base)
             if found is None or found[0].closed:
                 url = _chat_url(api_base)
-                found = sessions[api_base] = (_new_session(_proxy_for(url)), url)
+                proxy = _proxy_for(url)
+                pool: WirePool | aiohttp.ClientSession = (
+                    _new_session(proxy) if proxy else WirePool(url, user_agent=USER_AGENT)
+                )
+                found = routes[api_base] = (pool, url)
             return found
 
     def _keep(
         self,
         loop: asyncio.AbstractEventLoop,
-        sessions: dict[str, tuple[aiohttp.ClientSession, str]],
+        routes: dict[str, Route],
     ) -> AsyncIterator[None]:
-        """Start a generator that closes ``sessions`` when the loop finalises it."""
+        """Start a generator that closes ``routes`` when the loop finalises it."""
 
         async def keeper() -> AsyncIterator[None]:
             try:
                 yield
             finally:
-                await _close_all(sessions)
+                await _close_all(routes)
                 with self._lock:
                     self._by_loop.pop(loop, None)
                     self._keepers.pop(loop, None)
@@ -81,19 +93,21 @@ class Pools:
         return generator
 
     async def aclose(self) -> None:
-        """Close the running loop's sessions."""
+        """Close the running loop's pools."""
         loop = asyncio.get_running_loop()
         with self._lock:
-            sessions = self._by_loop.pop(loop, None)
-        if sessions:
-            await _close_all(sessions)
+            routes = self._by_loop.pop(loop, None)
+        if routes:
+            await _close_all(routes)
 
 
-async def _close_all(sessions: dict[str, tuple[aiohttp.ClientSession, str]]) -> None:
-    for session, _url in list(sessions.values()):
-        if not session.closed:
-            await session.close()
-    sessions.clear()
+async def _close_all(routes: dict[str, Route]) -> None:
+    for pool, _url in list(routes.values()):
+        if isinstance(pool, WirePool):
+            pool.close()
+        elif not pool.closed:
+            await pool.close()
+    routes.clear()
 
 
 def _new_session(proxy: str | None) -> aiohttp.ClientSession:

@@ -1,4 +1,4 @@
-"""One request to an OpenAI-compatible server over a lean HTTP client (aiohttp).
+"""One request to an OpenAI-compatible server over a lean HTTP client.
 
 A model reached through an ``api_base`` (vLLM, SGLang, llama.cpp, Ollama's ``/v1``, any
 OpenAI-compatible server) is sent ``POST {api_base}/chat/completions`` directly, with a
@@ -7,7 +7,9 @@ keep-alive connection pool per event loop and server, instead of through
 0.2 ms, which is what bounds a batch against a fast server (see the README's
 "Benchmarks → Throughput"). httpx, litellm's own client, was measured at 0.9 ms per call
 with 20 requests in flight and far more with hundreds (its connection pool scans every
-connection per request; encode/httpx#3215), so the client here is aiohttp.
+connection per request; encode/httpx#3215) and aiohttp at 0.4 ms, so the client here is
+this package's own (:mod:`~sotopia_are.llm.http_wire`), with aiohttp for servers behind a
+proxy.
 
 The semantics are those of the litellm path (:mod:`sotopia_are.llm.transport`), so a
 run's records do not depend on the transport:
@@ -42,10 +44,12 @@ the reply's reading (:mod:`~sotopia_are.llm.http_reply`, priced by
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 from typing import TYPE_CHECKING, Any
 
+from sotopia_are.llm.errors import MalformedReplyError
 from sotopia_are.llm.http_errors import (
     APIConnectionError,
     AuthenticationError,
@@ -66,6 +70,7 @@ from sotopia_are.llm.http_errors import (
 )
 from sotopia_are.llm.http_pools import POOLS, aclose
 from sotopia_are.llm.http_reply import completion, read_capped
+from sotopia_are.llm.http_wire import WirePool
 from sotopia_are.llm.openai_compatible import (
     OPENAI_COMPATIBLE_PROVIDERS,
     PLACEHOLDER_KEY,
@@ -113,10 +118,8 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
     """Send ``request`` once to ``endpoint.api_base`` and return the answer with usage and
     cost. Raises this module's :class:`HTTPTransportError` subclasses, or
     :class:`MalformedReplyError` for a 200 that is no chat completion."""
-    import aiohttp
-
     assert endpoint.api_base is not None, "the HTTP transport needs an api_base"
-    session, url = POOLS.session(endpoint.api_base)
+    pool, url = POOLS.route(endpoint.api_base)
     params = request.params
     body: dict[str, Any] = {
         "model": wire_model(request.model),
@@ -125,7 +128,7 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
     headers = {
         "Authorization": f"Bearer {api_key_for(endpoint)}",
         "Content-Type": "application/json",
-        "Accept-Encoding": "gzip, deflate",  # what read_capped inflates
+        "Accept-Encoding": "gzip, deflate",  # what the reply is inflated from, with a bound
     }
     if "extra_body" in params or "extra_headers" in params:
         params = dict(params)
@@ -139,6 +142,43 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
     else:
         body.update(params)
     data = json.dumps(body, ensure_ascii=False).encode()
+    if isinstance(pool, WirePool):
+        raw = await _post_on_wire(pool, data, headers, endpoint, timeout_s)
+    else:
+        raw = await _post_through_proxy(pool, url, data, headers, endpoint, timeout_s)
+    return completion(endpoint, request.model, raw)
+
+
+async def _post_on_wire(
+    pool: WirePool, data: bytes, headers: dict[str, str], endpoint: Endpoint, timeout_s: float
+) -> bytes:
+    """The body of a 2xx answer to ``data`` over the lean client; the errors of this
+    module otherwise."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            reply = await pool.post(data, headers, endpoint.max_reply_bytes)
+    except TimeoutError as exc:
+        raise _timeout(endpoint, timeout_s) from exc
+    except OSError as exc:
+        raise _unreachable(endpoint, exc) from exc
+    if not 200 <= reply.status < 300:
+        raise status_error(endpoint, reply.status, reply.reason, reply.body or b"", reply.headers)
+    if reply.body is None:
+        raise _over_cap(endpoint)
+    return reply.body
+
+
+async def _post_through_proxy(
+    session: aiohttp.ClientSession,
+    url: str,
+    data: bytes,
+    headers: dict[str, str],
+    endpoint: Endpoint,
+    timeout_s: float,
+) -> bytes:
+    """The same as :func:`_post_on_wire`, through aiohttp (which speaks to proxies)."""
+    import aiohttp
+
     try:
         async with session.post(
             url, data=data, headers=headers, timeout=_client_timeout(timeout_s)
@@ -148,26 +188,36 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
             if not 200 <= status < 300:
                 raise status_error(endpoint, status, response.reason, raw or b"", response.headers)
             if raw is None:
-                raise malformed(
-                    endpoint,
-                    f"a body over {endpoint.max_reply_bytes:,} bytes once decompressed (the "
-                    "reply-size cap, LLMConfig.max_reply_bytes; a compressed reply that "
-                    "inflates without bound is cut off there)",
-                )
+                raise _over_cap(endpoint)
+            return raw
     except HTTPTransportError:
         raise
     except TimeoutError as exc:
-        raise Timeout(
-            f"the server at {endpoint.api_base} gave no answer within {timeout_s:g} s"
-        ) from exc
+        raise _timeout(endpoint, timeout_s) from exc
     except (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError) as exc:
         raise InvalidURLError(f"api_base {endpoint.api_base!r} is not an http(s) URL") from exc
     except (aiohttp.ClientError, OSError) as exc:
-        raise APIConnectionError(
-            f"the server at {endpoint.api_base} could not be reached or dropped the "
-            f"connection: {type(exc).__name__}: {exc or 'no detail'}"
-        ) from exc
-    return completion(endpoint, request.model, raw)
+        raise _unreachable(endpoint, exc) from exc
+
+
+def _timeout(endpoint: Endpoint, timeout_s: float) -> Timeout:
+    return Timeout(f"the server at {endpoint.api_base} gave no answer within {timeout_s:g} s")
+
+
+def _unreachable(endpoint: Endpoint, exc: BaseException) -> APIConnectionError:
+    return APIConnectionError(
+        f"the server at {endpoint.api_base} could not be reached or dropped the "
+        f"connection: {type(exc).__name__}: {exc or 'no detail'}"
+    )
+
+
+def _over_cap(endpoint: Endpoint) -> MalformedReplyError:
+    return malformed(
+        endpoint,
+        f"a body over {endpoint.max_reply_bytes:,} bytes once decompressed (the "
+        "reply-size cap, LLMConfig.max_reply_bytes; a compressed reply that "
+        "inflates without bound is cut off there)",
+    )
 
 
 @functools.lru_cache(maxsize=64)

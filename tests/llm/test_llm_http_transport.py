@@ -94,7 +94,7 @@ async def test_what_is_sent(
     assert body["response_format"]["json_schema"]["schema"]["required"] == ["action", "steps"]
     assert request.headers["authorization"] == "Bearer sk-test"
     user_agent = request.headers.get("user-agent", "")
-    assert ("aiohttp" in user_agent) == (transport == "http")
+    assert ("sotopia-are" in user_agent) == (transport == "http")
 
 
 async def test_both_transports_give_the_same_records(
