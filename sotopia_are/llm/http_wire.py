@@ -23,6 +23,7 @@ import urllib.parse
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 __all__ = ["WirePool", "WireProtocolError", "WireReply", "inflate_capped"]
 
@@ -196,8 +197,8 @@ class _Connection(asyncio.Protocol):
     # -- asyncio.Protocol -------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports have the methods of asyncio.Transport, not the class.
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         self._received = True
