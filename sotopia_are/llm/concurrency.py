@@ -172,7 +172,7 @@ class AdaptiveLimit:
                 # Given a slot, then cancelled before running: pass the slot on.
                 self._held -= 1
                 self._wake()
-            else:
+            elif waiter in self._waiters:  # a release may have dropped it, cancelled, already
                 self._waiters.remove(waiter)
             raise
         return self.epoch

@@ -88,6 +88,20 @@ async def test_a_cancelled_waiter_gives_up_its_place() -> None:
     assert limit.held == 0 and not limit.locked()
 
 
+async def test_a_waiter_cancelled_while_a_slot_is_freed_leaves_quietly() -> None:
+    # Cancelled, then a release pops its (cancelled) future before the task resumes: the
+    # waiter must raise CancelledError, not fail looking for itself among the waiters.
+    limit = AdaptiveLimit(1)
+    first = await limit.acquire()
+    waiter = asyncio.create_task(limit.acquire())
+    await asyncio.sleep(0)
+    waiter.cancel()
+    limit.release(first)
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert limit.held == 0 and not limit.locked()
+
+
 async def test_the_registry_keeps_one_limit_per_endpoint() -> None:
     registry = ConcurrencyRegistry()
     assert registry.limit("m@x", 3) is registry.limit("m@x", 3)
