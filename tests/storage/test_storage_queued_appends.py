@@ -142,3 +142,30 @@ def test_appends_left_by_a_stopped_loop_go_out_with_the_next_loops(store: Episod
 
     assert asyncio.run(queue_and_end_the_turn()) == 2
     assert store.read_events("two-loops") == [convert_completed_event(e) for e in events[:2]]
+
+
+async def test_a_write_in_a_turn_does_not_split_the_next_turns_appends(
+    store: EpisodeStore,
+) -> None:
+    """A write flushing the queue mid-turn leaves one write for the turn's end: a second
+    one scheduled then would run inside the next turn and send its appends one by one."""
+    events = await played_events()
+    for episode_id in ("a", "b"):
+        store.start_episode(EpisodeLog(pk=episode_id))
+    seen: list[int] = []
+
+    async def a() -> None:
+        store.queue_event("a", events[0])
+        await asyncio.sleep(0)
+        store.queue_event("a", events[1])  # the next turn: written when it ends
+
+    async def b() -> None:
+        store.start_episode(EpisodeLog(pk="c"))  # a write: the queue goes out now
+        store.queue_event("b", events[0])
+        await asyncio.sleep(0)
+        with connect(store.url) as other:  # still the turn in which a's second was queued
+            seen.append(other.get_episode("a").event_count)
+
+    await asyncio.gather(a(), b())
+    assert seen == [1]
+    assert store.get_episode("a").event_count == 2

