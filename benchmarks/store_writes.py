@@ -7,8 +7,9 @@ agents' calls of 3.6-5 kB prompts, one verdict with the judge's call: what a thr
 batch stores). Each timed run is a child process with the code under test first on
 ``PYTHONPATH`` and a fresh server: it writes N clones of the template (fresh episode ids)
 through the store's API as a batch does — ``EpisodeRecorder.start``, the 20 events queued
-with ``on_event`` (``--concurrency`` episodes at once in one event loop, so that the
-appends of one loop turn share a round trip), ``finish_episode`` with the 20 calls, usage
+with ``on_event`` (``--concurrency`` episodes at a time in one event loop, one event each
+per turn of the loop, so that a turn's appends share a round trip: 10 is about what a
+300-episode batch with one worker averages), ``finish_episode`` with the 20 calls, usage
 and ending (what ``EpisodeRecorder.on_episode_end`` passes), then ``add_verdict`` with the
 record the run holds — and reports per episode:
 
@@ -99,8 +100,10 @@ def make_template(path: Path, episodes: int) -> None:
 # -- the child: the writes, with the code under test ---------------------------------------
 
 
-def child(template: str, count: int, concurrency: int, server: str) -> None:
-    """Write ``count`` clones of the template's episodes; print the CPU figures as JSON."""
+def child(template: str, count: int, concurrency: int, server: str, dump_to: str = "") -> None:
+    """Write ``count`` clones of the template's episodes; print the CPU figures as JSON.
+    With ``dump_to``, on a clock that counts seconds from a fixed time, and write what
+    Redis then holds there (:func:`contents`)."""
     from sotopia_are.llm import Usage
     from sotopia_are.record import load_record
     from sotopia_are.social import EpisodeStatus
@@ -126,6 +129,10 @@ def child(template: str, count: int, concurrency: int, server: str) -> None:
             redis_server = RedisServer(Path(scratch))
             store = connect(redis_server.url)
         try:
+            load_scripts(store.client)
+            if dump_to:
+                ticks = iter(range(1_700_000_000, 1_800_000_000))
+                store._clock = lambda: float(next(ticks))
             cpu_before = server_cpu(store.client)
             began = time.process_time()
             stages = asyncio.run(play(store, inputs, concurrency, EpisodeRecorder, Usage,
@@ -133,6 +140,8 @@ def child(template: str, count: int, concurrency: int, server: str) -> None:
             client_cpu = time.process_time() - began
             server_used = server_cpu(store.client) - cpu_before
             stored = len(store.list_episodes(tag=TAG))
+            if dump_to:
+                Path(dump_to).write_text(json.dumps(contents(store.client)))
         finally:
             store.close()
             if server != "embedded":
@@ -156,23 +165,31 @@ async def play(
     status: Any,
     usage_summary: Any,
 ) -> dict[str, float]:
-    """The store's part of a batch: ``concurrency`` episodes at once in one event loop;
-    the client CPU of each kind of call (the appends written at the turns' ends apart)."""
-    slots = asyncio.Semaphore(concurrency)
+    """The store's part of a batch, ``concurrency`` episodes at a time in one event loop:
+    each turn of the loop, every episode of the wave queues one event (so the turn's
+    appends go out in one round trip when it ends, as a batch's do); the client CPU of
+    each kind of call (the appends written at the turns' ends apart)."""
     clock = time.process_time
-
-    async def one(record: Any, verdict: Any) -> None:
-        async with slots:
-            began = clock()
-            recorder = recorder_class(store, tag=TAG, models=record.models)
+    stages = dict.fromkeys(("start", "queue_event", "finish", "add_verdict"), 0.0)
+    for first in range(0, len(inputs), concurrency):
+        wave = inputs[first : first + concurrency]
+        began = clock()
+        recorders = {}
+        for record, _ in wave:
+            recorder = recorders[record.episode_id] = recorder_class(
+                store, tag=TAG, models=record.models
+            )
             recorder.start(record.spec, scenario_id=record.scenario_id)
-            stages["start"] += clock() - began
-            for event in record.events:
-                began = clock()
-                recorder.on_event(record.episode_id, event)
-                stages["queue_event"] += clock() - began
-                await asyncio.sleep(0)  # the next turn of the loop: other episodes play
+        stages["start"] += clock() - began
+        for turn in range(max(len(record.events) for record, _ in wave)):
             began = clock()
+            for record, _ in wave:
+                if turn < len(record.events):
+                    recorders[record.episode_id].on_event(record.episode_id, record.events[turn])
+            stages["queue_event"] += clock() - began
+            await asyncio.sleep(0)  # the turn ends: its appends are written
+        began = clock()
+        for record, _ in wave:
             # What EpisodeRecorder.on_episode_end passes, from the result's parts.
             usage = usage_class.of(record.calls)
             store.finish_episode(
@@ -184,14 +201,74 @@ async def play(
                 calls=record.calls,
                 turns_played=record.turns_played,
             )
-            stages["finish"] += clock() - began
-            began = clock()
+        stages["finish"] += clock() - began
+        began = clock()
+        for record, verdict in wave:
             store.add_verdict(record.episode_id, verdict, stored=record)
-            stages["add_verdict"] += clock() - began
-
-    stages = dict.fromkeys(("start", "queue_event", "finish", "add_verdict"), 0.0)
-    await asyncio.gather(*(one(record, verdict) for record, verdict in inputs))
+        stages["add_verdict"] += clock() - began
     return stages
+
+
+def load_scripts(client: Any) -> None:
+    """Load the store's Lua scripts (whichever the code has), as a running batch has them:
+    the first use of each is not what is measured (nor a second clock reading)."""
+    import importlib
+
+    for name in ("appends", "index", "written"):
+        try:
+            module = importlib.import_module(f"sotopia_are.storage.store.{name}")
+        except ImportError:
+            continue
+        for attribute, value in vars(module).items():
+            if attribute.endswith("_SCRIPT") and isinstance(value, str):
+                client.script_load(value)
+
+
+def contents(client: Any) -> dict[str, Any]:
+    """Every key of the store: its type and content (stream entries without their ids,
+    which hold the time they were added)."""
+    found: dict[str, Any] = {}
+    for key in sorted(client.scan_iter()):
+        kind = client.type(key)
+        if kind == "hash":
+            value: Any = client.hgetall(key)
+        elif kind == "set":
+            value = sorted(client.smembers(key))
+        elif kind == "zset":
+            value = client.zrange(key, 0, -1, withscores=True)
+        elif kind == "stream":
+            value = [fields for _, fields in client.xrange(key)]
+        else:
+            value = repr(client.dump(key))
+        found[key] = [kind, value]
+    return found
+
+
+def compare(codes: list[tuple[str, Path]], template: Path, args: argparse.Namespace) -> None:
+    """Write the same episodes with each code, on the same clock; compare what Redis holds
+    after, key by key and field by field."""
+    held = {}
+    with tempfile.TemporaryDirectory(prefix="store-writes-") as scratch:
+        for name, code in codes:
+            dumped = Path(scratch) / f"{name}.json"
+            command = [sys.executable, __file__, "--child", str(template), str(args.episodes),
+                       str(args.concurrency), args.server, "--dump", str(dumped)]  # fmt: skip
+            subprocess.run(command, check=True, env=environment(code), stdout=subprocess.DEVNULL)
+            held[name] = json.loads(dumped.read_text())
+    (first, one), *others = held.items()
+    for name, other in others:
+        differ = sorted(k for k in one.keys() | other.keys() if one.get(k) != other.get(k))
+        for key in differ[:5]:
+            mine, theirs = one.get(key), other.get(key)
+            if mine and theirs and mine[0] == theirs[0] == "hash":
+                fields = sorted(f for f in mine[1].keys() | theirs[1].keys()
+                                if mine[1].get(f) != theirs[1].get(f))  # fmt: skip
+                print(f"  {key}: fields {fields}")
+            else:
+                print(f"  {key}: {str(mine)[:200]} / {str(theirs)[:200]}")
+        print(f"{first} and {name}: {len(one)} and {len(other)} keys, {len(differ)} differ")
+        if differ:
+            raise SystemExit(1)
 
 
 def server_cpu(client: Any) -> float:
@@ -252,17 +329,21 @@ def run_child(code: Path, template: Path, args: argparse.Namespace) -> dict[str,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=300)
-    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--server", choices=["embedded", "redis-server"], default="embedded")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--code", action="append", default=[], help="NAME:PATH, repeatable")
     parser.add_argument("--template-episodes", type=int, default=4)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "store-writes")
+    parser.add_argument(
+        "--compare", action="store_true", help="compare what the codes leave in Redis instead"
+    )
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--dump", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         template, count, concurrency, server = args.child
-        child(template, int(count), int(concurrency), server)
+        child(template, int(count), int(concurrency), server, args.dump)
         return
     args.cache.mkdir(parents=True, exist_ok=True)
     template = args.cache / f"template-{args.template_episodes}.jsonl"
@@ -271,6 +352,9 @@ def main() -> None:
     codes = [(spec.split(":", 1)[0], Path(spec.split(":", 1)[1])) for spec in args.code] or [
         ("this", ROOT)
     ]
+    if args.compare:
+        compare(codes, template, args)
+        return
     runs: dict[str, list[dict[str, float]]] = {name: [] for name, _ in codes}
     for repeat in range(args.repeats):
         for name, code in codes:

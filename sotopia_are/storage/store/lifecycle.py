@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import redis
 from pydantic import JsonValue, ValidationError
@@ -326,12 +326,13 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         step the general way)."""
         step = Step.of(old, new, changed, calls)
         self._queued.flush()  # so that writes land in the order they were made
+        client = cast(Any, self.client)  # redis-py's script calls are untyped
         with self._guard():
             try:
-                reply = self.client.evalsha(STEP_SHA, len(step.keys), *step.keys, *step.args)
+                reply = client.evalsha(STEP_SHA, len(step.keys), *step.keys, *step.args)
             except redis.exceptions.NoScriptError:  # the server lost it (or never had it)
-                self.client.script_load(STEP_SCRIPT)
-                reply = self.client.evalsha(STEP_SHA, len(step.keys), *step.keys, *step.args)
+                client.script_load(STEP_SCRIPT)
+                reply = client.evalsha(STEP_SHA, len(step.keys), *step.keys, *step.args)
         if not reply[0]:
             return None
         stored, written = step.written(new, reply[1])

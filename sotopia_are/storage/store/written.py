@@ -91,7 +91,8 @@ else
       if not v then return {0} end
       if forms[i] == 'int' then
         if not (v == '0' or (#v < 16 and string.match(v, '^[1-9]%d*$'))) then return {0} end
-      elseif not (string.match(v, '^%-?%d+%.?%d*$') or string.match(v, '^%-?%d+%.?%d*e[%+%-]%d+$')) then
+      elseif not (string.match(v, '^%-?%d+%.?%d*$')
+          or string.match(v, '^%-?%d+%.?%d*e[%+%-]%d+$')) then
         return {0}
       end
     end
@@ -264,7 +265,7 @@ class Step:
         """``new`` as stored, given the ``event_count`` text the script answered, and what
         to remember of it."""
         fields = {**self.fields, "event_count": event_count}
-        stored = new.model_copy(update={"event_count": int(event_count)})
+        stored: EpisodeLog = new.model_copy(update={"event_count": int(event_count)})
         return stored, Written(stored, fields)
 
 
@@ -274,8 +275,8 @@ def changed_log(
     """``log`` with ``checked`` fields validated as ``replace`` validates them, and
     ``built`` ones (JSON the store itself just dumped from validated models) taken as
     they are."""
-    new = log.model_copy(update=dict(built or {}))
+    new: EpisodeLog = log.model_copy(update=dict(built or {}))
     validator = type(log).__pydantic_validator__
     for name, value in checked.items():
-        validator.validate_assignment(new, name, value)
+        validator.validate_assignment(new, name, value)  # in place
     return new
