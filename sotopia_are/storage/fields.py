@@ -12,11 +12,10 @@ Validation accepts the JSON string (a value read back from Redis) or the value i
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from pydantic import GetCoreSchemaHandler
-from pydantic_core import PydanticSerializationError, core_schema, to_json, to_jsonable_python
+from pydantic_core import core_schema, to_jsonable_python
 
 __all__ = ["AS_JSON_TEXT", "AS_ORDERED_JSON_TEXT", "AsJsonText", "dumps_canonical", "dumps_ordered"]
 
@@ -27,23 +26,8 @@ def dumps_canonical(value: Any) -> str:
 
 
 def dumps_ordered(value: Any) -> str:
-    """``value`` as compact JSON with its keys in their order, non-ASCII kept as is:
-    ``json.dumps(to_jsonable_python(value), separators=(",", ":"), ensure_ascii=False)``,
-    made by pydantic-core (several times faster on a verdict) wherever that writes the
-    same text."""
-    try:
-        text = to_json(value).decode()
-    except (PydanticSerializationError, UnicodeDecodeError, ValueError, TypeError):
-        text = None
-    # pydantic-core writes a float in its own form where ``json`` writes an exponent
-    # (6.4e-05 is 0.000064, 1e-07 is 1e-7); its other texts are json's. A text with such
-    # a number, or what might be one, is written by json itself.
-    if text is None or _EXPONENT_OR_TINY.search(text):
-        return json.dumps(to_jsonable_python(value), separators=(",", ":"), ensure_ascii=False)
-    return text
-
-
-_EXPONENT_OR_TINY = re.compile(r"\d[eE][-+]|0\.0000")
+    """``value`` as compact JSON with its keys in their order, non-ASCII kept as is."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _loads_if_text(value: Any) -> Any:
@@ -55,13 +39,7 @@ class AsJsonText:
     ``ordered`` (see module doc)."""
 
     def __init__(self, *, ordered: bool = False) -> None:
-        self.ordered = ordered
-
-    def text(self, value: Any) -> str:
-        """``value`` (any value the field holds) as the field's JSON text."""
-        if self.ordered:
-            return dumps_ordered(value)
-        return dumps_canonical(to_jsonable_python(value))
+        self.dumps = dumps_ordered if ordered else dumps_canonical
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -70,7 +48,8 @@ class AsJsonText:
             _loads_if_text,
             handler(source),
             serialization=core_schema.plain_serializer_function_ser_schema(
-                self.text, return_schema=core_schema.str_schema()
+                lambda value: self.dumps(to_jsonable_python(value)),
+                return_schema=core_schema.str_schema(),
             ),
         )
 

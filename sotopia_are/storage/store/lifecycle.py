@@ -29,6 +29,7 @@ from sotopia_are.storage.errors import (
     already_played,
 )
 from sotopia_are.storage.events import EVENT_FIELD, decode_event
+from sotopia_are.storage.fields import dumps_ordered
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.store.entries import (
     CALL_FIELD,
@@ -237,10 +238,13 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
                     "updated_at": updated_at,
                     **index_fields(record),
                 }
-                # Dumped from validated verdicts just now: JSON, taken as it is.
-                built = {"verdicts": [v.model_dump(mode="json") for v in record.verdicts]}
-                new = changed_log(remembered.log, checked, built)
-                if self._step(remembered, new, [*checked, *built]) is not None:
+                # Dumped from validated verdicts just now: JSON, taken (and written) as it
+                # is, as to_jsonable_python would give it back unchanged.
+                verdicts = [v.model_dump(mode="json") for v in record.verdicts]
+                new = changed_log(remembered.log, checked, {"verdicts": verdicts})
+                texts = {"verdicts": dumps_ordered(verdicts)}
+                changed = [*checked, "verdicts"]
+                if self._step(remembered, new, changed, texts=texts) is not None:
                     return record
 
         def write(pipe: Any) -> EpisodeRecord | None:
@@ -319,12 +323,14 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         new: EpisodeLog,
         changed: Sequence[str] = (),
         calls: Sequence[str] = (),
+        *,
+        texts: Mapping[str, str] | None = None,
     ) -> EpisodeLog | None:
         """Write the step from ``old`` (what this store last wrote; None: a start, there
         must be no hash) to ``new`` in one round trip (see :mod:`.written`); ``new`` as
         stored, or None when Redis holds something else (nothing was written: take the
         step the general way)."""
-        step = Step.of(old, new, changed, calls)
+        step = Step.of(old, new, changed, calls, texts)
         self._queued.flush()  # so that writes land in the order they were made
         client = cast(Any, self.client)  # redis-py's script calls are untyped
         with self._guard():

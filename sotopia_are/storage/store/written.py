@@ -217,8 +217,10 @@ class Step:
         new: EpisodeLog,
         changed: Collection[str] = (),
         calls: Sequence[str] = (),
+        texts: Mapping[str, str] | None = None,
     ) -> Step:
-        """The step from ``old`` to ``new`` (``changed`` is not read for a start)."""
+        """The step from ``old`` to ``new`` (``changed`` is not read for a start);
+        ``texts`` are changed fields' texts already made (as :func:`hash_fields` would)."""
         if old is None:
             fields = hash_fields(new)
             sets = dict(fields)
@@ -229,7 +231,8 @@ class Step:
         else:
             fields = dict(old.fields)
             volatile = old.volatile()
-            dumped = hash_fields(new, changed)
+            made = dict(texts or {})
+            dumped = {**hash_fields(new, [n for n in changed if n not in made]), **made}
             sets = {}
             deletes = []
             for name in changed:
