@@ -7,6 +7,11 @@ or ``failed``, with usage and the run's model calls, in one transaction), and la
 readable ``running`` episode with the events it had;
 :meth:`~EpisodeLifecycle.mark_interrupted` turns such leftovers into ``incomplete`` ones.
 Each step checks the status it starts from, inside the transaction that writes it.
+
+A step of an episode this store wrote last (a batch's: a new episode's start, its end,
+its first verdict) is one round trip, a Lua script checked against what the store wrote
+(:mod:`.written`); any other goes the general way (WATCH, read, validate, rewrite the
+record whole). Both leave the same in Redis and raise the same errors.
 """
 
 from __future__ import annotations
