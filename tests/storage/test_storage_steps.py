@@ -89,8 +89,9 @@ Step = tuple[str, str, int]
 STEPS = st.lists(
     st.tuples(
         st.sampled_from(
-            ["start", "event", "play", "finish", "fail", "verdict", "stale-verdict",
-             "again", "incomplete", "delete", "foreign-index", "foreign-calls", "other-writer"]
+            ["start", "event", "play", "finish", "fail", "verdict", "stale-verdict", "again",
+             "evaluate", "update", "incomplete", "delete", "foreign-index", "foreign-calls",
+             "other-writer"]
         ),
         st.sampled_from(PKS),
         st.integers(0, 3),
@@ -141,6 +142,12 @@ def take(twin: Twin, step: Step) -> Any:
         return store.add_verdict(pk, VERDICTS[n % 2], stored=record, replace=name == "again")
     if name == "stale-verdict":
         return store.add_verdict(pk, VERDICTS[n % 2], stored=record.model_copy(update={"tag": "x"}))
+    if name == "evaluate":  # the older layout's one verdict
+        scores = {"Mara Quinn": {"overall_score": float(n)}}
+        return store.save_evaluation(pk, scores=scores, evaluation={"n": n}, calls=record.calls[:1])
+    if name == "update":
+        update = [{"updated_at": 1.0}, {"pk": "p9"}, {"nope": 1}, {"scenario_codename": "c"}][n]
+        return store.update_complete_episode(pk, update)
     if name == "incomplete":
         return store.mark_incomplete(pk)
     if name == "delete":

@@ -305,7 +305,12 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         self._queued.forget(episode_id)  # what it failed to append no longer matters
         now = self._clock()
         remembered = self._written.get(key)
-        if remembered is not None and remembered.log.status is expected:
+        # An update naming updated_at is refused the general way below (TypeError).
+        if (
+            remembered is not None
+            and remembered.log.status is expected
+            and "updated_at" not in update
+        ):
             with contextlib.suppress(ValidationError):  # raised the general way below
                 new = changed_log(remembered.log, {**update, "updated_at": now})
                 stepped = self._step(remembered, new, [*update, "updated_at"], payloads)
