@@ -42,7 +42,9 @@ class QueuedAppends:
         self._write = write
         self._queue: list[QueuedAppend] = []
         self._failed: dict[str, BaseException] = {}
-        # The loop whose turn end will write the queue (None: no write is scheduled).
+        # The loop whose turn end will write the queue (None: no write is scheduled). A
+        # write made before (flush) leaves it scheduled: a second one scheduled then would
+        # split the turn's appends into a round trip each.
         self._scheduled_on: asyncio.AbstractEventLoop | None = None
 
     def add(self, append: QueuedAppend) -> None:
@@ -64,7 +66,6 @@ class QueuedAppends:
 
     def flush(self) -> None:
         """Write every queued append now, keeping each failure for its episode."""
-        self._scheduled_on = None
         if not self._queue:
             return
         queued, self._queue = self._queue, []
@@ -88,4 +89,5 @@ class QueuedAppends:
 
     def _flush_at_turn_end(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._scheduled_on is loop:
+            self._scheduled_on = None
             self.flush()

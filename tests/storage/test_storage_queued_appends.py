@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import pytest
+import redis
 from redis_servers import RedisServerProcess
 from storage_episodes_support import flat_agents, flat_spec
 
@@ -22,6 +24,7 @@ from sotopia_are.storage import (
     StorageUnavailableError,
     connect,
 )
+from sotopia_are.storage.keys import episode_events_key
 
 
 async def played_events() -> list[CompletedEvent]:
@@ -142,3 +145,58 @@ def test_appends_left_by_a_stopped_loop_go_out_with_the_next_loops(store: Episod
 
     assert asyncio.run(queue_and_end_the_turn()) == 2
     assert store.read_events("two-loops") == [convert_completed_event(e) for e in events[:2]]
+
+
+async def test_a_write_in_a_turn_does_not_split_the_next_turns_appends(
+    store: EpisodeStore,
+) -> None:
+    """A write flushing the queue mid-turn leaves one write for the turn's end: a second
+    one scheduled then would run inside the next turn and send its appends one by one."""
+    events = await played_events()
+    for episode_id in ("a", "b"):
+        store.start_episode(EpisodeLog(pk=episode_id))
+    seen: list[int] = []
+
+    async def a() -> None:
+        store.queue_event("a", events[0])
+        await asyncio.sleep(0)
+        store.queue_event("a", events[1])  # the next turn: written when it ends
+
+    async def b() -> None:
+        store.start_episode(EpisodeLog(pk="c"))  # a write: the queue goes out now
+        store.queue_event("b", events[0])
+        await asyncio.sleep(0)
+        with connect(store.url) as other:  # still the turn in which a's second was queued
+            seen.append(other.get_episode("a").event_count)
+
+    await asyncio.gather(a(), b())
+    assert seen == [1]
+    assert store.get_episode("a").event_count == 2
+
+
+@pytest.mark.parametrize(
+    ("plant", "refusal"),
+    [
+        pytest.param(lambda c: c.set(episode_events_key("odd"), "junk"), "WRONGTYPE", id="stream"),
+        pytest.param(
+            lambda c: c.hset(EpisodeLog.redis_key("odd"), "event_count", "007"),
+            "not an integer",
+            id="count",
+        ),
+    ],
+)
+async def test_an_append_to_keys_the_store_did_not_write_is_refused_alone(
+    store: EpisodeStore, plant: Callable[[Any], object], refusal: str
+) -> None:
+    """The turn's other appends go out; that one is refused as Redis refuses it."""
+    events = await played_events()
+    for episode_id in ("odd", "fine"):
+        store.start_episode(EpisodeLog(pk=episode_id))
+    plant(store.client)
+    store.queue_event("odd", events[0])
+    store.queue_event("fine", events[0])
+    store.queue_event("odd", events[1])
+    await asyncio.sleep(0)
+    with pytest.raises(redis.ResponseError, match=refusal):
+        store.queue_event("odd", events[2])
+    assert [e.event_id for e in store.read_events("fine")] == [events[0].event_id]

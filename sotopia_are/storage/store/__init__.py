@@ -23,6 +23,7 @@ The store is one class made of its parts, one module each, on one shared connect
 - :mod:`.listing` — episodes selected by one :class:`EpisodeFilter`;
 - :mod:`.restoring` — an episode written whole;
 - :mod:`.lifecycle` — start, finish, interruption and verdicts;
+- :mod:`.written` — a batch's steps in one round trip, from what the store last wrote;
 - :mod:`.index` and :mod:`.entries` — the index keys kept in step, and reading back
   what the store wrote.
 """

@@ -1,8 +1,10 @@
 """`EpisodeAppends`: completed events and model calls appended to an episode's streams.
 
-The hot path of a running batch: each append is one EVALSHA (a Lua script, atomic with
-the episode's counters), and appends queued in one turn of the event loop go in one
-pipelined round trip (see :mod:`~sotopia_are.storage.queued`).
+The hot path of a running batch: the appends queued in one turn of the event loop (see
+:mod:`~sotopia_are.storage.queued`) go in one EVALSHA, a Lua script that makes each
+append atomic with its episode's counters. An append whose keys are not what the store
+writes there (another type, a count that is no integer) is left to one EVALSHA of its own
+(with its episode's later ones, in order), which refuses it as an append always did.
 """
 
 from __future__ import annotations
@@ -40,6 +42,42 @@ redis.call('HSET', KEYS[1], 'updated_at', ARGV[3])
 return redis.call('XADD', KEYS[2], '*', ARGV[1], ARGV[2])
 """
 _APPEND_SHA = hashlib.sha1(_APPEND_SCRIPT.encode()).hexdigest()
+
+# Many appends in one script: KEYS are each append's hash and stream, ARGV the time, then
+# each append's field, payload and whether it counts as an event. Each append is the one
+# above, given keys the store wrote: for each, its entry id, -1 (not running) or 0 (left
+# to the script above, as are its episode's later appends: a key of another type, or an
+# event count HINCRBY would refuse).
+_APPENDS_SCRIPT = """
+local now = ARGV[1]
+local out, left = {}, {}
+for i = 1, #KEYS / 2 do
+  local key, stream = KEYS[2 * i - 1], KEYS[2 * i]
+  local counts = ARGV[3 * i + 1] == '1'
+  out[i] = 0
+  if not left[key] then
+    local kind = redis.call('TYPE', key)['ok']
+    local streamed = redis.call('TYPE', stream)['ok']
+    local status, count = false, false
+    if kind == 'hash' then
+      status, count = unpack(redis.call('HMGET', key, 'status', 'event_count'))
+    end
+    if (kind ~= 'hash' and kind ~= 'none') or (streamed ~= 'stream' and streamed ~= 'none')
+        or (counts and status == 'running' and count and not (count == '0'
+            or (#count < 19 and string.match(count, '^%-?[1-9]%d*$')))) then
+      left[key] = true
+    elseif (counts and status ~= 'running') or not status then
+      out[i] = -1
+    else
+      if counts then redis.call('HINCRBY', key, 'event_count', 1) end
+      redis.call('HSET', key, 'updated_at', now)
+      out[i] = redis.call('XADD', stream, '*', ARGV[3 * i - 1], ARGV[3 * i])
+    end
+  end
+end
+return out
+"""
+_APPENDS_SHA = hashlib.sha1(_APPENDS_SCRIPT.encode()).hexdigest()
 
 
 class EpisodeAppends(StoreClient):
@@ -98,16 +136,29 @@ class EpisodeAppends(StoreClient):
         return entry
 
     def _write_appends(self, appends: Sequence[QueuedAppend]) -> list[str | BaseException]:
-        """Write ``appends`` in one round trip; for each, its stream entry id or what
-        refused it (a lost connection raises :class:`StorageUnavailableError`)."""
+        """Write ``appends`` in one round trip (and one more for any left to the script of
+        one append); for each, its stream entry id or what refused it (a lost connection
+        raises :class:`StorageUnavailableError`)."""
+        now = repr(self._clock())
+        keys = [k for a in appends for k in (EpisodeLog.redis_key(a.episode_id), a.stream)]
+        args = [now]
+        for append in appends:
+            args += [append.field, append.payload, "1" if append.counts else "0"]
+        client = cast(Any, self.client)  # redis-py's script calls are untyped
         with self._guard():
-            replies = self._pipelined_appends(appends)
-            if any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
-                cast(Any, self.client).script_load(_APPEND_SCRIPT)  # the server lost it
-                replies = self._pipelined_appends(appends)
+            try:
+                replies = client.evalsha(_APPENDS_SHA, len(keys), *keys, *args)
+            except redis.exceptions.NoScriptError:  # the server lost it
+                client.script_load(_APPENDS_SCRIPT)
+                replies = client.evalsha(_APPENDS_SHA, len(keys), *keys, *args)
+            left = [append for append, reply in zip(appends, replies, strict=True) if reply == 0]
+            if left:
+                alone = iter(self._appends_alone(left, now))
+                replies = [next(alone) if reply == 0 else reply for reply in replies]
         outcomes: list[str | BaseException] = []
         for append, reply in zip(appends, replies, strict=True):
-            if isinstance(reply, redis.ResponseError) and "NOT_RUNNING" in str(reply):
+            failed = isinstance(reply, redis.ResponseError)
+            if reply == -1 or (failed and "NOT_RUNNING" in str(reply)):
                 outcomes.append(_not_running(append.episode_id))
             elif isinstance(reply, redis.ResponseError) and (refused := self._refusal(reply)):
                 outcomes.append(refused)
@@ -115,8 +166,16 @@ class EpisodeAppends(StoreClient):
                 outcomes.append(reply if isinstance(reply, BaseException) else str(reply))
         return outcomes
 
-    def _pipelined_appends(self, appends: Sequence[QueuedAppend]) -> list[Any]:
-        now = repr(self._clock())
+    def _appends_alone(self, appends: Sequence[QueuedAppend], now: str) -> list[Any]:
+        """Each of ``appends`` by the script of one append, pipelined: its entry id or its
+        error."""
+        replies = self._pipelined_appends(appends, now)
+        if any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
+            cast(Any, self.client).script_load(_APPEND_SCRIPT)  # the server lost it
+            replies = self._pipelined_appends(appends, now)
+        return replies
+
+    def _pipelined_appends(self, appends: Sequence[QueuedAppend], now: str) -> list[Any]:
         with self.client.pipeline(transaction=False) as pipe:
             for append in appends:
                 pipe.evalsha(

@@ -23,6 +23,7 @@ from sotopia_are.storage.errors import (
     StorageUnavailableError,
 )
 from sotopia_are.storage.queued import QueuedAppend, QueuedAppends
+from sotopia_are.storage.store.written import WrittenEpisodes
 
 __all__ = ["WRITE_ATTEMPTS", "StoreClient"]
 
@@ -56,6 +57,7 @@ class StoreClient(abc.ABC):
         self._url = url
         self._clock = clock
         self._queued = QueuedAppends(self._write_appends)
+        self._written = WrittenEpisodes()
 
     @property
     def url(self) -> str | None:
@@ -142,6 +144,7 @@ class StoreClient(abc.ABC):
         attempts that all lost to another writer.
         """
         self._queued.flush()  # so that writes land in the order they were made
+        self._written.forget(keys)  # what this write leaves there is read, not remembered
         with self._guard(), self.client.pipeline() as pipe:
             for _ in range(WRITE_ATTEMPTS):
                 try:

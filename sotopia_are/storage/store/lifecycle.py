@@ -7,14 +7,21 @@ or ``failed``, with usage and the run's model calls, in one transaction), and la
 readable ``running`` episode with the events it had;
 :meth:`~EpisodeLifecycle.mark_interrupted` turns such leftovers into ``incomplete`` ones.
 Each step checks the status it starts from, inside the transaction that writes it.
+
+A step of an episode this store wrote last (a batch's: a new episode's start, its end,
+its first verdict) is one round trip, a Lua script checked against what the store wrote
+(:mod:`.written`); any other goes the general way (WATCH, read, validate, rewrite the
+record whole). Both leave the same in Redis and raise the same errors.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
-from pydantic import JsonValue
+import redis
+from pydantic import JsonValue, ValidationError
 
 from sotopia_are.record import EpisodeRecord, Verdict
 from sotopia_are.social import EpisodeStatus
@@ -27,6 +34,7 @@ from sotopia_are.storage.errors import (
     already_played,
 )
 from sotopia_are.storage.events import EVENT_FIELD, decode_event
+from sotopia_are.storage.fields import dumps_ordered
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.store.entries import (
     CALL_FIELD,
@@ -40,6 +48,7 @@ from sotopia_are.storage.store.index import check_index, reindex, rewrite_episod
 from sotopia_are.storage.store.listing import EpisodeListing
 from sotopia_are.storage.store.reading import EpisodeReading
 from sotopia_are.storage.store.restoring import EpisodeRestoring
+from sotopia_are.storage.store.written import STEP_SCRIPT, STEP_SHA, Step, Written, changed_log
 
 __all__ = ["EpisodeLifecycle"]
 
@@ -59,15 +68,8 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         now = self._clock()
         self._queued.forget(episode.pk)
 
-        def write(pipe: Any) -> EpisodeLog:
-            old = read_episode(pipe, episode.pk)
-            if old is not None and old.status is EpisodeStatus.COMPLETE:
-                raise EpisodeExistsError(already_played(episode.pk, self.location))
-            if old is not None and old.status is EpisodeStatus.RUNNING:
-                raise EpisodeStateError(
-                    f"episode {episode.pk} is running; if its run died, mark_interrupted() it first"
-                )
-            started = episode.replace(
+        def started_after(old: EpisodeLog | None) -> EpisodeLog:
+            return episode.replace(
                 status=EpisodeStatus.RUNNING,
                 attempt=(old.attempt if old else 0) + 1,
                 created_at=old.created_at if old else now,
@@ -83,6 +85,22 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
                 usage={},
                 cost_usd=None,
             )
+
+        if self._written.capacity:  # a new episode (the usual case) in one round trip
+            with contextlib.suppress(ValidationError):  # raised the general way below
+                fresh = self._step(None, started_after(None))
+                if fresh is not None:
+                    return fresh
+
+        def write(pipe: Any) -> EpisodeLog:
+            old = read_episode(pipe, episode.pk)
+            if old is not None and old.status is EpisodeStatus.COMPLETE:
+                raise EpisodeExistsError(already_played(episode.pk, self.location))
+            if old is not None and old.status is EpisodeStatus.RUNNING:
+                raise EpisodeStateError(
+                    f"episode {episode.pk} is running; if its run died, mark_interrupted() it first"
+                )
+            started = started_after(old)
             check_index(pipe, [(old, started)])
             pipe.multi()
             pipe.delete(
@@ -207,6 +225,32 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         just stored it): when it agrees with the stored episode, it is not read back.
         """
         key = EpisodeLog.redis_key(episode_id)
+        evaluated_at, updated_at = self._clock(), self._clock()
+        remembered = self._written.get(key)
+        if (
+            remembered is not None
+            and remembered.log.status is EpisodeStatus.COMPLETE
+            and remembered.log.record_version != 0
+            and stored is not None
+            and _agrees(remembered.log, stored)
+        ):
+            # Any error is raised the general way below, from what Redis holds.
+            with contextlib.suppress(ValueError):  # ValidationError and VerdictExistsError
+                record = stored.with_verdict(verdict, replace=replace)
+                checked = {
+                    "record_version": record.version,
+                    "evaluated_at": evaluated_at,
+                    "updated_at": updated_at,
+                    **index_fields(record),
+                }
+                # Dumped from validated verdicts just now: JSON, taken (and written) as it
+                # is, as to_jsonable_python would give it back unchanged.
+                verdicts = [v.model_dump(mode="json") for v in record.verdicts]
+                new = changed_log(remembered.log, checked, {"verdicts": verdicts})
+                texts = {"verdicts": dumps_ordered(verdicts)}
+                changed = [*checked, "verdicts"]
+                if self._step(remembered, new, changed, texts=texts) is not None:
+                    return record
 
         def write(pipe: Any) -> EpisodeRecord | None:
             old = self._episode_in(pipe, episode_id, EpisodeStatus.COMPLETE)
@@ -225,8 +269,8 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
             new = old.replace(
                 record_version=record.version,
                 verdicts=[v.model_dump(mode="json") for v in record.verdicts],
-                evaluated_at=self._clock(),
-                updated_at=self._clock(),
+                evaluated_at=evaluated_at,
+                updated_at=updated_at,
                 **index_fields(record),
             )
             rewrite_episode(pipe, old, new)
@@ -259,16 +303,64 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         payloads = encode_calls(calls)
         self._queued.flush()
         self._queued.forget(episode_id)  # what it failed to append no longer matters
+        now = self._clock()
+        remembered = self._written.get(key)
+        # An update naming updated_at is refused the general way below (TypeError).
+        if (
+            remembered is not None
+            and remembered.log.status is expected
+            and "updated_at" not in update
+        ):
+            with contextlib.suppress(ValidationError):  # raised the general way below
+                new = changed_log(remembered.log, {**update, "updated_at": now})
+                stepped = self._step(remembered, new, [*update, "updated_at"], payloads)
+                if stepped is not None:
+                    return stepped
 
         def write(pipe: Any) -> EpisodeLog:
             old = self._episode_in(pipe, episode_id, expected)
-            new = old.replace(**update, updated_at=self._clock())
+            new = old.replace(**update, updated_at=now)
             rewrite_episode(pipe, old, new)
             for payload in payloads:
                 pipe.xadd(episode_calls_key(episode_id), {CALL_FIELD: payload})
             return new
 
         return self._watched([key], write)
+
+    def _step(
+        self,
+        old: Written | None,
+        new: EpisodeLog,
+        changed: Sequence[str] = (),
+        calls: Sequence[str] = (),
+        *,
+        texts: Mapping[str, str] | None = None,
+    ) -> EpisodeLog | None:
+        """Write the step from ``old`` (what this store last wrote; None: a start, there
+        must be no hash) to ``new`` in one round trip (see :mod:`.written`); ``new`` as
+        stored, or None when Redis holds something else (nothing was written: take the
+        step the general way)."""
+        step = Step.of(old, new, changed, calls, texts)
+        self._queued.flush()  # so that writes land in the order they were made
+        client = cast(Any, self.client)  # redis-py's script calls are untyped
+        with self._guard():
+            try:
+                reply = client.evalsha(STEP_SHA, len(step.keys), *step.keys, *step.args)
+            except redis.exceptions.NoScriptError:  # the server lost it (or never had it)
+                client.script_load(STEP_SCRIPT)
+                reply = client.evalsha(STEP_SHA, len(step.keys), *step.keys, *step.args)
+        if not reply[0]:
+            return None
+        stored, written = step.written(new, reply[1])
+        # Remembered for the steps a batch takes next: a running episode's end, a complete
+        # one's first verdict (a later one reads what is stored, as does a restart).
+        if stored.status is EpisodeStatus.RUNNING or (
+            stored.status is EpisodeStatus.COMPLETE and not stored.verdicts
+        ):
+            self._written.remember(step.keys[0], written)
+        else:
+            self._written.forget([step.keys[0]])
+        return stored
 
     def _episode_in(self, pipe: Any, episode_id: str, expected: EpisodeStatus) -> EpisodeLog:
         """The stored episode, read inside a write's WATCH; :class:`RecordNotFoundError`

@@ -1,0 +1,285 @@
+"""One-round-trip steps of an episode, from what this store last wrote of it.
+
+A running batch takes each episode through start, finish and a verdict. Done the general
+way (WATCH, read the hash back, validate it, check the index keys' types, rewrite the hash
+whole with every index entry: four round trips and the whole record validated and dumped
+again) that costs more CPU than the rest of the episode's writes together. So the store
+remembers the hash it last wrote of each episode (:class:`WrittenEpisodes`: the
+``EpisodeLog`` and the exact text of every field), and the next step is one Lua script
+(:data:`STEP_SCRIPT`) that, atomically:
+
+1. checks that the stored hash is still the remembered one: the same field names, and the
+   same texts (compared through a SHA-1 digest) for every field but those another writer
+   may change meanwhile — ``event_count`` and ``updated_at`` while the episode runs (its
+   appends), ``updated_at`` after (the calls stream's) — which are checked for a form the
+   record reads back unchanged; a start checks that there is no hash;
+2. checks that every index key it writes holds the type the store gives it (or nothing);
+3. only then writes the changed fields, the index moves, the listed summary and the calls.
+
+Any other hash (another process wrote it, an older layout, a field the store did not
+write, a key of another type) and the script writes nothing and answers so: the caller
+then takes the step the general way, which reads what is there and gives the same result,
+or the same error, as before. What either way leaves in Redis is the same, field for field
+(the general way rewrites the hash whole; a field read back and dumped again gives the
+same text, which is what lets the script keep the fields it does not change).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sotopia_are.social import EpisodeStatus
+from sotopia_are.storage.episode_log import EpisodeLog
+from sotopia_are.storage.keys import (
+    EPISODES_BY_TIME,
+    SUMMARY_FIELD,
+    episode_calls_key,
+    episode_events_key,
+)
+from sotopia_are.storage.store.entries import CALL_FIELD
+from sotopia_are.storage.store.index import index_entries, listing_text
+
+__all__ = [
+    "STEP_SCRIPT",
+    "STEP_SHA",
+    "Step",
+    "Written",
+    "WrittenEpisodes",
+    "changed_log",
+    "hash_fields",
+    "hash_text",
+]
+
+# KEYS: the hash, the by-time index, the calls stream, the events stream, then the index
+# sets the episode leaves (n_rem of them) and those it joins.
+# ARGV: pk, digest ('' = there must be no hash), the checked names (count, names), the
+# volatile fields (count, then name and 'int' or 'float' each), n_rem, the created-at
+# score, the fields to set (count, name value...), the fields to delete (count, names),
+# the calls' stream field, then one payload per call to append.
+# Replies {1, event_count} once written, {0} when nothing was (the hash is not the one
+# remembered, or a key holds another type).
+STEP_SCRIPT = """
+local key, pk, digest = KEYS[1], ARGV[1], ARGV[2]
+local at = 3
+local function take() local v = ARGV[at]; at = at + 1; return v end
+local names = {}
+for i = 1, tonumber(take()) do names[i] = take() end
+local volatile, forms = {}, {}
+for i = 1, tonumber(take()) do volatile[i] = take(); forms[i] = take() end
+local kind = redis.call('TYPE', key)['ok']
+if digest == '' then
+  if kind ~= 'none' then return {0} end
+else
+  if kind ~= 'hash' then return {0} end
+  if redis.call('HLEN', key) ~= #names + #volatile then return {0} end
+  local values = redis.call('HMGET', key, unpack(names))
+  local parts = {}
+  for i = 1, #names do
+    local v = values[i]
+    if not v then return {0} end
+    parts[i] = #v .. ':' .. v
+  end
+  if redis.sha1hex(table.concat(parts)) ~= digest then return {0} end
+  if #volatile > 0 then
+    local current = redis.call('HMGET', key, unpack(volatile))
+    for i = 1, #volatile do
+      local v = current[i]
+      if not v then return {0} end
+      if forms[i] == 'int' then
+        if not (v == '0' or (#v < 16 and string.match(v, '^[1-9]%d*$'))) then return {0} end
+      elseif not (string.match(v, '^%-?%d+%.?%d*$')
+          or string.match(v, '^%-?%d+%.?%d*e[%+%-]%d+$')) then
+        return {0}
+      end
+    end
+  end
+end
+local by_time = redis.call('TYPE', KEYS[2])['ok']
+if by_time ~= 'zset' and by_time ~= 'none' then return {0} end
+for i = 5, #KEYS do
+  local t = redis.call('TYPE', KEYS[i])['ok']
+  if t ~= 'set' and t ~= 'none' then return {0} end
+end
+local n_rem = tonumber(take())
+local created = take()
+local sets = {}
+for i = 1, 2 * tonumber(take()) do sets[i] = take() end
+local deletes = {}
+for i = 1, tonumber(take()) do deletes[i] = take() end
+local call_field = take()
+if at <= #ARGV then
+  local calls = redis.call('TYPE', KEYS[3])['ok']
+  if calls ~= 'stream' and calls ~= 'none' then return {0} end
+end
+-- HSET first: a server at its memory limit refuses a script's first write that may grow
+-- the data, and lets through every later one (a DEL first would let it all through).
+redis.call('HSET', key, unpack(sets))
+if digest == '' then redis.call('DEL', KEYS[3], KEYS[4]) end
+if #deletes > 0 then redis.call('HDEL', key, unpack(deletes)) end
+for i = 5, 4 + n_rem do redis.call('SREM', KEYS[i], pk) end
+for i = 5 + n_rem, #KEYS do redis.call('SADD', KEYS[i], pk) end
+redis.call('ZADD', KEYS[2], created, pk)
+for i = at, #ARGV do redis.call('XADD', KEYS[3], '*', call_field, ARGV[i]) end
+return {1, redis.call('HGET', key, 'event_count')}
+"""
+STEP_SHA = hashlib.sha1(STEP_SCRIPT.encode()).hexdigest()
+
+
+def hash_text(value: Any) -> str:
+    """A hash field's value as redis-py sends it: text as is, numbers as their ``repr``."""
+    return value if isinstance(value, str) else repr(value)
+
+
+def hash_fields(log: EpisodeLog, names: Collection[str] | None = None) -> dict[str, str]:
+    """``log``'s hash fields (of ``names`` only, when given) as the texts Redis holds:
+    ``to_hash`` (``None`` fields left out), each value as redis-py sends it."""
+    dumped: dict[str, Any] = log.model_dump(
+        mode="json", exclude_none=True, include=None if names is None else set(names)
+    )
+    return {name: hash_text(value) for name, value in dumped.items()}
+
+
+@dataclass(frozen=True)
+class Written:
+    """An episode's hash as this store last wrote it: ``log``, and ``fields`` the exact
+    texts of its fields (the listed summary included). The texts of :meth:`volatile`
+    fields may since have changed in Redis."""
+
+    log: EpisodeLog
+    fields: Mapping[str, str]
+
+    def volatile(self) -> dict[str, str]:
+        """The fields others may change while the episode is in this state, and the form
+        (``int`` or ``float``) each must keep: a running episode's appends count its
+        events; an append to the calls stream moves ``updated_at``."""
+        if self.log.status is EpisodeStatus.RUNNING:
+            return {"event_count": "int", "updated_at": "float"}
+        return {"updated_at": "float"}
+
+    def digest(self, names: Iterable[str]) -> str:
+        """The SHA-1 :data:`STEP_SCRIPT` compares: each of ``names``' texts, in that
+        order, as its UTF-8 length, ``:`` and its UTF-8 bytes."""
+        parts = []
+        for name in names:
+            value = self.fields[name].encode()
+            parts.append(b"%d:%s" % (len(value), value))
+        return hashlib.sha1(b"".join(parts)).hexdigest()
+
+
+class WrittenEpisodes:
+    """What this store last wrote of the episodes it takes from step to step, the
+    ``capacity`` most recently written (0: none; every step then goes the general way)."""
+
+    def __init__(self, capacity: int = 2048) -> None:
+        self.capacity = capacity
+        self._written: OrderedDict[str, Written] = OrderedDict()
+
+    def get(self, key: str) -> Written | None:
+        """What this store last wrote at ``key`` (None: nothing remembered)."""
+        return self._written.get(key)
+
+    def remember(self, key: str, written: Written) -> None:
+        """Remember ``written`` as the hash at ``key``, forgetting the oldest beyond
+        ``capacity``."""
+        if not self.capacity:
+            return
+        self._written[key] = written
+        self._written.move_to_end(key)
+        while len(self._written) > self.capacity:
+            self._written.popitem(last=False)
+
+    def forget(self, keys: Iterable[str]) -> None:
+        """Forget ``keys`` (written another way, or deleted)."""
+        for key in keys:
+            self._written.pop(key, None)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of an episode as :data:`STEP_SCRIPT`'s keys and arguments: ``old`` (None:
+    a start, where there must be no hash) to ``new``, whose ``changed`` fields are
+    written (those it has as ``None`` deleted), with the index moves and ``calls``
+    (calls-stream payloads) appended. ``fields`` are ``new``'s hash texts but for the
+    volatile ones of ``old`` it did not change (those are Redis's)."""
+
+    keys: list[str]
+    args: list[str]
+    fields: dict[str, str]
+
+    @classmethod
+    def of(
+        cls,
+        old: Written | None,
+        new: EpisodeLog,
+        changed: Collection[str] = (),
+        calls: Sequence[str] = (),
+        texts: Mapping[str, str] | None = None,
+    ) -> Step:
+        """The step from ``old`` to ``new`` (``changed`` is not read for a start);
+        ``texts`` are changed fields' texts already made (as :func:`hash_fields` would)."""
+        if old is None:
+            fields = hash_fields(new)
+            sets = dict(fields)
+            deletes: list[str] = []
+            checked: list[str] = []
+            volatile: dict[str, str] = {}
+            digest = ""
+        else:
+            fields = dict(old.fields)
+            volatile = old.volatile()
+            made = dict(texts or {})
+            dumped = {**hash_fields(new, [n for n in changed if n not in made]), **made}
+            sets = {}
+            deletes = []
+            for name in changed:
+                if name in dumped:
+                    if name in volatile or fields.get(name) != dumped[name]:
+                        sets[name] = dumped[name]
+                    fields[name] = dumped[name]
+                elif fields.pop(name, None) is not None:
+                    deletes.append(name)
+            checked = [name for name in old.fields if name not in volatile]
+            digest = old.digest(checked)
+        listing = listing_text(new)
+        if listing is None:
+            if fields.pop(SUMMARY_FIELD, None) is not None:
+                deletes.append(SUMMARY_FIELD)
+        elif fields.get(SUMMARY_FIELD) != listing or old is None:
+            sets[SUMMARY_FIELD] = fields[SUMMARY_FIELD] = listing
+        before = index_entries(old.log) if old is not None else set()
+        after = index_entries(new)
+        leaves, joins = sorted(before - after), sorted(after - before)
+        key = new.redis_key(new.pk)
+        args = [new.pk, digest, str(len(checked)), *checked, str(len(volatile))]
+        for name, form in volatile.items():
+            args += [name, form]
+        args += [str(len(leaves)), hash_text(new.created_at), str(len(sets))]
+        for name, value in sets.items():
+            args += [name, value]
+        args += [str(len(deletes)), *deletes, CALL_FIELD, *calls]
+        streams = [episode_calls_key(new.pk), episode_events_key(new.pk)]
+        return cls([key, EPISODES_BY_TIME, *streams, *leaves, *joins], args, fields)
+
+    def written(self, new: EpisodeLog, event_count: str) -> tuple[EpisodeLog, Written]:
+        """``new`` as stored, given the ``event_count`` text the script answered, and what
+        to remember of it."""
+        fields = {**self.fields, "event_count": event_count}
+        stored: EpisodeLog = new.model_copy(update={"event_count": int(event_count)})
+        return stored, Written(stored, fields)
+
+
+def changed_log(
+    log: EpisodeLog, checked: Mapping[str, Any], built: Mapping[str, Any] | None = None
+) -> EpisodeLog:
+    """``log`` with ``checked`` fields validated as ``replace`` validates them, and
+    ``built`` ones (JSON the store itself just dumped from validated models) taken as
+    they are."""
+    new: EpisodeLog = log.model_copy(update=dict(built or {}))
+    validator = type(log).__pydantic_validator__
+    for name, value in checked.items():
+        validator.validate_assignment(new, name, value)  # in place
+    return new

@@ -1,0 +1,212 @@
+"""An episode's steps taken in one round trip (from what the store last wrote of it) leave
+Redis exactly as the general way does (WATCH, read, validate, rewrite the hash whole), key
+by key and field by field, and give the same results and the same errors, whatever
+happens in between: other writers, foreign keys, records that are not the stored one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sotopia_are.llm import Usage
+from sotopia_are.record import EpisodeRecord, load_record
+from sotopia_are.social import EpisodeStatus
+from sotopia_are.storage import EpisodeRecorder, EpisodeStore, usage_summary
+from sotopia_are.storage.episode_log import EpisodeLog
+from sotopia_are.storage.keys import episode_index_key
+
+LEGACY = Path(__file__).parents[1] / "data" / "legacy" / "episodes-v0.jsonl"
+PKS = ["p0", "p1"]
+
+
+def _records() -> dict[str, EpisodeRecord]:
+    """Per pk, a played record with calls (its verdicts apart)."""
+    rated = load_record(LEGACY.read_text(encoding="utf-8").splitlines()[2])
+    return {
+        pk: rated.model_copy(
+            update={
+                "episode_id": pk,
+                "spec": rated.spec.replace(episode_id=pk),
+                "tag": "twins",
+                "verdicts": (),
+            }
+        )
+        for pk in PKS
+    }
+
+
+RECORDS = _records()
+FIRST = load_record(LEGACY.read_text(encoding="utf-8").splitlines()[2]).verdicts[0]
+VERDICTS = [FIRST, FIRST.model_copy(update={"judge_model": "openai/second-judge"})]
+
+
+class Twin:
+    """One store, its clock counting from the same time as its twin's."""
+
+    def __init__(self, client: redis.Redis[str], *, general: bool) -> None:
+        ticks = iter(range(1_700_000_000, 1_800_000_000))
+        self.store = EpisodeStore(client, location="the store", clock=lambda: float(next(ticks)))
+        if general:
+            self.store._written.capacity = 0  # every step the general way
+        self.recorder = EpisodeRecorder(self.store, tag="twins", models=RECORDS["p0"].models)
+
+
+def dump(client: redis.Redis[str]) -> dict[str, Any]:
+    """Every key: its type and content (stream entries without their ids, which hold the
+    time they were added)."""
+    contents: dict[str, Any] = {}
+    for key in sorted(client.scan_iter()):
+        kind = client.type(key)
+        if kind == "hash":
+            value: Any = client.hgetall(key)
+        elif kind == "set":
+            value = sorted(client.smembers(key))
+        elif kind == "zset":
+            value = client.zrange(key, 0, -1, withscores=True)
+        elif kind == "stream":
+            value = [fields for _, fields in client.xrange(key)]
+        else:
+            value = client.dump(key)
+        contents[key] = (kind, value)
+    return contents
+
+
+def outcome(action: Callable[[], Any]) -> Any:
+    try:
+        return ("ok", action())
+    except Exception as error:  # the same error, raised by both
+        return ("error", type(error), str(error))
+
+
+Step = tuple[str, str, int]
+STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["start", "event", "play", "finish", "fail", "verdict", "stale-verdict", "again",
+             "evaluate", "update", "incomplete", "delete", "foreign-index", "foreign-calls",
+             "other-writer"]
+        ),
+        st.sampled_from(PKS),
+        st.integers(0, 3),
+    ),
+    max_size=14,
+)  # fmt: skip
+
+
+def take(twin: Twin, step: Step) -> Any:
+    """Take ``step`` (what a batch, or something else, does) on ``twin``'s store."""
+    name, pk, n = step
+    store, record = twin.store, RECORDS[pk]
+    usage = Usage.of(record.calls)
+
+    def finish(status: EpisodeStatus) -> EpisodeLog:
+        return store.finish_episode(
+            pk,
+            status=status,
+            termination_reason=record.reason if status is EpisodeStatus.COMPLETE else "",
+            error="" if status is EpisodeStatus.COMPLETE else "failed: a test",
+            usage=usage_summary(usage),
+            cost_usd=usage.cost_usd,
+            calls=record.calls[: n + 1],
+            turns_played=record.turns_played,
+        )
+
+    if name == "start":
+        return twin.recorder.start(record.spec, scenario_id=record.scenario_id)
+    if name == "event":  # its entry id holds the time it was added
+        return bool(store.append_event(pk, record.events[n % len(record.events)]))
+    if name == "play":  # a whole run, as a batch plays it
+        twin.recorder.start(record.spec, scenario_id=record.scenario_id)
+        for event in record.events:
+            store.append_event(pk, event)
+        return store.finish_episode(
+            pk,
+            termination_reason=record.reason,
+            usage=usage_summary(usage),
+            cost_usd=usage.cost_usd,
+            calls=record.calls,
+            turns_played=record.turns_played,
+        )
+    if name == "finish":
+        return finish(EpisodeStatus.COMPLETE)
+    if name == "fail":
+        return finish(EpisodeStatus.FAILED)
+    if name in ("verdict", "again"):  # with the record a batch holds, or the same judge again
+        return store.add_verdict(pk, VERDICTS[n % 2], stored=record, replace=name == "again")
+    if name == "stale-verdict":
+        return store.add_verdict(pk, VERDICTS[n % 2], stored=record.model_copy(update={"tag": "x"}))
+    if name == "evaluate":  # the older layout's one verdict
+        scores = {"Mara Quinn": {"overall_score": float(n)}}
+        return store.save_evaluation(pk, scores=scores, evaluation={"n": n}, calls=record.calls[:1])
+    if name == "update":
+        update = [{"updated_at": 1.0}, {"pk": "p9"}, {"nope": 1}, {"scenario_codename": "c"}][n]
+        return store.update_complete_episode(pk, update)
+    if name == "incomplete":
+        return store.mark_incomplete(pk)
+    if name == "delete":
+        return store.delete_episode(pk)
+    if name == "foreign-index":  # a key of another type where a step writes an index entry
+        status = ["running", "complete", "failed", "incomplete"][n]
+        return store.client.set(episode_index_key("status", status), "junk")
+    if name == "foreign-calls":
+        return store.client.set(EpisodeLog(pk=pk).calls_key, "junk")
+    # Another process changes the stored record (through its own store).
+    return store.client.hset(EpisodeLog.redis_key(pk), "scenario_codename", f"renamed {n}")
+
+
+@pytest.fixture
+def twins(redis_url: str) -> Iterator[tuple[redis.Redis[str], redis.Redis[str]]]:
+    pool = redis.Redis.from_url(redis_url, decode_responses=True).connection_pool
+    fast, general = (
+        redis.Redis(
+            connection_pool=redis.ConnectionPool(
+                connection_class=pool.connection_class, **{**pool.connection_kwargs, "db": db}
+            )
+        )
+        for db in (14, 15)
+    )
+    yield fast, general
+    for client in (fast, general):
+        client.flushdb()
+        client.close()
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=STEPS)
+def test_steps_leave_redis_as_the_general_way_does(
+    twins: tuple[redis.Redis[str], redis.Redis[str]], steps: list[Step]
+) -> None:
+    fast_client, general_client = twins
+    fast_client.flushdb()
+    general_client.flushdb()
+    fast, general = Twin(fast_client, general=False), Twin(general_client, general=True)
+    for step in steps:
+        assert outcome(partial(take, fast, step)) == outcome(partial(take, general, step)), step
+        assert dump(fast_client) == dump(general_client), step
+
+
+def test_a_batch_s_steps_take_one_round_trip_each(
+    twins: tuple[redis.Redis[str], redis.Redis[str]],
+) -> None:
+    """The usual run — start, events, end, verdict — takes the one-round-trip steps (and
+    leaves what the general way leaves)."""
+    fast_client, general_client = twins
+    fast, general = Twin(fast_client, general=False), Twin(general_client, general=True)
+    fast_client.config_resetstat()
+    take(fast, ("play", "p0", 0))
+    take(fast, ("verdict", "p0", 0))
+    stats = fast_client.info("commandstats")
+    assert "cmdstat_watch" not in stats and "cmdstat_multi" not in stats
+    take(general, ("play", "p0", 0))
+    take(general, ("verdict", "p0", 0))
+    assert "cmdstat_watch" in general_client.info("commandstats")
+    assert dump(fast_client) == dump(general_client)
