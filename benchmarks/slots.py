@@ -12,8 +12,8 @@ rubric), and meanwhile reads the server's own endpoints:
 * the store every second: how many episodes still have work (not failed, not rated).
 
 **Utilisation once warm** is, per slot, the fraction of the 100 ms samples in which it was
-processing, over the window from the server's first answer (a slot going idle after
-working) to the moment fewer than N episodes still had work (from then on some slot must
+processing, over the window from the server's first answer (its count of generated tokens
+growing) to the moment fewer than N episodes still had work (from then on some slot must
 idle, whatever the client does).
 
 **The batch's tokens/s** are the completion tokens its stored calls (agents' and judge's)
@@ -132,6 +132,7 @@ class Watcher(threading.Thread):
         super().__init__(daemon=True)
         self.root, self.data_dir, self.tag = root, data_dir, tag
         self.slots: list[tuple[float, tuple[bool, ...]]] = []
+        self.decoded: dict[tuple[int, int], list[tuple[float, int]]] = {}  # (slot, task)
         self.metrics: list[tuple[float, dict[str, float]]] = []
         self.pending: list[tuple[float, int]] = []  # episodes with work left
         self.halt = threading.Event()
@@ -144,6 +145,11 @@ class Watcher(threading.Thread):
             with contextlib.suppress(OSError, ValueError):
                 states = json.loads(_get(f"{self.root}/slots"))
                 self.slots.append((now, tuple(bool(s["is_processing"]) for s in states)))
+                for state in states:
+                    if state.get("is_processing") and state.get("next_token"):
+                        task = (int(state["id"]), int(state.get("id_task", -1)))
+                        done = int(state["next_token"][0].get("n_decoded", 0))
+                        self.decoded.setdefault(task, []).append((now, done))
             if now >= next_slow:
                 next_slow = now + 1.0
                 with contextlib.suppress(OSError, ValueError):
@@ -167,18 +173,26 @@ class Watcher(threading.Thread):
 def utilisation(
     samples: list[tuple[float, tuple[bool, ...]]], start: float, end: float
 ) -> list[float]:
-    """Each slot's fraction of the samples in [start, end] in which it was processing."""
-    inside = [busy for t, busy in samples if start <= t <= end]
-    if not inside:
+    """Each slot's share of [start, end] spent processing, each sample standing for the
+    time until the next (the server answers ``/slots`` late when it is busy)."""
+    inside = [(t, busy) for t, busy in samples if start <= t <= end]
+    if len(inside) < 2:
         return []
-    return [sum(s[i] for s in inside) / len(inside) for i in range(len(inside[0]))]
+    total = inside[-1][0] - inside[0][0]
+    shares = [0.0] * len(inside[0][1])
+    for (t, busy), (later, _) in itertools.pairwise(inside):
+        for slot, working in enumerate(busy):
+            shares[slot] += (later - t) * working
+    return [share / total for share in shares]
 
 
-def first_answer(samples: list[tuple[float, tuple[bool, ...]]], after_t: float) -> float | None:
-    """When a slot first went idle after processing, after ``after_t``: the server's first
-    answer to the episodes (not to the preflight's requests before them)."""
-    for (_, before), (t, after) in itertools.pairwise(samples):
-        if t > after_t and any(b and not a for b, a in zip(before, after, strict=True)):
+def first_answer(metrics: list[tuple[float, dict[str, float]]], after_t: float) -> float | None:
+    """When the server first finished a request after ``after_t`` (its count of generated
+    tokens grew): its first answer to the episodes, not to the preflight before them. (A
+    slot going idle is no sign: the next request takes it within milliseconds.)"""
+    before = counter_at(metrics, after_t, "tokens_predicted_total")
+    for t, found in metrics:
+        if t > after_t and found.get("tokens_predicted_total", 0.0) > before:
             return t
     return None
 
@@ -191,6 +205,19 @@ def counter_at(metrics: list[tuple[float, dict[str, float]]], when: float, name:
             break
         value = found.get(name, value)
     return value
+
+
+def decoded_between(
+    decoded: dict[tuple[int, int], list[tuple[float, int]]], start: float, end: float
+) -> int:
+    """Tokens the slots generated between ``start`` and ``end``, from ``/slots``'
+    ``n_decoded`` of each request in progress (the last ~100 ms of each is missed)."""
+    total = 0
+    for readings in decoded.values():
+        at_start = max((n for t, n in readings if t <= start), default=0)
+        at_end = max((n for t, n in readings if t <= end), default=0)
+        total += max(0, at_end - at_start)
+    return total
 
 
 def batch_calls(data_dir: Path, tag: str) -> list[Any]:
@@ -246,7 +273,9 @@ async def replay_raw(
 
     timeout = aiohttp.ClientTimeout(total=None)
     async with aiohttp.ClientSession(timeout=timeout) as client:
-        await asyncio.gather(*(worker(client) for _ in range(parallel)))
+        workers = asyncio.gather(*(worker(client) for _ in range(parallel)))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(workers, seconds)
     wall = time.monotonic() - started
     return {
         "requests": answered,
@@ -326,7 +355,7 @@ def run(args: argparse.Namespace, parallel: int, work: Path) -> dict[str, Any]:
         samples = watcher.slots
         busy_times = [t for t, b in samples if any(b)]
         stored = next((t for t, left in watcher.pending if left), None)
-        warm = first_answer(samples, stored) if stored is not None else None
+        warm = first_answer(watcher.metrics, stored) if stored is not None else None
         short = next(
             (t for t, left in watcher.pending if stored and t > stored and left < slots), None
         )
@@ -368,7 +397,14 @@ def run(args: argparse.Namespace, parallel: int, work: Path) -> dict[str, Any]:
             "invalid_answers_asked_again": sum(a.error_kind == "invalid_output" for a in attempts),
             "completion_tokens": completion,
             "batch_tokens_per_s": round(completion / active, 2) if active else 0.0,
-            "server_tokens_per_s_in_window": round(in_window / window, 2) if window > 0 else 0.0,
+            "server_tokens_per_s_in_window": (
+                round(decoded_between(watcher.decoded, warm, end) / window, 2)
+                if warm is not None and window > 0
+                else 0.0
+            ),
+            "server_finished_tokens_per_s_in_window": (
+                round(in_window / window, 2) if window > 0 else 0.0
+            ),
             "server_predicted_tokens_seconds": (
                 watcher.metrics[-1][1].get("predicted_tokens_seconds") if watcher.metrics else None
             ),
@@ -390,7 +426,9 @@ def run(args: argparse.Namespace, parallel: int, work: Path) -> dict[str, Any]:
             raw_watch.halt.set()
             raw_watch.join()
             span = [t for t, b in raw_watch.slots if any(b)]
-            if span:
+            if len(span) > 1:
+                generated = decoded_between(raw_watch.decoded, span[0], span[-1])
+                raw["server_tokens_per_s"] = round(generated / (span[-1] - span[0]), 2)
                 raw["utilisation"] = [
                     round(u, 3) for u in utilisation(raw_watch.slots, span[0], span[-1])
                 ]
