@@ -48,6 +48,7 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -456,6 +457,8 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the working directory")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args()
+    # Stopped with SIGTERM, still stop the server it started (the `finally` in run()).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="slots-"))
     print(f"working in {work}", flush=True)
     results = []
