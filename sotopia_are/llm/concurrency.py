@@ -121,6 +121,16 @@ class AdaptiveLimit:
       while the endpoint answers others (:meth:`overloaded`) — once per epoch, so the burst
       that one overload sends back lowers it once, not once per request sent before it.
 
+    A round counts only answers to requests sent under the current limit (its epoch): an
+    answer to one sent before the limit last changed measured the old limit's load, and
+    counting it would shrink the limit again for a queue the last change already cut.
+
+    Once the server says how many requests it decodes at once (:meth:`serve_at_once`,
+    llama.cpp's ``total_slots``), the limit is at least that many (up to the ceiling)
+    except when the server refuses requests (429/503): fewer would leave a slot idle while
+    answers wait to be sent, and a queue or a request outliving its timeout there means
+    slow decoding, which fewer requests do not speed up.
+
     It also keeps what a watchdog needs to tell a busy endpoint from a stuck one: when the
     endpoint last answered (:attr:`last_answer_at`) and its slowest recent answer
     (:attr:`slowest_recent_s`). ``async with`` holds a slot and reports no outcome.
@@ -135,6 +145,8 @@ class AdaptiveLimit:
         self.epoch = 0
         self.last_answer_at: float | None = None
         """``time.monotonic()`` of the endpoint's last answer (None before the first)."""
+        self.slots: int | None = None
+        """How many requests the server decodes at once, once it said (None: unknown)."""
         self._held = 0
         self._successes = 0
         self._slow_start = self.limit < ceiling
@@ -177,6 +189,29 @@ class AdaptiveLimit:
             raise
         return self.epoch
 
+    def serve_at_once(self, slots: int) -> None:
+        """The server decodes ``slots`` requests at once: never fewer in flight (up to the
+        ceiling) unless it refuses requests (see the class)."""
+        if slots < 1:
+            return
+        self.slots = slots
+        floor = self._floor_limit()
+        if self.limit < floor:
+            _log.debug(
+                "%s decodes %d requests at once: at most %d in flight from now (was %d)",
+                self.name or "the endpoint",
+                slots,
+                floor,
+                self.limit,
+            )
+            self._set(floor)
+            self._successes = 0
+            self._wake()
+
+    def _floor_limit(self) -> int:
+        """The lowest limit latency or timeouts may bring it to: the server's slots."""
+        return 1 if self.slots is None else min(self.slots, self.ceiling)
+
     def answered(self) -> None:
         """Note that the endpoint answered a request just now (any answer, even an error)."""
         self.last_answer_at = time.monotonic()
@@ -196,24 +231,26 @@ class AdaptiveLimit:
         the ``lag_s`` of our own event loop while it was out (:meth:`LoopLag.stop`)."""
         self._held -= 1
         if throttled:
-            self._lower(epoch, "asks for fewer requests")
+            self._lower(epoch, "asks for fewer requests", floor=1)
         elif ok:
             if latency_s is not None:
-                self._observe(latency_s, service_s, lag_s)
-            self._successes += 1
-            if self._successes >= self.limit:
-                self._successes = 0
-                self._reconsider()
+                # The watchdog waits on what a request really took, our lag included.
+                self._recent.append(latency_s)
+            if epoch is None or epoch == self.epoch:
+                if latency_s is not None:
+                    self._observe(latency_s, service_s, lag_s)
+                self._successes += 1
+                if self._successes >= self.limit:
+                    self._successes = 0
+                    self._reconsider()
         self._wake()
 
     def overloaded(self, epoch: int | None) -> None:
         """A request is still waiting past its timeout while the endpoint answers others:
-        halve the limit (once per epoch)."""
-        self._lower(epoch, "is overloaded")
+        halve the limit (once per epoch; not below the server's slots)."""
+        self._lower(epoch, "is overloaded", floor=self._floor_limit())
 
     def _observe(self, latency_s: float, service_s: float | None, lag_s: float) -> None:
-        # The watchdog waits on what a request really took, our lag included.
-        self._recent.append(latency_s)
         if service_s is not None and service_s > 0:
             sample = latency_s / service_s
             last = self._slowdown
@@ -251,12 +288,18 @@ class AdaptiveLimit:
         growing = load is None or load < (_SHRINK_ABOVE if self._slow_start else _GROW_BELOW)
         if growing:
             if self.limit < self.ceiling:
-                grown = self.limit * 2 if self._slow_start else self.limit + 1
-                self.limit = min(self.ceiling, grown)
-                self.epoch += 1
+                grown = min(self.ceiling, self.limit * 2 if self._slow_start else self.limit + 1)
+                _log.debug(
+                    "%s answers as fast under load (x%s): at most %d in flight from now (was %d)",
+                    self.name or "the endpoint",
+                    "?" if load is None else f"{load:.1f}",
+                    grown,
+                    self.limit,
+                )
+                self._set(grown)
         elif load is not None and load > _SHRINK_ABOVE:
             self._slow_start = False
-            lowered = max(1, self.limit * 3 // 4)
+            lowered = max(self._floor_limit(), self.limit * 3 // 4)
             if lowered < self.limit:
                 _log.info(
                     "%s answers slower under load (x%.1f): at most %d in flight from now (was %d)",
@@ -265,15 +308,14 @@ class AdaptiveLimit:
                     lowered,
                     self.limit,
                 )
-                self.limit = lowered
-                self.epoch += 1
+                self._set(lowered)
 
-    def _lower(self, epoch: int | None, why: str) -> None:
+    def _lower(self, epoch: int | None, why: str, *, floor: int) -> None:
         self._successes = 0
         self._slow_start = False
         if epoch is not None and epoch != self.epoch:
             return  # sent before the limit last changed: that change answered it
-        lowered = max(1, self.limit // 2)
+        lowered = max(floor, self.limit // 2)
         if lowered < self.limit:
             _log.info(
                 "%s %s: at most %d in flight from now (was %d)",
@@ -282,8 +324,14 @@ class AdaptiveLimit:
                 lowered,
                 self.limit,
             )
-        self.limit = lowered
+        self._set(min(self.limit, lowered))
+
+    def _set(self, limit: int) -> None:
+        """A new limit, and a new epoch: the server's queue time is measured afresh on
+        the answers to requests sent under it."""
+        self.limit = limit
         self.epoch += 1
+        self._slowdown = None
 
     def _wake(self) -> None:
         while self._waiters and self._held < self.limit:

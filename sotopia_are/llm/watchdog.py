@@ -14,6 +14,10 @@ endpoint is asked whether it is busy or stuck:
   between two of them), so it is **stuck**: the request times out, which the retry policy
   counts toward ``RetryPolicy.max_timeouts``.
 
+Lowering the limit stops at the server's decoding slots when it says how many
+(:mod:`~sotopia_are.llm.server_slots`, asked on an endpoint's first request): there a
+request outliving its timeout means slow decoding, not a queue fewer requests would cut.
+
 ``LLMConfig.max_wait_s`` bounds one request's wait whatever the endpoint does (the
 transport's own timeout): a server that answers its model list but never a chat request is
 reported then.
@@ -30,6 +34,7 @@ from sotopia_are.llm.concurrency import AdaptiveLimit
 from sotopia_are.llm.config import Endpoint
 from sotopia_are.llm.http_transport import Timeout
 from sotopia_are.llm.request import LLMResponse
+from sotopia_are.llm.server_slots import learn_slots
 
 __all__ = ["PROBE_TIMEOUT_S", "STRETCH", "await_answer"]
 
@@ -58,6 +63,8 @@ async def await_answer(
     this is on every model call's path)."""
     task = asyncio.current_task()
     assert task is not None, "await_answer runs in a task"
+    # A busy endpoint's limit stays at its decoding slots, when its server says how many.
+    learn_slots(limit, endpoint)
     watch = _Watch(task, limit, epoch, endpoint, timeout_s)
     try:
         return await sending

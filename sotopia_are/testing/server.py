@@ -83,7 +83,8 @@ class LocalLLMServer:
     ``slots`` makes it behave like a local model server (llama.cpp, Ollama): at most that
     many chat requests are worked on at once (each for ``latency`` plus its reply's
     delay), the others wait in a first-come queue, and each answer reports the time
-    spent on it in llama.cpp's ``timings`` (``prompt_ms`` + ``predicted_ms``). While a
+    spent on it in llama.cpp's ``timings`` (``prompt_ms`` + ``predicted_ms``); ``GET
+    /props`` then says how many, as llama.cpp's ``total_slots``. While a
     request is held by a hanging reply the whole server is wedged: ``GET /models`` hangs
     too, as a stuck server's would.
     """
@@ -311,6 +312,9 @@ class LocalLLMServer:
         elif method == "GET" and path.startswith(_MODEL_PREFIXES) and self._serves(path):
             name = urllib.parse.unquote(path.split("/models/", 1)[1])
             await self._send(writer, 200, {}, _json(_model(name)), keep_alive)
+        elif method == "GET" and path == "/props" and self.slots is not None:
+            props = {"total_slots": self.slots}
+            await self._send(writer, 200, {}, _json(props), keep_alive)
         elif method == "POST" and path in _CHAT_PATHS:
             return await self._chat(reader, writer, body, keep_alive)
         else:

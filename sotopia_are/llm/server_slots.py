@@ -1,0 +1,79 @@
+"""How many requests a local model server decodes at once, when it says.
+
+llama.cpp's server answers ``GET /props`` (at its root, beside ``/v1``) with
+``total_slots``: its ``--parallel`` decoding slots. An endpoint's
+:class:`~sotopia_are.llm.concurrency.AdaptiveLimit` keeps at least that many requests in
+flight (:meth:`~sotopia_are.llm.concurrency.AdaptiveLimit.serve_at_once`): on a CPU every
+answer slows down as the slots share the cores, and a limit read from latency alone would
+go below the slots and leave some idle while answers wait to be sent.
+
+:func:`learn_slots` asks once per limit, in the background, on the first request sent to
+an ``api_base``; a server without ``/props`` (vLLM, Ollama, a provider) leaves the limit
+as it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import weakref
+
+from sotopia_are.llm.concurrency import AdaptiveLimit
+from sotopia_are.llm.config import Endpoint
+
+__all__ = ["PROPS_TIMEOUT_S", "learn_slots", "server_root"]
+
+PROPS_TIMEOUT_S = 5.0
+"""How long ``GET /props`` may take; a running llama.cpp answers it at once."""
+
+_MAX_PROPS_BYTES = 1024 * 1024
+"""``/props`` holds the chat template (kilobytes); a longer body is not llama.cpp's."""
+
+_ASKED: weakref.WeakKeyDictionary[AdaptiveLimit, asyncio.Task[None]] = weakref.WeakKeyDictionary()
+
+
+def server_root(api_base: str) -> str:
+    """Where a server serves ``/props``: ``api_base`` without its ``/v1``."""
+    root = api_base.rstrip("/")
+    return root.removesuffix("/v1")
+
+
+def learn_slots(limit: AdaptiveLimit, endpoint: Endpoint) -> None:
+    """Ask ``endpoint``'s server how many requests it decodes at once and tell ``limit``
+    (once per limit, in a task of the running loop; nothing for a provider's own
+    endpoint)."""
+    if endpoint.api_base is None or limit in _ASKED:
+        return
+    _ASKED[limit] = asyncio.get_running_loop().create_task(
+        _learn(limit, server_root(endpoint.api_base))
+    )
+
+
+async def _learn(limit: AdaptiveLimit, root: str) -> None:
+    slots = await total_slots(root)
+    if slots is not None:
+        limit.serve_at_once(slots)
+
+
+async def total_slots(root: str) -> int | None:
+    """``total_slots`` of ``GET {root}/props`` (None: no answer, or not llama.cpp's)."""
+    import aiohttp
+
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=PROPS_TIMEOUT_S)) as client,
+            client.get(f"{root}/props") as reply,
+        ):
+            if reply.status != 200:
+                return None
+            body = await reply.content.read(_MAX_PROPS_BYTES + 1)
+    except (aiohttp.ClientError, OSError, TimeoutError, ValueError):
+        return None
+    if len(body) > _MAX_PROPS_BYTES:
+        return None
+    try:
+        props = json.loads(body)
+    except ValueError:
+        return None
+    slots = props.get("total_slots") if isinstance(props, dict) else None
+    return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
