@@ -157,9 +157,11 @@ class LLMAgent:
             params=params,
             max_tokens=ACTION_MAX_TOKENS,
         )
-        return AgentAction.model_validate(
-            generation.value.model_dump(),
-            context={"agent_names": list(turn.participants), "sender": self._name},
+        chosen = generation.value
+        # The output type validated everything AgentAction checks, and with this turn's
+        # participants and sender (see action_output_type): only its class changes.
+        return AgentAction.model_construct(
+            action_type=chosen.action_type, argument=chosen.argument, to=chosen.to
         )
 
     def call_records(self) -> Sequence[LLMCall]:

@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel, JsonValue
 
-from sotopia_are.llm.accounting import Attempt, LLMCall, ResponseSource, Usage
+from sotopia_are.llm.accounting import Attempt, LLMCall, ResponseSource, Usage, UsageTally
 from sotopia_are.llm.cache import ResponseCache
 from sotopia_are.llm.concurrency import CONCURRENCY, ConcurrencyRegistry
 from sotopia_are.llm.config import Endpoint, LLMConfig
@@ -101,7 +101,7 @@ class LLMSession:
         self.retain_calls = retain_calls
         self._calls: list[LLMCall] = []
         self._count = 0
-        self._usage = Usage()  # the totals of the calls not retained
+        self._tally = UsageTally()  # the totals of the calls not retained
         self._parent: LLMSession | None = None
 
     @classmethod
@@ -165,7 +165,7 @@ class LLMSession:
 
     def usage(self) -> Usage:
         """The totals of every call made through this session and its children."""
-        return Usage.of(self._calls) if self.retain_calls else self._usage
+        return Usage.of(self._calls) if self.retain_calls else self._tally.usage()
 
     def close(self) -> None:
         """Close the recorder, if any (a scoped child leaves that to its parent)."""
@@ -294,7 +294,10 @@ class LLMSession:
         attempts: list[Attempt] = []
 
         def record(**outcome: Any) -> LLMCall:
-            call = LLMCall.from_attempts(
+            # Every part is valid already: the messages were rendered as Messages, the
+            # attempts built from validated answers, and the parameters were validated
+            # (as a request's) before any attempt was sent.
+            call = LLMCall.of_valid_parts(
                 attempts,
                 model=model,
                 api_base=endpoint.api_base,
@@ -428,7 +431,7 @@ class LLMSession:
         if self.retain_calls:
             self._calls.append(call)
         else:
-            self._usage = self._usage + Usage.of_call(call)
+            self._tally.add_call(call)
         if self._parent is not None:
             self._parent._record(call)
 
