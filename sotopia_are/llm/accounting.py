@@ -139,22 +139,34 @@ class LLMCall(BaseModel):
         than the rest of the record. Every argument must have its field's type (a float
         ``latency_s``, ``parsed`` plain JSON); the lists and the dict are kept, not copied.
         """
-        return cls.model_construct(
-            model=model,
-            api_base=api_base,
-            scope=scope,
-            template=template,
-            output_type=output_type,
-            output_mode=output_mode,
-            messages=messages,
-            params=params,
-            raw_text=raw_text,
-            parsed=parsed,
-            latency_s=latency_s,
-            error=error,
-            error_type=error_type,
-            **_derived(attempts),
-        )
+        derived = _derived(attempts)
+        fields = {
+            "model": model,
+            "api_base": api_base,
+            "scope": scope,
+            "template": template,
+            "output_type": output_type,
+            "output_mode": output_mode,
+            "messages": messages,
+            "params": params,
+            "raw_text": raw_text,
+            "parsed": parsed,
+            "prompt_tokens": derived["prompt_tokens"],
+            "completion_tokens": derived["completion_tokens"],
+            "cost_usd": derived["cost_usd"],
+            "latency_s": latency_s,
+            "attempts": attempts,
+            "error": error,
+            "error_type": error_type,
+        }
+        # What model_construct makes of every field, without its loop over the fields'
+        # aliases and defaults, which costs more than validating a small model.
+        call = cls.__new__(cls)
+        object.__setattr__(call, "__dict__", fields)
+        object.__setattr__(call, "__pydantic_fields_set__", set(fields))
+        object.__setattr__(call, "__pydantic_extra__", None)
+        object.__setattr__(call, "__pydantic_private__", None)
+        return call
 
 
 def _derived(attempts: list[Attempt]) -> dict[str, Any]:
