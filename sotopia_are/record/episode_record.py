@@ -272,7 +272,7 @@ def record_of_result(
     episode's id."""
     chosen = dict(models or {})
     sampled = dict(sampling or {})
-    return EpisodeRecord(
+    record = EpisodeRecord(
         episode_id=result.episode_id,
         spec=result.spec,
         models={name: chosen.get(name, "") for name in result.spec.agent_names},
@@ -286,6 +286,11 @@ def record_of_result(
         events=tuple(convert_completed_event(event) for event in result.events),
         calls=agent_calls(result),
     )
+    # The views of these events are the run's own (EpisodeViews.of_exported rebuilds them
+    # entry for entry, see EpisodeRecord.views): kept, rather than derived again by
+    # decoding every event, which would cost a judge more than its prompt.
+    record.__dict__["views"] = result.views
+    return record
 
 
 def agent_calls(result: EpisodeResult) -> tuple[LLMCall, ...]:
