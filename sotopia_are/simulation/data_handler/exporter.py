@@ -339,7 +339,7 @@ class JsonScenarioExporter:
         write such values: it refuses them (see :meth:`export_to_json`).
         """
         try:
-            return _arg(name, value, "")
+            return ExportedActionArg.model_validate(_arg(name, value, ""))
         except ScenarioExportError:
             return ExportedActionArg(name=name, value=str(value), value_type=type(value).__name__)
 
@@ -443,56 +443,66 @@ def convert_completed_event(event: CompletedEvent) -> ExportedCompletedEvent:
         raise ScenarioExportError(f"{where}: class {type(event).__name__} cannot be exported")
     if event.event_time is None:
         raise ScenarioExportError(f"{where} has no event_time")
-    action: ExportedAction | None = None
+    action: dict[str, Any] | ExportedAction | None = None
     if isinstance(event.action, Action):
-        action = convert_action(event.action, where)
+        action = _action_document(event.action, where)
     elif isinstance(event.action, ConditionCheckAction):
         action = _condition_action(event.action)
     try:
         value, value_type = encode_return_value(event.metadata.return_value)
     except ValueError as error:
         raise ScenarioExportError(f"{where}: return value {error}") from None
-    return ExportedCompletedEvent(
-        class_name=type(event).__name__,
-        event_type=event.event_type.name,
-        event_time=event.event_time,
-        event_id=event.event_id,
-        dependencies=[parent.event_id for parent in event.dependencies],
-        event_relative_time=event.event_relative_time,
-        action=action,
-        metadata=ExportedEventMetadata(
-            return_value=value,
-            return_value_type=value_type,
-            exception=event.metadata.exception,
-            exception_stack_trace=event.metadata.exception_stack_trace,
-        ),
+    # Validated as one document: every logged call is exported (once for the store, once
+    # for its record), and one validation of the whole costs far less than one per part.
+    return ExportedCompletedEvent.model_validate(
+        {
+            "class_name": type(event).__name__,
+            "event_type": event.event_type.name,
+            "event_time": event.event_time,
+            "event_id": event.event_id,
+            "dependencies": [parent.event_id for parent in event.dependencies],
+            "event_relative_time": event.event_relative_time,
+            "action": action,
+            "metadata": {
+                "return_value": value,
+                "return_value_type": value_type,
+                "exception": event.metadata.exception,
+                "exception_stack_trace": event.metadata.exception_stack_trace,
+            },
+        }
     )
 
 
 def convert_action(action: Action, where: str) -> ExportedAction:
     """An app call (``app`` set) or a plain function call (``function`` as a reference)."""
+    return ExportedAction.model_validate(_action_document(action, where))
+
+
+def _action_document(action: Action, where: str) -> dict[str, Any]:
+    """:func:`convert_action`'s fields, to validate (alone or in an event)."""
     args = action.resolved_args or action.args
-    return ExportedAction(
-        action_id=action.action_id,
-        app=action.app.name if action.app is not None else None,
-        function=(
+    return {
+        "action_id": action.action_id,
+        "app": action.app.name if action.app is not None else None,
+        "function": (
             action.function_name if action.app is not None else _reference(action.function, where)
         ),
-        operation_type=action.operation_type.name,
-        args=[_arg(name, value, where) for name, value in args.items() if name != "self"],
-    )
+        "operation_type": action.operation_type.name,
+        "args": [_arg(name, value, where) for name, value in args.items() if name != "self"],
+    }
 
 
 def _condition_action(action: ConditionCheckAction) -> ExportedAction:
     return ExportedAction(action_id=action.action_id, function=action.function_name)
 
 
-def _arg(name: str, value: Any, where: str) -> ExportedActionArg:
+def _arg(name: str, value: Any, where: str) -> dict[str, str | None]:
+    """An :class:`ExportedActionArg`'s fields, to validate with its action."""
     try:
         text, value_type = encode_value(value)
     except ValueError as error:
         raise ScenarioExportError(f"{where}: arg {name!r}: {error}") from None
-    return ExportedActionArg(name=name, value=text, value_type=value_type)
+    return {"name": name, "value": text, "value_type": value_type}
 
 
 def _reference(function: Any, where: str) -> str:
