@@ -14,6 +14,7 @@ import logging
 import os
 import tempfile
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -471,6 +472,29 @@ def convert_completed_event(event: CompletedEvent) -> ExportedCompletedEvent:
             },
         }
     )
+
+
+# Each logged call is exported twice in a stored run: as it happens, for the store's
+# stream, and when its episode ends, for the record. The first export is kept with the
+# event (weakly: until it is taken, or the event is gone) for the second to take.
+_KEPT: weakref.WeakKeyDictionary[CompletedEvent, ExportedCompletedEvent] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def export_and_keep(event: CompletedEvent) -> ExportedCompletedEvent:
+    """:func:`convert_completed_event`, kept for one later :func:`take_export` of the same
+    event (a completed event is never changed). Read the result, don't change it."""
+    exported = convert_completed_event(event)
+    _KEPT[event] = exported
+    return exported
+
+
+def take_export(event: CompletedEvent) -> ExportedCompletedEvent:
+    """The export :func:`export_and_keep` kept for ``event`` (no longer kept), else
+    :func:`convert_completed_event` of it: the same either way."""
+    kept = _KEPT.pop(event, None)
+    return kept if kept is not None else convert_completed_event(event)
 
 
 def convert_action(action: Action, where: str) -> ExportedAction:
