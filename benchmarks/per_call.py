@@ -6,13 +6,13 @@ the answer, the kernel logging the action, the agents' views, encoding the event
 store, the episode's record and the judge's per-episode work. This measures the third
 alone, in one process: E two-agent episodes of T turns (the throughput batch's spec) are
 played by LLM agents and each is rated by the judge, as a batch worker plays them
-(``studies.arun``'s steps without a store: play, record, rate), with every event encoded as the store would write it
-(``storage.events.encode_event``). Each request is answered at once, in this process,
-with the simplest instance of its JSON schema (what ``fake_openai_server.py`` answers):
-``LLMSession._answer`` is replaced here, so no socket, HTTP parser or event-loop wait is
-measured. The figure is the process CPU time (``time.process_time``) over the episodes,
-divided by the model calls made; the median of ``--repeats`` rounds after a warm-up
-episode.
+(``studies.arun``'s steps without a store: play, record, rate), with every event encoded
+as the store writes it (``storage.events.encode_event``). Each request is answered at
+once, in this process, with the simplest instance of its JSON schema (what
+``fake_openai_server.py`` answers): ``LLMSession._answer`` is replaced here, so no
+socket, HTTP parser or event-loop wait is measured. The figure is the process CPU time
+(``time.process_time``) over the episodes, divided by the model calls made; the median
+of ``--repeats`` rounds after a warm-up episode.
 
 Run: ``python benchmarks/per_call.py [--episodes 300] [--turns 20] [--repeats 5]``;
 compare two versions with ``PYTHONPATH=<version>``.
@@ -27,24 +27,23 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fake_openai_server import instance
 
+from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import LLMJudge, Rubric
 from sotopia_are.llm import LLMConfig, LLMSession
 from sotopia_are.llm.accounting import Attempt, ResponseSource
 from sotopia_are.llm.config import Endpoint
 from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
-from sotopia_are.social import EpisodeSpec, Sink
+from sotopia_are.record import record_of_result
 from sotopia_are.simulation.types import CompletedEvent
+from sotopia_are.social import EpisodeSpec, Sink
 from sotopia_are.storage.events import encode_event
 from sotopia_are.studies import arate
 from sotopia_are.studies.playing import play_episode
-from sotopia_are.record import record_of_result
-from sotopia_are.agents import llm_agents_for
 
 MODEL = "openai/bench-model"
 API_BASE = "http://127.0.0.1:9/v1"  # never reached: the answers are made in this process
@@ -109,7 +108,9 @@ def main() -> None:
     for repeat in range(args.repeats):
         cpu, calls = asyncio.run(play(args.episodes, args.turns, (repeat + 1) * 10**6))
         per_call.append(cpu / calls)
-        print(f"round {repeat + 1}: {calls} calls, {cpu:.2f} s CPU, {1e6 * cpu / calls:.0f} µs/call")
+        print(
+            f"round {repeat + 1}: {calls} calls, {cpu:.2f} s CPU, {1e6 * cpu / calls:.0f} µs/call"
+        )
     print(f"median {1e6 * statistics.median(per_call):.0f} µs CPU per call")
 
 

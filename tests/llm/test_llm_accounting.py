@@ -101,7 +101,9 @@ texts = st.text(max_size=20)
 attempts = st.builds(
     Attempt,
     number=st.integers(1, 5),
-    added_messages=st.lists(st.builds(Message, role=st.sampled_from(["user", "assistant"]), content=texts), max_size=2),
+    added_messages=st.lists(
+        st.builds(Message, role=st.sampled_from(["user", "assistant"]), content=texts), max_size=2
+    ),
     source=st.sampled_from(["network", "cache", "replay"]),
     latency_s=st.floats(0, 100, allow_nan=False),
     queued_s=st.floats(0, 100, allow_nan=False),

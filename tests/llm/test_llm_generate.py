@@ -206,8 +206,12 @@ async def test_a_calls_record_keeps_the_parameters_sent_over_either_transport(
 ) -> None:
     llm_server.enqueue('{"score": 3, "reason": "fine"}', '{"score": 4, "reason": "good"}')
     session = make_session(transport=transport, params={"extra_body": {"top_k": 5}})
-    first = await session.generate(MODEL, "test/plain.j2", {"word": "x"}, Verdict, params={"seed": 7})
-    again = await session.generate(MODEL, "test/plain.j2", {"word": "x"}, Verdict, params={"seed": 7})
+    first = await session.generate(
+        MODEL, "test/plain.j2", {"word": "x"}, Verdict, params={"seed": 7}
+    )
+    again = await session.generate(
+        MODEL, "test/plain.j2", {"word": "x"}, Verdict, params={"seed": 7}
+    )
     sent = [request.body for request in llm_server.chat_requests]
     assert sent[0] == sent[1] and sent[0]["seed"] == 7 and sent[0]["top_k"] == 5
     assert first.call.params == again.call.params

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import inspect
+import sys
 import uuid
 from typing import Any
 
@@ -12,6 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sotopia_are.simulation.apps.app import App
+from sotopia_are.simulation.data_handler.exporter import (
+    convert_completed_event,
+    export_and_keep,
+    take_export,
+)
 from sotopia_are.simulation.environment import Environment, EnvironmentConfig
 from sotopia_are.simulation.ids import IdSource, uuid4_text
 from sotopia_are.simulation.registration import _named_args
@@ -95,3 +102,32 @@ def test_a_logged_calls_arguments_are_those_it_was_given() -> None:
         {"text": "hi", "tag": "x"},
         {"text": "hi", "loud": True},
     ]
+
+
+def _logged_event(text: str) -> Any:
+    env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None, verbose=False))
+    app = _Notes()
+    env.register_apps([app])
+    app.note(text, "t")
+    [event] = env.event_log.list_view()
+    return event
+
+
+def test_an_export_kept_for_the_store_is_the_one_its_record_takes() -> None:
+    event = _logged_event("hello")
+    kept = export_and_keep(event)
+    assert kept == convert_completed_event(event)
+    assert take_export(event) is kept  # converted once
+    again = take_export(event)  # taken already: converted again, the same
+    assert again is not kept and again == kept
+    other = _logged_event("bye")
+    assert take_export(other) == convert_completed_event(other)  # never kept
+
+
+def test_an_export_is_kept_no_longer_than_its_event() -> None:
+    event = _logged_event("hello")
+    kept = export_and_keep(event)
+    held = sys.getrefcount(kept)
+    del event
+    gc.collect()
+    assert sys.getrefcount(kept) == held - 1

@@ -51,7 +51,6 @@ from .models import (
     ExportedCompletedEvent,
     ExportedEvent,
     ExportedEventCheck,
-    ExportedEventMetadata,
     ExportedHint,
     ExportedOracleEvent,
     ExportedTrace,
@@ -406,7 +405,10 @@ def convert_event(event: AbstractEvent) -> ExportedEvent:
                 app=description.app,
                 function=description.function,
                 operation_type=None,
-                args=[_arg(str(arg["name"]), arg["value"], where) for arg in description.args],
+                args=[
+                    ExportedActionArg.model_validate(_arg(str(arg["name"]), arg["value"], where))
+                    for arg in description.args
+                ],
             ),
             event_time_comparator=comparator.value if comparator is not None else None,
         )
