@@ -72,8 +72,11 @@ _FIELDS = ("action_type", "argument", "to")
 _KEY_ALIASES = {"type": "action_type", "actiontype": "action_type", "recipients": "to"}
 
 
+_NOT_A_LETTER = re.compile(r"[^a-z]")
+
+
 def _letters(text: str) -> str:
-    return re.sub(r"[^a-z]", "", text.lower())
+    return _NOT_A_LETTER.sub("", text.lower())
 
 
 _KEYS = ReplyKeys(_FIELDS, "action_type", _KEY_ALIASES, _letters, "action")

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from sotopia_are.agents.action_reply import action_output_type
 from sotopia_are.agents.game_move_reply import move_output_type
 from sotopia_are.llm import LLMCall, LLMSession, Sampling
-from sotopia_are.messages import AgentAction, GameMove
+from sotopia_are.messages import AgentAction, GameMove, ScriptBackground
 from sotopia_are.social.protocol import AgentTurn
 from sotopia_are.social.spec import EpisodeSpec
 
@@ -88,6 +88,7 @@ class LLMAgent:
         self.sampling = Sampling() if sampling is None else sampling
         self.episode_seed = episode_seed
         self._last_turn: int | None = None
+        self._background: tuple[ScriptBackground, str] | None = None
 
     @property
     def name(self) -> str:
@@ -98,7 +99,7 @@ class LLMAgent:
         return {
             "agent_name": self._name,
             "turn_number": turn.turn_number,
-            "background": turn.background.to_natural_language(),
+            "background": self._background_text(turn.background),
             "transcript": turn.transcript,
             "available_actions": list(turn.available_actions),
             "recipients": [p for p in turn.participants if p != self._name],
@@ -110,10 +111,18 @@ class LLMAgent:
             "agent_name": self._name,
             "turn_number": turn.turn_number,
             "phase": turn.phase,
-            "background": turn.background.to_natural_language(),
+            "background": self._background_text(turn.background),
             "transcript": turn.transcript,
             "moves": list(turn.moves),
         }
+
+    def _background_text(self, background: ScriptBackground) -> str:
+        """``background.to_natural_language()``, rendered once per episode: every turn of
+        an episode shows this agent its view's one background object, which nothing
+        changes."""
+        if self._background is None or self._background[0] is not background:
+            self._background = (background, background.to_natural_language())
+        return self._background[1]
 
     async def act(self, turn: AgentTurn) -> AgentAction | GameMove:
         """The model's action for ``turn``: in a game turn (``turn.moves`` not empty) a
@@ -157,9 +166,11 @@ class LLMAgent:
             params=params,
             max_tokens=ACTION_MAX_TOKENS,
         )
-        return AgentAction.model_validate(
-            generation.value.model_dump(),
-            context={"agent_names": list(turn.participants), "sender": self._name},
+        chosen = generation.value
+        # The output type validated everything AgentAction checks, and with this turn's
+        # participants and sender (see action_output_type): only its class changes.
+        return AgentAction.model_construct(
+            action_type=chosen.action_type, argument=chosen.argument, to=chosen.to
         )
 
     def call_records(self) -> Sequence[LLMCall]:

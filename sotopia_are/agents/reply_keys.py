@@ -8,7 +8,7 @@ dropped, and an answer wrapped in one outer object is unwrapped. Each change is 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["ReplyKeys"]
@@ -25,16 +25,30 @@ class ReplyKeys:
     aliases: Mapping[str, str]
     letters: Callable[[str], str]
     noun: str
+    # Every answer's keys are read, mostly the fields as written: their letters and the
+    # fields themselves are read once, here.
+    _field_letters: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
+    _exact: Mapping[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "_field_letters", tuple((self.letters(name), name) for name in self.fields)
+        )
+        object.__setattr__(self, "_exact", {name: self._read(name) for name in self.fields})
 
     def canonical(self, data: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         """``data`` unwrapped and with its keys read as fields (see the module)."""
         return self._canonical_keys(self._unwrapped(data, notes), notes)
 
     def _key(self, key: str) -> str:
+        exact = self._exact.get(key)
+        return exact if exact is not None else self._read(key)
+
+    def _read(self, key: str) -> str:
         letters = self.letters(key)
-        for field in self.fields:
-            if letters == self.letters(field):
-                return field
+        for field_letters, name in self._field_letters:
+            if letters == field_letters:
+                return name
         return self.aliases.get(letters, key)
 
     def _unwrapped(self, data: dict[str, Any], notes: list[str]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from sotopia_are.llm.request import Message
 
-__all__ = ["Attempt", "AttemptError", "LLMCall", "ResponseSource", "Usage"]
+__all__ = ["Attempt", "AttemptError", "LLMCall", "ResponseSource", "Usage", "UsageTally"]
 
 ResponseSource = Literal["network", "cache", "replay"]
 AttemptError = Literal["transient", "permanent", "invalid_output", "unexpected"]
@@ -112,21 +112,76 @@ class LLMCall(BaseModel):
     @classmethod
     def from_attempts(cls, attempts: list[Attempt], **fields: object) -> LLMCall:
         """Build the record, deriving tokens and cost from ``attempts``."""
-        answered = [a for a in attempts if a.raw_text is not None]
-        costs = [a.cost_usd for a in answered]
-        return cls.model_validate(
-            {
-                **fields,
-                "attempts": attempts,
-                "prompt_tokens": _sum_known(a.prompt_tokens for a in attempts),
-                "completion_tokens": _sum_known(a.completion_tokens for a in attempts),
-                "cost_usd": (
-                    sum(c for c in costs if c is not None)
-                    if answered and None not in costs
-                    else None
-                ),
-            }
-        )
+        return cls.model_validate({**fields, **_derived(attempts)})
+
+    @classmethod
+    def of_valid_parts(
+        cls,
+        attempts: list[Attempt],
+        *,
+        model: str,
+        api_base: str | None,
+        scope: str | None,
+        template: str,
+        output_type: str | None,
+        output_mode: str | None,
+        messages: list[Message],
+        params: dict[str, JsonValue],
+        latency_s: float,
+        raw_text: str | None = None,
+        parsed: JsonValue = None,
+        error: str | None = None,
+        error_type: str | None = None,
+    ) -> LLMCall:
+        """:meth:`from_attempts` of parts that are valid already, without validating
+        them again: the record of every model call, where validating messages, attempts
+        and parameters (a JSON schema) that were built from validated parts costs more
+        than the rest of the record. Every argument must have its field's type (a float
+        ``latency_s``, ``parsed`` plain JSON); the lists and the dict are kept, not copied.
+        """
+        derived = _derived(attempts)
+        fields = {
+            "model": model,
+            "api_base": api_base,
+            "scope": scope,
+            "template": template,
+            "output_type": output_type,
+            "output_mode": output_mode,
+            "messages": messages,
+            "params": params,
+            "raw_text": raw_text,
+            "parsed": parsed,
+            "prompt_tokens": derived["prompt_tokens"],
+            "completion_tokens": derived["completion_tokens"],
+            "cost_usd": derived["cost_usd"],
+            "latency_s": latency_s,
+            "attempts": attempts,
+            "error": error,
+            "error_type": error_type,
+        }
+        # What model_construct makes of every field, without its loop over the fields'
+        # aliases and defaults, which costs more than validating a small model.
+        call = cls.__new__(cls)
+        object.__setattr__(call, "__dict__", fields)
+        object.__setattr__(call, "__pydantic_fields_set__", set(fields))
+        object.__setattr__(call, "__pydantic_extra__", None)
+        object.__setattr__(call, "__pydantic_private__", None)
+        return call
+
+
+def _derived(attempts: list[Attempt]) -> dict[str, Any]:
+    """The fields of a call record that its ``attempts`` give: themselves, the token
+    counts and the cost."""
+    answered = [a for a in attempts if a.raw_text is not None]
+    costs = [a.cost_usd for a in answered]
+    return {
+        "attempts": attempts,
+        "prompt_tokens": _sum_known(a.prompt_tokens for a in attempts),
+        "completion_tokens": _sum_known(a.completion_tokens for a in attempts),
+        "cost_usd": (
+            sum(c for c in costs if c is not None) if answered and None not in costs else None
+        ),
+    }
 
 
 _COUNTED = (
@@ -223,19 +278,46 @@ class Usage(BaseModel):
     def _sum(cls, parts: Iterable[Mapping[str, Any]]) -> Usage:
         """The sum of usages given as their fields, added in order as ``+`` adds them (so
         the floats come out the same), without a model per step: a batch sums thousands."""
-        counts = dict.fromkeys(_COUNTED, 0)
-        cost: float | None = None
-        latency = 0.0
+        tally = UsageTally()
         for part in parts:
-            for name in _COUNTED:
-                counts[name] += part[name]
-            if part["cost_usd"] is not None:
-                cost = part["cost_usd"] if cost is None else cost + part["cost_usd"]
-            latency += part["latency_s"]
-        return cls(**counts, cost_usd=cost, latency_s=latency)
+            tally.add(part)
+        return tally.usage()
 
     def __add__(self, other: Usage) -> Usage:
         return self._sum((vars(self), vars(other)))
+
+
+class UsageTally:
+    """A running sum of calls as plain numbers, for :meth:`usage` when asked: adding a
+    call makes no model (a batch worker's session adds every call it makes). Adds as
+    :class:`Usage`'s ``+`` does, so the floats come out the same."""
+
+    __slots__ = ("_fields",)
+
+    def __init__(self) -> None:
+        self._fields: dict[str, Any] = {
+            **dict.fromkeys(_COUNTED, 0),
+            "cost_usd": None,
+            "latency_s": 0.0,
+        }
+
+    def add_call(self, call: LLMCall) -> None:
+        """Add ``call``."""
+        self.add(_fields_of_call(call))
+
+    def add(self, part: Mapping[str, Any]) -> None:
+        """Add a usage given as its fields (``vars(usage)``)."""
+        fields = self._fields
+        for name in _COUNTED:
+            fields[name] += part[name]
+        cost = part["cost_usd"]
+        if cost is not None:
+            fields["cost_usd"] = cost if fields["cost_usd"] is None else fields["cost_usd"] + cost
+        fields["latency_s"] += part["latency_s"]
+
+    def usage(self) -> Usage:
+        """The sum so far."""
+        return Usage(**self._fields)
 
 
 def _sum_known(values: Iterable[int | None]) -> int | None:

@@ -34,6 +34,7 @@ busy server that answers other requests is waited for (see
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from typing import Literal
@@ -194,15 +195,7 @@ class LLMConfig(BaseModel):
                 "newline pasted with it?), which no HTTP header may carry: set it again "
                 "without one"
             )
-        return Endpoint(
-            model=model,
-            api_base=base,
-            api_key=key,
-            max_reply_bytes=self.max_reply_bytes,
-            transport="http"
-            if choose_transport(model, base, self.transport) == "http"
-            else "litellm",
-        )
+        return _endpoint(model, base, key, self.max_reply_bytes, self.transport)
 
     def concurrency_for(self, endpoint: Endpoint) -> int:
         """The bound on ``endpoint``'s requests in flight in a process: ``max_concurrency``
@@ -213,6 +206,25 @@ class LLMConfig(BaseModel):
         if endpoint.api_base is not None:
             return DEFAULT_LOCAL_CONCURRENCY
         return DEFAULT_HOSTED_CONCURRENCY
+
+
+@functools.lru_cache(maxsize=256)
+def _endpoint(
+    model: str,
+    api_base: str | None,
+    api_key: str | None,
+    max_reply_bytes: int,
+    transport: TransportChoice,
+) -> Endpoint:
+    """The endpoint of these settings, made once: every model call asks for its endpoint,
+    and the settings of a run are few. (An Endpoint is frozen, so one can be shared.)"""
+    return Endpoint(
+        model=model,
+        api_base=api_base,
+        api_key=api_key,
+        max_reply_bytes=max_reply_bytes,
+        transport="http" if choose_transport(model, api_base, transport) == "http" else "litellm",
+    )
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar, overload
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, JsonValue, TypeAdapter
 
-from sotopia_are.llm.accounting import Attempt, LLMCall, ResponseSource, Usage
+from sotopia_are.llm.accounting import Attempt, LLMCall, ResponseSource, Usage, UsageTally
 from sotopia_are.llm.cache import ResponseCache
 from sotopia_are.llm.concurrency import CONCURRENCY, ConcurrencyRegistry
 from sotopia_are.llm.config import Endpoint, LLMConfig
@@ -101,7 +101,7 @@ class LLMSession:
         self.retain_calls = retain_calls
         self._calls: list[LLMCall] = []
         self._count = 0
-        self._usage = Usage()  # the totals of the calls not retained
+        self._tally = UsageTally()  # the totals of the calls not retained
         self._parent: LLMSession | None = None
 
     @classmethod
@@ -165,7 +165,7 @@ class LLMSession:
 
     def usage(self) -> Usage:
         """The totals of every call made through this session and its children."""
-        return Usage.of(self._calls) if self.retain_calls else self._usage
+        return Usage.of(self._calls) if self.retain_calls else self._tally.usage()
 
     def close(self) -> None:
         """Close the recorder, if any (a scoped child leaves that to its parent)."""
@@ -251,7 +251,7 @@ class LLMSession:
         request_params: dict[str, JsonValue] = {
             "max_tokens": max_tokens or self.config.max_tokens,
             **self.config.params,
-            **(params or {}),
+            **(_PARAMS.validate_python(params) if params else {}),
         }
         while True:
             try:
@@ -294,7 +294,10 @@ class LLMSession:
         attempts: list[Attempt] = []
 
         def record(**outcome: Any) -> LLMCall:
-            call = LLMCall.from_attempts(
+            # Every part is valid already: the messages were rendered as Messages, the
+            # attempts built from validated answers, and the parameters are those of the
+            # requests (see _request), which no transport changes.
+            call = LLMCall.of_valid_parts(
                 attempts,
                 model=model,
                 api_base=endpoint.api_base,
@@ -313,7 +316,7 @@ class LLMSession:
         conversation = list(messages)
         added: list[Message] = []  # what the next request sends beyond the previous one
         for _ in range(self.config.output_attempts):
-            request = LLMRequest(model=model, messages=tuple(conversation), params=request_params)
+            request = _request(model, conversation, request_params, endpoint)
             first = len(attempts)
             try:
                 response, source, latency, queued = await self._answer(
@@ -327,21 +330,21 @@ class LLMSession:
                     raise
                 error.call = call
                 raise error from (exc if error is not exc else None)
-            attempt = Attempt(
-                number=len(attempts) + 1,
+            answered: dict[str, Any] = {
+                "number": len(attempts) + 1,
                 # After transient failures, the first failed attempt carries the addition.
-                added_messages=added if len(attempts) == first else [],
-                source=source,
-                latency_s=latency,
-                queued_s=queued,
-                service_s=response.service_s,
-                raw_text=response.text,
-                prompt_tokens=response.prompt_tokens,
-                completion_tokens=response.completion_tokens,
-                cost_usd=response.cost_usd if source == "network" else 0.0,
-            )
+                "added_messages": added if len(attempts) == first else [],
+                "source": source,
+                "latency_s": latency,
+                "queued_s": queued,
+                "service_s": response.service_s,
+                "raw_text": response.text,
+                "prompt_tokens": response.prompt_tokens,
+                "completion_tokens": response.completion_tokens,
+                "cost_usd": response.cost_usd if source == "network" else 0.0,
+            }
             if output_type is None:
-                attempts.append(attempt)
+                attempts.append(Attempt(**answered))
                 return Generation(
                     response.text, record(raw_text=response.text, parsed=response.text)
                 )
@@ -349,9 +352,7 @@ class LLMSession:
                 parsed = parse_reply(response.text, output_type)
             except OutputValidationError as invalid:
                 attempts.append(
-                    attempt.model_copy(
-                        update={"error": str(invalid), "error_kind": "invalid_output"}
-                    )
+                    Attempt(**answered, error=str(invalid), error_kind="invalid_output")
                 )
                 added = [
                     Message(role="assistant", content=response.text),
@@ -362,7 +363,7 @@ class LLMSession:
                 ]
                 conversation += added
                 continue
-            attempts.append(attempt.model_copy(update={"normalized": list(parsed.normalizations)}))
+            attempts.append(Attempt(**answered, normalized=list(parsed.normalizations)))
             return Generation(
                 parsed.value,
                 record(raw_text=response.text, parsed=parsed.value.model_dump(mode="json")),
@@ -428,9 +429,30 @@ class LLMSession:
         if self.retain_calls:
             self._calls.append(call)
         else:
-            self._usage = self._usage + Usage.of_call(call)
+            self._tally.add_call(call)
         if self._parent is not None:
             self._parent._record(call)
+
+
+_PARAMS: TypeAdapter[dict[str, JsonValue]] = TypeAdapter(dict[str, JsonValue])
+"""A caller's request parameters, checked (and copied) as a request checks its own."""
+
+
+def _request(
+    model: str, messages: list[Message], params: dict[str, JsonValue], endpoint: Endpoint
+) -> LLMRequest:
+    """The request of ``messages`` with ``params``, whose parts are valid already (the
+    caller's parameters were checked by :meth:`LLMSession.generate`, the config's by the
+    config, the messages rendered as such, the response format is ours).
+
+    Over the HTTP transport it is not validated again: validating copies every parameter
+    (a whole JSON schema) for every request, and that transport only reads them. litellm
+    may change a schema it is given (it drops what some providers refuse), so its
+    requests get copies of their own, by validation, and a call's record keeps what was
+    asked for."""
+    if endpoint.transport == "http":
+        return LLMRequest.model_construct(model=model, messages=tuple(messages), params=params)
+    return LLMRequest(model=model, messages=tuple(messages), params=params)
 
 
 def _join(parent: str | None, scope: str) -> str:

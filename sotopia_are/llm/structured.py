@@ -16,6 +16,7 @@ breaks it valid (and notes how) — see ``docs/structured-output.md``.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 import threading
@@ -171,7 +172,7 @@ def _supports_response_schema(model: str) -> bool:
 @functools.lru_cache(maxsize=512)
 def _json_schema(output_type: type[BaseModel]) -> dict[str, Any]:
     """``output_type``'s JSON schema, shared between calls: never mutate it (requests
-    copy their parameters on validation, so nothing downstream can)."""
+    copy their parameters on validation, so no transport can; call records share it)."""
     return output_type.model_json_schema()
 
 
@@ -203,7 +204,8 @@ def extract_json(text: str) -> Any:
     """The JSON value in ``text``: the whole text, a fenced block, or the first JSON
     object or array embedded in prose."""
     stripped = text.strip()
-    candidates = [stripped, *(m.group(1).strip() for m in _FENCE.finditer(text))]
+    # A generator: the fences are looked for only when the whole text is not JSON.
+    candidates = itertools.chain([stripped], (m.group(1).strip() for m in _FENCE.finditer(text)))
     for candidate in candidates:
         try:
             return json.loads(candidate)
@@ -232,9 +234,11 @@ def parse_reply(text: str, output_type: type[M]) -> ParsedReply[M]:
     """Parse ``text``, normalise its JSON if ``output_type`` says how
     (:class:`NormalizesReplies`), and validate it as ``output_type``."""
     data = extract_json(text)
-    unencodable = _lone_surrogate(data, "(root)")
-    if unencodable is not None:
-        raise OutputValidationError(unencodable)
+    # JSON text yields a surrogate only from a \u escape or one written as it is.
+    if "\\u" in text or _SURROGATE.search(text):
+        unencodable = _lone_surrogate(data, "(root)")
+        if unencodable is not None:
+            raise OutputValidationError(unencodable)
     notes: list[str] = []
     if _normalizes(output_type):
         data, notes = output_type.normalize_reply(data)  # type: ignore[attr-defined]

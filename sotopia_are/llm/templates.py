@@ -66,6 +66,7 @@ class PromptLibrary:
             # Read once per library: a stat of the file per model call is measurable.
             auto_reload=False,
         )
+        self._templates: dict[str, jinja2.Template] = {}
 
     def render(self, name: str, variables: Mapping[str, Any] | None = None) -> list[Message]:
         """Render template ``name`` with ``variables`` into chat messages."""
@@ -85,11 +86,8 @@ class PromptLibrary:
             ) from exc
         except jinja2.TemplateError as exc:
             raise TemplateError(f"prompt template {name!r}: {exc}") from exc
-        return [
-            Message(role=cast(Role, role), content=text.strip())
-            for role, text in parts
-            if text.strip()
-        ]
+        stripped = [(role, text.strip()) for role, text in parts]
+        return [Message(role=cast(Role, role), content=text) for role, text in stripped if text]
 
     def names(self) -> Sequence[str]:
         """Every template name the library can render."""
@@ -104,8 +102,11 @@ class PromptLibrary:
         return f"{name}@{hashlib.sha256(source.encode()).hexdigest()[:12]}"
 
     def _load(self, name: str) -> jinja2.Template:
+        loaded = self._templates.get(name)
+        if loaded is not None:
+            return loaded
         try:
-            return self._env.get_template(name)
+            template = self._env.get_template(name)
         except jinja2.TemplateNotFound as exc:
             searched = ", ".join(str(p) for p in self.search_path)
             raise TemplateError(f"prompt template {name!r} not found in {searched}") from exc
@@ -113,6 +114,13 @@ class PromptLibrary:
             raise TemplateError(
                 f"prompt template {name!r}, line {exc.lineno}: {exc.message}"
             ) from exc
+        # Jinja layers a template's globals over the environment's in a ChainMap, which
+        # every render copies into a new context key by key (most of the cost of a
+        # render). Nothing adds globals to this library's private environment, so one
+        # flat copy says the same.
+        template.globals = dict(template.globals)
+        self._templates[name] = template
+        return template
 
 
 def _role_of(template: str, block: str) -> str:

@@ -19,7 +19,7 @@ from sotopia_are import SotopiaAreError
 from sotopia_are.evaluation import Evaluation
 from sotopia_are.llm import LLMCall, Sampling, Usage
 from sotopia_are.messages import AgentAction
-from sotopia_are.simulation.data_handler.exporter import convert_completed_event
+from sotopia_are.simulation.data_handler.exporter import convert_completed_event, take_export
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent, ExportedTrace
 from sotopia_are.simulation.data_handler.reader import loads_json
 from sotopia_are.social import (
@@ -272,7 +272,7 @@ def record_of_result(
     episode's id."""
     chosen = dict(models or {})
     sampled = dict(sampling or {})
-    return EpisodeRecord(
+    record = EpisodeRecord(
         episode_id=result.episode_id,
         spec=result.spec,
         models={name: chosen.get(name, "") for name in result.spec.agent_names},
@@ -283,9 +283,15 @@ def record_of_result(
         reason=result.reason,
         failed_agent=result.failed_agent,
         turns_played=result.turns_played,
-        events=tuple(convert_completed_event(event) for event in result.events),
+        # Taken from the store's exports of the same events, when it stored them.
+        events=tuple(take_export(event) for event in result.events),
         calls=agent_calls(result),
     )
+    # The views of these events are the run's own (EpisodeViews.of_exported rebuilds them
+    # entry for entry, see EpisodeRecord.views): kept, rather than derived again by
+    # decoding every event, which would cost a judge more than its prompt.
+    record.__dict__["views"] = result.views
+    return record
 
 
 def agent_calls(result: EpisodeResult) -> tuple[LLMCall, ...]:

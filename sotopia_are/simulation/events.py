@@ -144,7 +144,9 @@ class AbstractEvent:
         return self
 
 
-@dataclass(eq=False, slots=True)
+# Weakly referable: its export for the store is kept with it for its record
+# (data_handler.exporter.export_and_keep).
+@dataclass(eq=False, slots=True, weakref_slot=True)
 class CompletedEvent(AbstractEvent):
     """The log record of an event that ran: its action, the time it ran, and the outcome.
 

@@ -36,12 +36,35 @@ def _signature(func: Callable[..., Any]) -> inspect.Signature:
     return inspect.signature(func)
 
 
+@functools.lru_cache(maxsize=1024)
+def _positional_binding(func: Callable[..., Any]) -> tuple[tuple[str, ...], int]:
+    """The names of the parameters after the first (the app) that positional arguments
+    bind to, and how many positional arguments a call must give at least for them to bind
+    alone (more than there are names when a keyword-only parameter is required). Once
+    per decorated method, like :func:`_signature`."""
+    names: list[str] = []
+    required = 0
+    for parameter in list(_signature(func).parameters.values())[1:]:
+        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            names.append(parameter.name)
+            if parameter.default is parameter.empty:
+                required = len(names)
+        elif parameter.kind is parameter.KEYWORD_ONLY and parameter.default is parameter.empty:
+            return tuple(names), len(names) + 1
+    return tuple(names), required
+
+
 def _named_args(
     func: Callable[..., Any], app: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> dict[str, Any]:
     """The call's arguments by parameter name (defaults not filled in)."""
     if not args:
         return dict(kwargs)
+    names, required = _positional_binding(func)
+    if not kwargs and required <= len(args) <= len(names):
+        # What Signature.bind gives for positional arguments that bind alone, without its
+        # cost on the path of every logged call.
+        return dict(zip(names, args, strict=False))
     signature = _signature(func)
     bound = signature.bind(app, *args, **kwargs).arguments
     bound.pop(next(iter(signature.parameters)))

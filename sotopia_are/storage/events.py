@@ -9,7 +9,7 @@ raise ``ScenarioExportError`` before anything is written.
 
 from __future__ import annotations
 
-from sotopia_are.simulation.data_handler.exporter import convert_completed_event
+from sotopia_are.simulation.data_handler.exporter import export_and_keep
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.types import CompletedEvent
 
@@ -20,10 +20,9 @@ EVENT_FIELD = "event"
 
 
 def encode_event(event: CompletedEvent | ExportedCompletedEvent) -> str:
-    """``event`` as deterministic JSON text."""
-    exported = (
-        event if isinstance(event, ExportedCompletedEvent) else convert_completed_event(event)
-    )
+    """``event`` as deterministic JSON text (a completed event's export is kept for the
+    record of its episode, see ``export_and_keep``)."""
+    exported = event if isinstance(event, ExportedCompletedEvent) else export_and_keep(event)
     return exported.model_dump_json()
 
 

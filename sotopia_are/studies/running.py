@@ -144,7 +144,7 @@ async def arun(
             sampling = study.sampling
         tag = tag or study.tag or ""
     spec = spec.for_run()
-    players = _players(spec, agents, models, session or LLMSession(config), sampling)
+    players = _players(spec, agents, models, session, config, sampling)
     if preflight:
         await apreflight([*agent_uses(players), *judge_uses([judge] if judge else [])])
     model_names = _model_names(spec, models)
@@ -310,7 +310,8 @@ def _players(
     spec: EpisodeSpec,
     agents: Agents | None,
     models: str | Mapping[str, str] | None,
-    session: LLMSession,
+    session: LLMSession | None,
+    config: LLMConfig | None,
     sampling: Sampling | None,
 ) -> Agents:
     if agents is not None:
@@ -322,7 +323,9 @@ def _players(
         return agents
     if models is None:
         raise StudyInputError("give the episode's agents, or models to play it with LLM agents")
-    return llm_agents_for(spec, models, session, sampling=sampling)
+    # A session (its prompt library) is made only for agents made here: a batch gives its
+    # agents, episode after episode.
+    return llm_agents_for(spec, models, session or LLMSession(config), sampling=sampling)
 
 
 def _sampling_of(players: Agents) -> dict[str, Sampling]:

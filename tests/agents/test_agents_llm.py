@@ -263,3 +263,19 @@ async def test_concurrent_episodes_with_identical_prompts_replay_their_own_answe
 def test_llm_agents_for_needs_a_model_for_everyone(make_session: Callable[..., LLMSession]) -> None:
     with pytest.raises(ValueError, match=r"no model for \['Bob Stone'\]"):
         llm_agents_for(yard_sale("x"), {"Alice Park": MODEL}, make_session())
+
+
+async def test_each_turn_shows_the_background_it_was_given(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    # An agent renders its background once per episode: a turn with another background
+    # object (another view, or another context) is shown that one.
+    llm_server.enqueue(*['{"action_type": "speak", "argument": "Hello."}'] * 3)
+    agent = LLMAgent("Bob Stone", MODEL, make_session())
+    own, moved = background("Bob Stone"), background("Bob Stone")
+    moved.scenario = "A flea market on a Sunday afternoon."
+    for number, shown in enumerate([own, own, moved], start=1):
+        await agent.act(make_turn("Bob Stone", shown, turn_number=number))
+    prompts = [prompt_text(llm_server, index) for index in range(3)]
+    assert prompts[0] == prompts[1].replace("turn 2", "turn 1")
+    assert "yard sale" in prompts[1] and "flea market" in prompts[2]

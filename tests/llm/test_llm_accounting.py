@@ -3,6 +3,7 @@
 import functools
 import operator
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -10,6 +11,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from sotopia_are.llm import LLMCall, LLMSession, TransientLLMError, Usage
+from sotopia_are.llm.accounting import Attempt, UsageTally
+from sotopia_are.llm.request import Message
 from sotopia_are.testing import LocalLLMServer, Reply
 
 
@@ -92,3 +95,73 @@ usages = st.builds(
 def test_a_total_is_the_sum_added_in_order_to_the_last_bit(parts: list[Usage]) -> None:
     # Stored totals are compared with totals computed again on read: equal means equal.
     assert Usage.total(parts) == functools.reduce(operator.add, parts, Usage())
+
+
+texts = st.text(max_size=20)
+attempts = st.builds(
+    Attempt,
+    number=st.integers(1, 5),
+    added_messages=st.lists(
+        st.builds(Message, role=st.sampled_from(["user", "assistant"]), content=texts), max_size=2
+    ),
+    source=st.sampled_from(["network", "cache", "replay"]),
+    latency_s=st.floats(0, 100, allow_nan=False),
+    queued_s=st.floats(0, 100, allow_nan=False),
+    raw_text=st.none() | texts,
+    prompt_tokens=st.none() | counts,
+    completion_tokens=st.none() | counts,
+    cost_usd=st.none() | st.floats(0, 10, allow_nan=False),
+    error=st.none() | texts,
+    error_kind=st.none() | st.sampled_from(["transient", "invalid_output"]),
+    normalized=st.lists(texts, max_size=2),
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | texts,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(
+    st.lists(attempts, max_size=3),
+    st.dictionaries(texts, json_values, max_size=3),
+    json_values,
+    st.none() | texts,
+)
+def test_a_record_of_valid_parts_is_the_validated_record(
+    tries: list[Attempt], params: dict[str, Any], parsed: Any, error: str | None
+) -> None:
+    fields: dict[str, Any] = {
+        "model": "openai/m",
+        "api_base": "http://127.0.0.1:1/v1",
+        "scope": "episode/Alice",
+        "template": "t.j2",
+        "output_type": "AgentAction",
+        "output_mode": "json_schema",
+        "messages": [Message(role="user", content="hi")],
+        "params": params,
+        "latency_s": 0.25,
+        "raw_text": "{}",
+        "parsed": parsed,
+        "error": error,
+        "error_type": None if error is None else "GenerationError",
+    }
+    built = LLMCall.of_valid_parts(tries, **fields)
+    validated = LLMCall.from_attempts(tries, **fields)
+    assert built == validated
+    assert built.model_dump_json() == validated.model_dump_json()
+    assert built.model_fields_set == set(LLMCall.model_fields)  # every field given
+    assert LLMCall.model_validate_json(built.model_dump_json()) == validated
+
+
+@given(st.lists(st.lists(attempts, min_size=1, max_size=3), max_size=20))
+def test_a_tally_adds_calls_as_usages_add(tries: list[list[Attempt]]) -> None:
+    calls = [
+        LLMCall.from_attempts(a, model="m", template="t", messages=[], latency_s=0.5 * n)
+        for n, a in enumerate(tries)
+    ]
+    tally = UsageTally()
+    for call in calls:
+        tally.add_call(call)
+    added = functools.reduce(operator.add, map(Usage.of_call, calls), Usage())
+    assert tally.usage() == added == Usage.of(calls)

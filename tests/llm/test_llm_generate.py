@@ -4,7 +4,7 @@ import json
 from collections.abc import Callable
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from sotopia_are.llm import GenerationError, LLMCall, LLMSession, Message, generate
 from sotopia_are.testing import LocalLLMServer, Reply
@@ -189,3 +189,31 @@ async def test_every_attempt_records_the_messages_it_added(
     assert repair[0] == Message(role="assistant", content="not json")
     assert repair[1].role == "user" and "could not be used" in repair[1].content
     assert LLMCall.model_validate_json(call.model_dump_json()) == call
+
+
+async def test_parameters_that_are_not_json_are_refused_before_anything_is_sent(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    session = make_session()
+    with pytest.raises(ValidationError):
+        await session.generate(MODEL, "test/plain.j2", {"word": "x"}, params={"stop": {"a"}})
+    assert llm_server.chat_requests == [] and session.calls == []
+
+
+@pytest.mark.parametrize("transport", ["http", "litellm"])
+async def test_a_calls_record_keeps_the_parameters_sent_over_either_transport(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], transport: str
+) -> None:
+    llm_server.enqueue('{"score": 3, "reason": "fine"}', '{"score": 4, "reason": "good"}')
+    session = make_session(transport=transport, params={"extra_body": {"top_k": 5}})
+    first = await session.generate(
+        MODEL, "test/plain.j2", {"word": "x"}, Verdict, params={"seed": 7}
+    )
+    again = await session.generate(
+        MODEL, "test/plain.j2", {"word": "x"}, Verdict, params={"seed": 7}
+    )
+    sent = [request.body for request in llm_server.chat_requests]
+    assert sent[0] == sent[1] and sent[0]["seed"] == 7 and sent[0]["top_k"] == 5
+    assert first.call.params == again.call.params
+    assert first.call.params["response_format"] == sent[0]["response_format"]
+    assert first.call.params["extra_body"] == {"top_k": 5} and first.call.params["seed"] == 7

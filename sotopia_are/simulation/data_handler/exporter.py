@@ -14,6 +14,7 @@ import logging
 import os
 import tempfile
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -50,7 +51,6 @@ from .models import (
     ExportedCompletedEvent,
     ExportedEvent,
     ExportedEventCheck,
-    ExportedEventMetadata,
     ExportedHint,
     ExportedOracleEvent,
     ExportedTrace,
@@ -339,7 +339,7 @@ class JsonScenarioExporter:
         write such values: it refuses them (see :meth:`export_to_json`).
         """
         try:
-            return _arg(name, value, "")
+            return ExportedActionArg.model_validate(_arg(name, value, ""))
         except ScenarioExportError:
             return ExportedActionArg(name=name, value=str(value), value_type=type(value).__name__)
 
@@ -405,7 +405,10 @@ def convert_event(event: AbstractEvent) -> ExportedEvent:
                 app=description.app,
                 function=description.function,
                 operation_type=None,
-                args=[_arg(str(arg["name"]), arg["value"], where) for arg in description.args],
+                args=[
+                    ExportedActionArg.model_validate(_arg(str(arg["name"]), arg["value"], where))
+                    for arg in description.args
+                ],
             ),
             event_time_comparator=comparator.value if comparator is not None else None,
         )
@@ -443,56 +446,89 @@ def convert_completed_event(event: CompletedEvent) -> ExportedCompletedEvent:
         raise ScenarioExportError(f"{where}: class {type(event).__name__} cannot be exported")
     if event.event_time is None:
         raise ScenarioExportError(f"{where} has no event_time")
-    action: ExportedAction | None = None
+    action: dict[str, Any] | ExportedAction | None = None
     if isinstance(event.action, Action):
-        action = convert_action(event.action, where)
+        action = _action_document(event.action, where)
     elif isinstance(event.action, ConditionCheckAction):
         action = _condition_action(event.action)
     try:
         value, value_type = encode_return_value(event.metadata.return_value)
     except ValueError as error:
         raise ScenarioExportError(f"{where}: return value {error}") from None
-    return ExportedCompletedEvent(
-        class_name=type(event).__name__,
-        event_type=event.event_type.name,
-        event_time=event.event_time,
-        event_id=event.event_id,
-        dependencies=[parent.event_id for parent in event.dependencies],
-        event_relative_time=event.event_relative_time,
-        action=action,
-        metadata=ExportedEventMetadata(
-            return_value=value,
-            return_value_type=value_type,
-            exception=event.metadata.exception,
-            exception_stack_trace=event.metadata.exception_stack_trace,
-        ),
+    # Validated as one document: every logged call is exported (once for the store, once
+    # for its record), and one validation of the whole costs far less than one per part.
+    return ExportedCompletedEvent.model_validate(
+        {
+            "class_name": type(event).__name__,
+            "event_type": event.event_type.name,
+            "event_time": event.event_time,
+            "event_id": event.event_id,
+            "dependencies": [parent.event_id for parent in event.dependencies],
+            "event_relative_time": event.event_relative_time,
+            "action": action,
+            "metadata": {
+                "return_value": value,
+                "return_value_type": value_type,
+                "exception": event.metadata.exception,
+                "exception_stack_trace": event.metadata.exception_stack_trace,
+            },
+        }
     )
+
+
+# Each logged call is exported twice in a stored run: as it happens, for the store's
+# stream, and when its episode ends, for the record. The first export is kept with the
+# event (weakly: until it is taken, or the event is gone) for the second to take.
+_KEPT: weakref.WeakKeyDictionary[CompletedEvent, ExportedCompletedEvent] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def export_and_keep(event: CompletedEvent) -> ExportedCompletedEvent:
+    """:func:`convert_completed_event`, kept for one later :func:`take_export` of the same
+    event (a completed event is never changed). Read the result, don't change it."""
+    exported = convert_completed_event(event)
+    _KEPT[event] = exported
+    return exported
+
+
+def take_export(event: CompletedEvent) -> ExportedCompletedEvent:
+    """The export :func:`export_and_keep` kept for ``event`` (no longer kept), else
+    :func:`convert_completed_event` of it: the same either way."""
+    kept = _KEPT.pop(event, None)
+    return kept if kept is not None else convert_completed_event(event)
 
 
 def convert_action(action: Action, where: str) -> ExportedAction:
     """An app call (``app`` set) or a plain function call (``function`` as a reference)."""
+    return ExportedAction.model_validate(_action_document(action, where))
+
+
+def _action_document(action: Action, where: str) -> dict[str, Any]:
+    """:func:`convert_action`'s fields, to validate (alone or in an event)."""
     args = action.resolved_args or action.args
-    return ExportedAction(
-        action_id=action.action_id,
-        app=action.app.name if action.app is not None else None,
-        function=(
+    return {
+        "action_id": action.action_id,
+        "app": action.app.name if action.app is not None else None,
+        "function": (
             action.function_name if action.app is not None else _reference(action.function, where)
         ),
-        operation_type=action.operation_type.name,
-        args=[_arg(name, value, where) for name, value in args.items() if name != "self"],
-    )
+        "operation_type": action.operation_type.name,
+        "args": [_arg(name, value, where) for name, value in args.items() if name != "self"],
+    }
 
 
 def _condition_action(action: ConditionCheckAction) -> ExportedAction:
     return ExportedAction(action_id=action.action_id, function=action.function_name)
 
 
-def _arg(name: str, value: Any, where: str) -> ExportedActionArg:
+def _arg(name: str, value: Any, where: str) -> dict[str, str | None]:
+    """An :class:`ExportedActionArg`'s fields, to validate with its action."""
     try:
         text, value_type = encode_value(value)
     except ValueError as error:
         raise ScenarioExportError(f"{where}: arg {name!r}: {error}") from None
-    return ExportedActionArg(name=name, value=text, value_type=value_type)
+    return {"name": name, "value": text, "value_type": value_type}
 
 
 def _reference(function: Any, where: str) -> str:

@@ -93,6 +93,12 @@ def _where(path: list[str | int]) -> str:
 
 def encode_value(value: Any) -> tuple[str | None, str | None]:
     """Encode one value as ``(value, value_type)``; ``ValueError`` if not representable."""
+    # Most values are text or absent (every logged action's arguments): answered before
+    # the checks, as the checks below would answer them.
+    if type(value) is str:
+        return value, "str"
+    if value is None:
+        return None, None
     if isinstance(value, OpaqueValue):
         return str(value), value.value_type
     check_json_value(value)
