@@ -117,6 +117,18 @@ def stored(tag: str) -> tuple[int, int]:
     return len(logs), judged
 
 
+async def drain_litellm() -> None:
+    """Runs litellm's queued logging callbacks and stops its logging worker, while the loop
+    still runs. Left to ``asyncio.run``'s shutdown, the worker (litellm 1.80.0, the newest
+    that Sotopia 0.1.5's ``openai<2`` allows) can lose its cancellation in an
+    ``asyncio.wait_for`` race (Python 3.11) and wait on its queue for ever: the process
+    then hangs after the last episode (seen at 100 episodes)."""
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    await GLOBAL_LOGGING_WORKER.flush()
+    await GLOBAL_LOGGING_WORKER.stop()
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     from sotopia.messages import AgentAction
     from sotopia.samplers import BaseSampler
@@ -132,6 +144,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         tag=args.tag,
     )
     episodes_s = time.perf_counter() - began
+    await drain_litellm()
     spoken = sum(
         1
         for messages in results
