@@ -32,12 +32,12 @@ Their console log (``sotopia.generation`` logs every generated result at INFO th
 ``rich`` handler) is silenced unless ``--their-logs``: a batch user would silence it, and
 it only adds to their time.
 
-Prints one JSON line: the episodes run, stored and judged (their log's reasoning holds
-the judge's per-agent comments: the evaluator swallows a failure and returns nothing), the
-agents' spoken turns, the model calls the server counted (its ``/stats``, when the server
-is ``benchmarks/fake_openai_server.py``; else null), and the wall time of the episodes
-alone and from before Sotopia's imports to the end (``throughput.py`` times the whole
-process from outside).
+Prints one JSON line: the episodes run, the agents' spoken turns, the model calls the
+server counted (its ``/stats``, when the server is ``benchmarks/fake_openai_server.py``;
+else null), the seconds spent building the E environments and agents, running the episodes
+(``run_async_server``) and draining litellm (below), and from before Sotopia's imports to
+the end (``throughput.py`` times the whole process from outside, and reads the stored
+logs back after it, so that checking them costs Sotopia nothing).
 """
 
 from __future__ import annotations
@@ -108,15 +108,6 @@ def server_calls(api_base: str) -> int | None:
     return None
 
 
-def stored(tag: str) -> tuple[int, int]:
-    """(episode logs stored with ``tag``, of which judged), read back from their store."""
-    from sotopia.database import EpisodeLog
-
-    logs = EpisodeLog.find(EpisodeLog.tag == tag).all()
-    judged = sum("Agent 1 comments" in log.reasoning for log in logs)  # type: ignore[attr-defined]
-    return len(logs), judged
-
-
 async def drain_litellm() -> None:
     """Runs litellm's queued logging callbacks and stops its logging worker, while the loop
     still runs. Left to ``asyncio.run``'s shutdown, the worker (litellm 1.80.0, the newest
@@ -135,7 +126,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     from sotopia.server import run_async_server
 
     model = f"custom/bench-model@{args.api_base}"
+    began = time.perf_counter()
     pairs = combos(args.episodes, args.turns, model)
+    setup_s = time.perf_counter() - began
     began = time.perf_counter()
     results = await run_async_server(
         sampler=BaseSampler(),
@@ -144,21 +137,22 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         tag=args.tag,
     )
     episodes_s = time.perf_counter() - began
+    began = time.perf_counter()
     await drain_litellm()
+    drain_s = time.perf_counter() - began
     spoken = sum(
         1
         for messages in results
         for sender, _, message in messages
         if isinstance(message, AgentAction) and message.action_type != "none"
     )
-    logs, judged = stored(args.tag)
     return {
         "episodes": len(results),
-        "stored": logs,
-        "judged": judged,
         "spoken_turns": spoken,
         "calls": server_calls(args.api_base),
+        "setup_s": setup_s,
         "episodes_s": episodes_s,
+        "drain_s": drain_s,
     }
 
 

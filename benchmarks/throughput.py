@@ -392,7 +392,8 @@ def run_sotopia(
         flags = ["--their-logs"] if their_logs else []
         command = [
             str(python), str(SOTOPIA_SIDE), "--api-base", server.url,
-            "--episodes", str(episodes), "--turns", str(turns), *flags,
+            "--episodes", str(episodes), "--turns", str(turns), "--tag", "bench-sotopia",
+            *flags,
         ]  # fmt: skip
         log = (keep or work) / f"sotopia-{episodes}.log"
         result = measure(
@@ -401,12 +402,27 @@ def run_sotopia(
         lines = [line for line in log.read_text().splitlines() if line.startswith("{")]
         if lines:
             side = json.loads(lines[-1])
+            logs, judged = sotopia_logs(home, "bench-sotopia")
             result.note = (
-                f"Sotopia {side['sotopia']}: {side['episodes']} episodes, {side['stored']} "
-                f"stored, {side['judged']} judged, {side['spoken_turns']} spoken turns; "
-                f"episodes alone {side['episodes_s']:.1f} s"
+                f"Sotopia {side['sotopia']}: {side['episodes']} episodes, {logs} stored, "
+                f"{judged} judged, {side['spoken_turns']} spoken turns; seconds in setting up "
+                f"{side['setup_s']:.1f}, episodes {side['episodes_s']:.1f}, draining litellm "
+                f"{side['drain_s']:.1f}, from imports to the end {side['wall_s']:.1f}"
             )
         return result
+
+
+def sotopia_logs(home: Path, tag: str) -> tuple[int, int]:
+    """(Sotopia's episode logs stored with ``tag`` under ``home``, of which judged): their
+    local store keeps one JSON file per ``EpisodeLog``, whose reasoning holds the judge's
+    per-agent comments (their judge swallows a failure and adds none)."""
+    logs = judged = 0
+    for path in (home / ".sotopia" / "data" / "EpisodeLog").glob("*.json"):
+        record = json.loads(path.read_text())
+        if record.get("tag") == tag:
+            logs += 1
+            judged += "Agent 1 comments" in str(record.get("reasoning", ""))
+    return logs, judged
 
 
 # -- the transports alone -----------------------------------------------------------------
