@@ -406,8 +406,9 @@ def run_sotopia(
             result.note = (
                 f"Sotopia {side['sotopia']}: {side['episodes']} episodes, {logs} stored, "
                 f"{judged} judged, {side['spoken_turns']} spoken turns; seconds in setting up "
-                f"{side['setup_s']:.1f}, episodes {side['episodes_s']:.1f}, draining litellm "
-                f"{side['drain_s']:.1f}, from imports to the end {side['wall_s']:.1f}"
+                f"{side['setup_s']:.1f}, episodes {side['episodes_s']:.1f}, stopping litellm's "
+                f"logging worker {side['stop_s']:.1f} ({side['logging_dropped']} logging "
+                f"callbacks dropped), from imports to the end {side['wall_s']:.1f}"
             )
         return result
 
