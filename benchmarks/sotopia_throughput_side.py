@@ -34,11 +34,11 @@ it only adds to their time.
 
 Prints one JSON line: the episodes run, the agents' spoken turns, the model calls the
 server counted (its ``/stats``, when the server is ``benchmarks/fake_openai_server.py``;
-else null), the seconds spent building the E environments and agents, running the episodes
-(``run_async_server``) and stopping litellm's logging worker (below; with the logging
-callbacks it dropped), and from before Sotopia's imports to
-the end (``throughput.py`` times the whole process from outside, and reads the stored
-logs back after it, so that checking them costs Sotopia nothing).
+else null), the seconds spent building the E environments and agents, running the
+episodes (``run_async_server``), stopping litellm's logging worker (``stop_litellm_worker``,
+with the count of logging callbacks it dropped), and from before Sotopia's imports to the
+end (``throughput.py`` times the whole process from outside, and reads the stored logs
+back after it, so that checking them costs Sotopia nothing).
 """
 
 from __future__ import annotations
