@@ -25,6 +25,19 @@ NAME'``, ``'poison NAME'``, or ``skip``) with a player drawn at random (``--seed
 dead; a ``save`` names the player the prompt says was killed. Other requests are answered
 as in the default mode.
 
+``--answers sotopia`` is for Sotopia 0.1.5's two-agent episodes
+(``benchmarks/sotopia_throughput_side.py``). Their agents ask with a JSON schema
+(``AgentAction``), answered as in the default mode (``"speak"``); their judge
+(``EpisodeLLMEvaluator``) asks with no schema, putting it in the prompt after ``Please
+follow the format:`` (``EvaluationForAgents``: ``evaluations`` maps each agent key the
+prompt names, ``use exactly these keys: ["agent_1", ...]``, to one ``[reasoning, score]``
+pair per dimension of the schema). Such a request is answered with that object, every
+score 0 (inside each of their dimensions' ranges, 0 to 10, -5 to 5 and -10 to 0, which
+their validators check but the schema does not say), so that their parser accepts it on
+the first try: the default mode's fallback does not parse, and their judge then asks again
+for a reformatting (``format_bad_output``) and, that failing, returns no scores. Other
+requests are answered as in the default mode, so ours get the same answers in either.
+
 ``GET /stats`` answers the requests served, the most in flight at once, the time-weighted
 mean in flight while any was, and the server's own CPU time; ``POST /stats/reset`` zeroes
 them.
@@ -61,6 +74,9 @@ ASKER = re.compile(r"playing the game as (\w+)")
 DEAD = re.compile(r"\[Game\] (\w+) (?:was voted out|was killed by werewolves|died by witch)")
 COMMAND = re.compile(r"'(\w+) NAME'")
 VICTIM = re.compile(r"(\w+) is killed by werewolves\.")
+# Sotopia 0.1.5's judge prompt (sotopia/envs/evaluators.py, EpisodeLLMEvaluator).
+JUDGE_FORMAT = "Please follow the format:"
+JUDGE_KEYS = re.compile(r"use exactly these keys: (\[[^\]]*\])")
 
 
 def instance(
@@ -109,6 +125,11 @@ def instance(
     return f"… ({path.strip('/')})" if "/" in path.strip("/") else "…"
 
 
+def prompt_of(body: dict[str, Any]) -> str:
+    """The text of a request's messages, one after the other."""
+    return "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+
+
 def werewolf_move(prompt: str, rng: random.Random) -> str | None:
     """A legal-looking move for one of Sotopia's Werewolf prompts (see the module), or
     None when ``prompt`` is not one."""
@@ -139,6 +160,27 @@ def werewolf_move(prompt: str, rng: random.Random) -> str | None:
     else:
         argument = f"{command} {rng.choice(living)}"
     return json.dumps({"action_type": "action", "argument": argument, "to": []})
+
+
+def sotopia_judgement(prompt: str) -> str | None:
+    """The judgement Sotopia's judge prompt asks for (see the module), or None when
+    ``prompt`` is not one."""
+    at = prompt.rfind(JUDGE_FORMAT)
+    if at < 0:
+        return None
+    try:
+        schema, _ = json.JSONDecoder().raw_decode(prompt[at + len(JUDGE_FORMAT) :].lstrip())
+        ref = schema["properties"]["evaluations"]["additionalProperties"]["$ref"]
+        dimensions = list(schema["$defs"][ref.rsplit("/", 1)[-1]]["properties"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    keys = JUDGE_KEYS.search(prompt)
+    agents = json.loads(keys.group(1)) if keys else ["agent_1", "agent_2"]
+
+    def judged(agent: str) -> dict[str, list[Any]]:
+        return {name: [f"… ({agent}/{name})", 0] for name in dimensions}
+
+    return json.dumps({"evaluations": {agent: judged(agent) for agent in agents}})
 
 
 class Stats:
@@ -198,12 +240,15 @@ class Server:
         """The chat completion for ``body``."""
         response_format = body.get("response_format") or {}
         schema = (response_format.get("json_schema") or {}).get("schema")
-        move = None
+        # The prompt-reading modes answer what the prompt asks for, when they recognise it.
+        # (Sotopia's judge asks with no schema: the requests with one are not read.)
+        scripted = None
         if self.answers == "sotopia-werewolf":
-            prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
-            move = werewolf_move(prompt, self.rng)
-        if move is not None:
-            content = move
+            scripted = werewolf_move(prompt_of(body), self.rng)
+        elif self.answers == "sotopia" and not isinstance(schema, dict):
+            scripted = sotopia_judgement(prompt_of(body))
+        if scripted is not None:
+            content = scripted
         elif isinstance(schema, dict) and self.answers == "random-schema":
             content = json.dumps(instance(schema, schema.get("$defs", {}), rng=self.rng))
         elif isinstance(schema, dict):
@@ -340,7 +385,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds before each reply")
     parser.add_argument(
         "--answers",
-        choices=["schema", "random-schema", "sotopia-werewolf"],
+        choices=["schema", "random-schema", "sotopia-werewolf", "sotopia"],
         default="schema",
         help="what to answer (see the module); default: the schema's simplest instance",
     )

@@ -43,25 +43,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from throughput import MODEL, ROOT, SERVER, Server, Watch, environment, load
+from throughput import MODEL, ROOT, Server, Watch, environment, load
 
 GAME = Path(__file__).resolve().parent / "sotopia_werewolf_game.py"
 OURS_SPEC = ROOT / "examples" / "games" / "werewolf.json"
-
-
-class AnsweringServer(Server):
-    """``throughput.Server`` with an answering mode (``--answers``) and its seed."""
-
-    def __init__(self, latency: float, answers: str, seed: int) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(SERVER), "--latency", str(latency), "--answers", answers,
-             "--seed", str(seed)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )  # fmt: skip
-        assert self.process.stdout is not None
-        self.url = self.process.stdout.readline().split()[-1]
 
 
 @dataclass
@@ -143,7 +128,7 @@ def sotopia(args: argparse.Namespace, games: int, work: Path) -> Row | None:
         LITELLM_LOCAL_MODEL_COST_MAP="True",  # no network fetch of litellm's price list
         CUSTOM_API_KEY="sk-bench",
     )
-    server = AnsweringServer(args.latency, "sotopia-werewolf", args.seed)
+    server = Server(args.latency, "sotopia-werewolf", args.seed)
     try:
         command = [
             str(args.sotopia_python), str(GAME), "--example-dir", str(example),
@@ -174,7 +159,7 @@ def ours(args: argparse.Namespace, games: int, work: Path) -> Row | None:
         )
         return None
     data = work / "data"
-    server = AnsweringServer(args.latency, "random-schema", args.seed)
+    server = Server(args.latency, "random-schema", args.seed)
     try:
         command = [
             sys.executable, "-m", "sotopia_are", "batch", str(args.ours_spec.resolve()),

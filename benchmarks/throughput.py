@@ -20,9 +20,16 @@ run it reports:
   measured CPU / cores).
 
 Runs: ``defaults`` (``batch`` with no tuning flag), ``tuned`` (``--tuned`` flags, by
-default every episode at once), and ``litellm`` (the defaults with ``--transport
-litellm``: the client the HTTP transport replaces). ``--sizes`` repeats the defaults at
-other batch sizes, to show memory flat in the number of finished episodes.
+default every episode at once), ``litellm`` (the defaults with ``--transport litellm``:
+the client the HTTP transport replaces) and ``sotopia``: the same batch played by Sotopia
+0.1.5 (``benchmarks/sotopia_throughput_side.py``, their ``run_async_server`` with their
+``LLMAgent``s, ``ParallelSotopiaEnv`` and LLM judge) under the Python of a virtualenv of
+its own (``--sotopia-python``), timed the same way (its CPU is its one process's: it
+stores its episodes as JSON files). With ``sotopia`` among the runs the server answers in
+its ``sotopia`` mode (the same answers to every request with a schema, and the judgement
+Sotopia's judge asks for in its prompt), and the report gives Sotopia's wall time over
+each of our runs'. Runs are one after the other, never at once. ``--sizes`` repeats the
+defaults at other batch sizes, to show memory flat in the number of finished episodes.
 
 ``--client-cpu`` also times the transports alone, in a child process each:
 N requests (200 in flight) of an agent's prompt through ``sotopia_are.llm.transport.send``
@@ -30,8 +37,9 @@ over HTTP and through litellm, and the same through ``LLMSession.generate`` (tem
 structured output, accounting), reporting CPU per call.
 
 Run: ``python benchmarks/throughput.py [--episodes 1000] [--turns 20] [--latency 0.05]
-[--runs defaults,tuned,litellm] [--sizes 2000] [--client-cpu]``. Record the machine's
-load (``uptime``) with the numbers: they are wall-clock measures on a shared machine.
+[--runs defaults,tuned,litellm,sotopia] [--sotopia-python /work/venv-sotopia015/bin/python]
+[--sizes 2000] [--client-cpu]``. Record the machine's load (``uptime``) with the numbers:
+they are wall-clock measures on a shared machine. Setting up Sotopia: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = Path(__file__).resolve().parent / "fake_openai_server.py"
+SOTOPIA_SIDE = Path(__file__).resolve().parent / "sotopia_throughput_side.py"
 MODEL = "openai/bench-model"
 NAMES = ["Ines Moreau", "Kofi Mensah"]
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -72,15 +81,17 @@ def environment() -> dict[str, str]:
 
 
 class Server:
-    """The fake server in its own process."""
+    """The fake server in its own process, answering in mode ``answers`` (its
+    ``--answers``; ``seed`` draws its random ones)."""
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, answers: str = "schema", seed: int = 0) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(SERVER), "--latency", str(latency)],
+            [sys.executable, str(SERVER), "--latency", str(latency), "--answers", answers,
+             "--seed", str(seed)],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
-        )
+        )  # fmt: skip
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         self.url = line.split()[-1]
@@ -275,6 +286,7 @@ class Result:
     peak_pss_mb: float
     exit_code: int
     load: str
+    note: str = ""
 
     @property
     def calls_per_s(self) -> float:
@@ -302,6 +314,46 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def measure(
+    name: str, episodes: int, flags: str, command: list[str], env: dict[str, str],
+    server: Server, work: Path, marker: str, log: Path,
+) -> Result:  # fmt: skip
+    """Runs ``command`` (in ``work``) to its end, sampling its process tree and the
+    processes whose command line names ``marker`` (see ``Watch``)."""
+    server.stats(reset=True)
+    before = load()
+    with open(log, "w") as out:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=work)
+        watch = Watch(process.pid, marker)
+        code = process.wait()
+        wall = time.perf_counter() - started
+        watch.stop()
+    stats = server.stats()
+    if code:
+        tail = log.read_text().splitlines()[-15:]
+        print(f"{name}: exit code {code}\n" + "\n".join(tail), file=sys.stderr)
+    roles = watch.cpu_by_role()
+    return Result(
+        run=name,
+        episodes=episodes,
+        flags=flags,
+        wall_s=wall,
+        cpu_s=sum(roles.values()),
+        cpu_by_role=roles,
+        peak_rss_by_role=watch.peak_rss_by_role(),
+        workers_rss_over_time=watch.rss_over_time("workers"),
+        redis_rss_over_time=watch.rss_over_time("redis"),
+        calls=int(stats["requests"]),
+        max_in_flight=int(stats["max_in_flight"]),
+        mean_in_flight=stats["mean_in_flight"],
+        peak_rss_mb=watch.peak_rss_mb,
+        peak_pss_mb=watch.peak_pss_mb,
+        exit_code=code,
+        load=f"{before} → {load()}",
+    )
+
+
 def run_batch(
     name: str, flags: list[str], server: Server, episodes: int, turns: int, keep: Path | None
 ) -> Result:
@@ -315,41 +367,63 @@ def run_batch(
             "--model", MODEL, "--api-base", server.url, "--data-dir", str(data),
             "--tag", f"bench-{name}", *flags,
         ]  # fmt: skip
-        server.stats(reset=True)
-        before = load()
         log = (keep or work) / f"{name}-{episodes}.log"
-        with open(log, "w") as out:
-            started = time.perf_counter()
-            process = subprocess.Popen(
-                command, stdout=out, stderr=subprocess.STDOUT, env=environment(), cwd=work
-            )
-            watch = Watch(process.pid, str(data))
-            code = process.wait()
-            wall = time.perf_counter() - started
-            watch.stop()
-        stats = server.stats()
-        if code:
-            tail = log.read_text().splitlines()[-15:]
-            print(f"{name}: exit code {code}\n" + "\n".join(tail), file=sys.stderr)
-        roles = watch.cpu_by_role()
-        return Result(
-            run=name,
-            episodes=episodes,
-            flags=" ".join(flags),
-            wall_s=wall,
-            cpu_s=sum(roles.values()),
-            cpu_by_role=roles,
-            peak_rss_by_role=watch.peak_rss_by_role(),
-            workers_rss_over_time=watch.rss_over_time("workers"),
-            redis_rss_over_time=watch.rss_over_time("redis"),
-            calls=int(stats["requests"]),
-            max_in_flight=int(stats["max_in_flight"]),
-            mean_in_flight=stats["mean_in_flight"],
-            peak_rss_mb=watch.peak_rss_mb,
-            peak_pss_mb=watch.peak_pss_mb,
-            exit_code=code,
-            load=f"{before} → {load()}",
+        return measure(
+            name, episodes, " ".join(flags), command, environment(), server, work, str(data), log
         )
+
+
+def run_sotopia(
+    python: Path, their_logs: bool, server: Server, episodes: int, turns: int, keep: Path | None
+) -> Result:
+    """The same batch played by Sotopia (``sotopia_throughput_side.py`` under ``python``),
+    storing its episodes in their local JSON store under a temporary ``HOME``."""
+    with tempfile.TemporaryDirectory(prefix="throughput-sotopia-") as scratch:
+        work = Path(scratch)
+        home = work / "home"
+        home.mkdir()
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "REDIS_OM_URL")}
+        env.update(
+            HOME=str(home),
+            SOTOPIA_STORAGE_BACKEND="local",  # theirs: JSON files, no Redis (see the side)
+            LITELLM_LOCAL_MODEL_COST_MAP="True",  # no network fetch of litellm's price list
+            CUSTOM_API_KEY="sk-bench",
+        )
+        flags = ["--their-logs"] if their_logs else []
+        command = [
+            str(python), str(SOTOPIA_SIDE), "--api-base", server.url,
+            "--episodes", str(episodes), "--turns", str(turns), "--tag", "bench-sotopia",
+            *flags,
+        ]  # fmt: skip
+        log = (keep or work) / f"sotopia-{episodes}.log"
+        result = measure(
+            "sotopia", episodes, " ".join(flags), command, env, server, work, str(home), log
+        )
+        lines = [line for line in log.read_text().splitlines() if line.startswith("{")]
+        if lines:
+            side = json.loads(lines[-1])
+            logs, judged = sotopia_logs(home, "bench-sotopia")
+            result.note = (
+                f"Sotopia {side['sotopia']}: {side['episodes']} episodes, {logs} stored, "
+                f"{judged} judged, {side['spoken_turns']} spoken turns; seconds in setting up "
+                f"{side['setup_s']:.1f}, episodes {side['episodes_s']:.1f}, stopping litellm's "
+                f"logging worker {side['stop_s']:.1f} ({side['logging_dropped']} logging "
+                f"callbacks dropped), from imports to the end {side['wall_s']:.1f}"
+            )
+        return result
+
+
+def sotopia_logs(home: Path, tag: str) -> tuple[int, int]:
+    """(Sotopia's episode logs stored with ``tag`` under ``home``, of which judged): their
+    local store keeps one JSON file per ``EpisodeLog``, whose reasoning holds the judge's
+    per-agent comments (their judge swallows a failure and adds none)."""
+    logs = judged = 0
+    for path in (home / ".sotopia" / "data" / "EpisodeLog").glob("*.json"):
+        record = json.loads(path.read_text())
+        if record.get("tag") == tag:
+            logs += 1
+            judged += "Agent 1 comments" in str(record.get("reasoning", ""))
+    return logs, judged
 
 
 # -- the transports alone -----------------------------------------------------------------
@@ -432,7 +506,14 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--latency", type=float, default=0.05)
-    parser.add_argument("--runs", default="defaults,tuned,litellm")
+    parser.add_argument("--runs", default="defaults,tuned,litellm", help="also: sotopia")
+    parser.add_argument(
+        "--sotopia-python", type=Path, default=Path("/work/venv-sotopia015/bin/python"),
+        help="the Python of a virtualenv with Sotopia 0.1.5 (docs/benchmarks.md)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--sotopia-logs", action="store_true", help="keep Sotopia's console log (per call)"
+    )
     parser.add_argument("--tuned", default="", help="the tuned run's flags (default: all at once)")
     parser.add_argument("--sizes", default="", help="more batch sizes for the defaults, e.g. 2000")
     parser.add_argument("--client-cpu", action="store_true")
@@ -448,17 +529,27 @@ def main() -> None:
     cores = os.cpu_count() or 1
     tuned = shlex.split(args.tuned) if args.tuned else ["--concurrency", str(args.episodes)]
     flags = {"defaults": [], "tuned": tuned, "litellm": ["--transport", "litellm"]}
-    server = Server(args.latency)
+    runs = args.runs.split(",")
+    if "sotopia" in runs and not args.sotopia_python.exists():
+        raise SystemExit(f"no {args.sotopia_python}: set up Sotopia as docs/benchmarks.md says")
+    server = Server(args.latency, "sotopia" if "sotopia" in runs else "schema")
     results: list[Result] = []
     clients: list[dict[str, float]] = []
     try:
         print(f"server {server.url}; {cores} cores; load {load()}", flush=True)
         if args.client_cpu:
             clients = client_cpu(server.url, args.client_calls)
-        for name in args.runs.split(","):
-            results.append(
-                run_batch(name, flags[name], server, args.episodes, args.turns, args.keep_logs)
-            )
+        for name in runs:
+            if name == "sotopia":
+                result = run_sotopia(
+                    args.sotopia_python, args.sotopia_logs, server, args.episodes, args.turns,
+                    args.keep_logs,
+                )  # fmt: skip
+                results.append(result)
+            else:
+                results.append(
+                    run_batch(name, flags[name], server, args.episodes, args.turns, args.keep_logs)
+                )
             print(json.dumps({**asdict(results[-1])}), flush=True)
         for size in filter(None, args.sizes.split(",")):
             results.append(run_batch("defaults", [], server, int(size), args.turns, args.keep_logs))
@@ -494,9 +585,24 @@ def main() -> None:
         roles = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(r.cpu_by_role.items()))
         peaks = ", ".join(f"{k} {v:.0f} MB" for k, v in sorted(r.peak_rss_by_role.items()))
         print(f"- {r.run} ({r.episodes}): CPU by process: {roles}; peak RSS of one: {peaks}")
-        workers = " / ".join(f"{mb:.0f}" for mb in r.workers_rss_over_time)
-        redis = " / ".join(f"{mb:.0f}" for mb in r.redis_rss_over_time)
-        print(f"  RSS at 25 / 50 / 75 / 95 % of the run (MB): workers {workers}; redis {redis}")
+        if r.run != "sotopia":  # Sotopia is one process (the tree's root: "cli" here)
+            workers = " / ".join(f"{mb:.0f}" for mb in r.workers_rss_over_time)
+            redis = " / ".join(f"{mb:.0f}" for mb in r.redis_rss_over_time)
+            print(f"  RSS at 25 / 50 / 75 / 95 % of the run (MB): workers {workers}; redis {redis}")
+        expected = r.episodes * (args.turns + 1)
+        print(f"  model calls counted at the server: {r.calls} (E x (T + 1) = {expected})")
+        if r.note:
+            print(f"  {r.note}")
+    theirs = [r for r in results if r.run == "sotopia"]
+    for sotopia in theirs:
+        for ours in results:
+            if ours.run != "sotopia" and ours.episodes == sotopia.episodes:
+                print(
+                    f"- Sotopia's wall time over ours ({ours.run}): {sotopia.wall_s:.1f} s / "
+                    f"{ours.wall_s:.1f} s = {sotopia.wall_s / ours.wall_s:.1f}x; CPU "
+                    f"{sotopia.cpu_s:.1f} s / {ours.cpu_s:.1f} s = "
+                    f"{sotopia.cpu_s / max(ours.cpu_s, 1e-9):.1f}x"
+                )
     if clients:
         print()
         print("| client | level | CPU per call (ms) |")
