@@ -66,6 +66,8 @@ MODEL = "openai/bench-model"
 NAMES = ["Ines Moreau", "Kofi Mensah"]
 PAGE = os.sysconf("SC_PAGE_SIZE")
 TICK = os.sysconf("SC_CLK_TCK")
+MARKS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.98)
+"""When in a run (shares of its wall time) memory is reported."""
 
 
 def environment() -> dict[str, str]:
@@ -229,14 +231,14 @@ class Watch:
         self._thread.join()
 
     def rss_over_time(self, role: str) -> list[float]:
-        """The RSS (MB, summed over its processes) of ``role`` at 25, 50, 75 and 95 % of
-        the run's wall time: flat for a worker whose memory does not grow with the
+        """The RSS (MB, summed over its processes) of ``role`` at each tenth of the run's
+        wall time (:data:`MARKS`): flat for a worker whose memory does not grow with the
         episodes it has finished."""
         if not self.by_role:
             return []
         end = self.by_role[-1][0]
         marks = []
-        for share in (0.25, 0.5, 0.75, 0.95):
+        for share in MARKS:
             at = next(roles for when, roles in self.by_role if when >= share * end)
             marks.append(at.get(role, 0.0))
         return marks
@@ -588,7 +590,8 @@ def main() -> None:
         if r.run != "sotopia":  # Sotopia is one process (the tree's root: "cli" here)
             workers = " / ".join(f"{mb:.0f}" for mb in r.workers_rss_over_time)
             redis = " / ".join(f"{mb:.0f}" for mb in r.redis_rss_over_time)
-            print(f"  RSS at 25 / 50 / 75 / 95 % of the run (MB): workers {workers}; redis {redis}")
+            marks = " / ".join(f"{share:.0%}" for share in MARKS)
+            print(f"  RSS at {marks} of the run (MB): workers {workers}; redis {redis}")
         expected = r.episodes * (args.turns + 1)
         print(f"  model calls counted at the server: {r.calls} (E x (T + 1) = {expected})")
         if r.note:
