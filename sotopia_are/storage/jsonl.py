@@ -95,12 +95,14 @@ def export_episodes(
 ) -> int:
     """Write the episodes (default: all, oldest first) as episode records, one a line
     (``version`` first; see :class:`~sotopia_are.record.EpisodeRecord`), each written as
-    soon as it is read (a few episodes are held at once, however many are exported).
+    soon as it is read (a few episodes are held at once, however many are exported):
+    what :meth:`~sotopia_are.storage.EpisodeStore.iter_export_lines` gives.
     ``ValueError`` for an episode stored without a spec (it cannot be a record)."""
     count = 0
     ids = store.episode_ids() if episode_ids is None else episode_ids
-    for record in store.iter_records(ids):
-        out.write(record.to_json() + "\n")
+    for line in store.iter_export_lines(ids):
+        out.write(line)
+        out.write("\n")
         count += 1
     return count
 

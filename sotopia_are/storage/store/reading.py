@@ -19,6 +19,7 @@ from sotopia_are.storage.episode_layout import record_from_stored
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import RecordNotFoundError
 from sotopia_are.storage.events import EVENT_FIELD, decode_event
+from sotopia_are.storage.exported import export_line
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.store.entries import (
     CALL_FIELD,
@@ -70,6 +71,32 @@ class EpisodeReading(StoredModels):
             for number, pk in enumerate(chunk):
                 row, events, calls = replies[3 * number : 3 * number + 3]
                 yield self._record_of_replies(pk, row, events, calls)
+
+    def iter_export_lines(
+        self, episode_ids: Iterable[str], *, batch: int = RECORD_BATCH
+    ) -> Iterator[str]:
+        """``record.to_json()`` of each record :meth:`iter_records` gives (the same lines,
+        the same errors, read ``batch`` episodes a round trip as they are consumed),
+        joined from the stored texts where the store keeps them in that form (see
+        :mod:`~sotopia_are.storage.exported`), else from the record read whole."""
+        self._queued.flush()
+        pending = iter(episode_ids)
+        while chunk := list(islice(pending, batch)):
+            with self._guard():
+                pipe = self.client.pipeline(transaction=False)
+                for pk in chunk:
+                    pipe.hgetall(EpisodeLog.redis_key(pk))
+                    pipe.xrange(episode_events_key(pk))
+                    pipe.xrange(episode_calls_key(pk))
+                replies = pipe.execute(raise_on_error=False)
+            for number, pk in enumerate(chunk):
+                row, events, calls = replies[3 * number : 3 * number + 3]
+                line = None
+                if not any(isinstance(r, redis.ResponseError) for r in (row, events, calls)):
+                    line = export_line(row, events, calls)
+                yield line if line is not None else self._record_of_replies(
+                    pk, row, events, calls
+                ).to_json()
 
     def _record_of_replies(self, pk: str, row: Any, events: Any, calls: Any) -> EpisodeRecord:
         """The record of episode ``pk`` from its pipelined HGETALL and XRANGE replies,
