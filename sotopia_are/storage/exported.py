@@ -68,7 +68,10 @@ export part then stops matching, and episodes are exported the full way until re
 _CHANGED_BY_APPENDS = ("updated_at", "event_count")
 """The record fields the stream appends change in place (not in the digest)."""
 
-_NOT_DIGESTED = frozenset({*_CHANGED_BY_APPENDS, SUMMARY_FIELD, EXPORTED_FIELD})
+_NOT_DIGESTED = frozenset(
+    name.encode() for name in (*_CHANGED_BY_APPENDS, SUMMARY_FIELD, EXPORTED_FIELD)
+)
+_EXPORTED, _FORM = EXPORTED_FIELD.encode(), FORM_FIELD.encode()
 
 
 @functools.cache
@@ -120,16 +123,19 @@ def exported_text(log: EpisodeLog, written: Mapping[str, object]) -> str | None:
     head_fields, tail_fields = _parts_of_record()
     head = record.model_dump_json(include=set(head_fields))
     tail = record.model_dump_json(include=set(tail_fields))
-    encoded = {name: _as_stored(value) for name, value in written.items()}
-    return "\n".join((form, _digest(encoded), head[:-1], tail[1:]))
+    stored = {name.encode(): _as_stored(value).encode() for name, value in written.items()}
+    return "\n".join((form, _digest(stored), head[:-1], tail[1:]))
 
 
 def _read_back(log: EpisodeLog, written: Mapping[str, object]) -> EpisodeLog:
     """``log`` as reading its hash gives it back: its JSON-text fields parsed from the text
     written (canonical JSON sorts the keys of their mappings, which reading keeps, so the
     record read back serialises them sorted); the rest reads back as it is."""
-    parsed = {name: json.loads(str(written[name])) for name in _json_text_fields() if name in written}
-    return log.model_copy(update=parsed)
+    fields = [name for name in _json_text_fields() if name in written]
+    read_back: EpisodeLog = log.model_copy(
+        update={name: json.loads(str(written[name])) for name in fields}
+    )
+    return read_back
 
 
 @functools.cache
@@ -142,41 +148,46 @@ def _json_text_fields() -> tuple[str, ...]:
 
 
 def export_line(
-    fields: Mapping[str, str], events: Sequence[Any], calls: Sequence[Any]
-) -> str | None:
-    """The export line (without its newline) joined from an episode's HGETALL and its two
-    streams' XRANGE replies, or None when it must be exported the full way (see the
-    module doc)."""
-    text = fields.get(EXPORTED_FIELD)
+    fields: Mapping[bytes, bytes],
+    events: Sequence[Any],
+    calls: Sequence[Any],
+    *,
+    entry_names: tuple[str, str],
+) -> bytes | None:
+    """The export line (UTF-8, without its newline) joined from an episode's HGETALL and
+    its two streams' XRANGE replies read undecoded (``entry_names``: the fields of an
+    event entry and a call entry holding the payload), or None when it must be exported
+    the full way (see the module doc)."""
+    text = fields.get(_EXPORTED)
     form = export_form()
     if text is None or form is None:
         return None
-    parts = text.split("\n")
-    if len(parts) != 4 or parts[0] != form or parts[1] != _digest(fields):
+    parts = text.split(b"\n")
+    if len(parts) != 4 or parts[0] != form.encode() or parts[1] != _digest(fields).encode():
         return None
     try:
         for name in _CHANGED_BY_APPENDS:
-            if name in fields:
-                _checks()[name].validate_python(fields[name])
-    except pydantic_core.ValidationError:
+            if (value := fields.get(name.encode())) is not None:
+                _checks()[name].validate_python(value.decode())
+    except (pydantic_core.ValidationError, UnicodeDecodeError):
         return None
-    event_texts = _marked(events, "event", form)
-    call_texts = _marked(calls, "call", form)
+    event_field, call_field = (name.encode() for name in entry_names)
+    event_texts = _marked(events, event_field, form.encode())
+    call_texts = _marked(calls, call_field, form.encode())
     if event_texts is None or call_texts is None:
         return None
-    return (
-        f'{parts[2]},"events":[{",".join(event_texts)}],'
-        f'"calls":[{",".join(call_texts)}],{parts[3]}'
+    events_json, calls_json = b",".join(event_texts), b",".join(call_texts)
+    return b"".join(
+        (parts[2], b',"events":[', events_json, b'],"calls":[', calls_json, b"],", parts[3])
     )
 
 
-def _marked(entries: Sequence[Any], field: str, form: str) -> list[str] | None:
+def _marked(entries: Sequence[Any], field: bytes, form: bytes) -> list[bytes] | None:
     """The payloads of XRANGE ``entries`` when every one is ``{field: payload, FORM_FIELD:
     form}``; else None."""
     payloads = []
-    for entry in entries:
-        values = entry[1]
-        if len(values) != 2 or values.get(FORM_FIELD) != form or field not in values:
+    for _, values in entries:
+        if len(values) != 2 or values.get(_FORM) != form or field not in values:
             return None
         payloads.append(values[field])
     return payloads
@@ -186,8 +197,7 @@ def _marked(entries: Sequence[Any], field: str, form: str) -> list[str] | None:
 def _checks() -> dict[str, TypeAdapter[Any]]:
     """How reading the record validates each field the appends change."""
     return {
-        name: TypeAdapter(EpisodeLog.model_fields[name].annotation)
-        for name in _CHANGED_BY_APPENDS
+        name: TypeAdapter(EpisodeLog.model_fields[name].annotation) for name in _CHANGED_BY_APPENDS
     }
 
 
@@ -196,12 +206,12 @@ def _as_stored(value: object) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
-def _digest(fields: Mapping[str, str]) -> str:
-    """A digest of the record's fields (those the appends change, the listed summary and
-    the export parts left out), whatever their order."""
+def _digest(fields: Mapping[bytes, bytes]) -> str:
+    """A digest of the record's hash fields as stored (those the appends change, the
+    listed summary and the export parts left out), whatever their order."""
     digest = hashlib.sha1(usedforsecurity=False)
     for name in sorted(set(fields) - _NOT_DIGESTED):
         value = fields[name]
-        digest.update(f"{len(name)}:{name}{len(value)}:".encode())
-        digest.update(value.encode())
+        digest.update(b"%d:%s%d:" % (len(name), name, len(value)))
+        digest.update(value)
     return digest.hexdigest()

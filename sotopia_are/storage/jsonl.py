@@ -18,9 +18,11 @@ anything of that input is written.
 from __future__ import annotations
 
 import ast
+import codecs
 import json
+import os
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO, TypeVar
+from typing import Any, BinaryIO, TextIO, TypeVar, cast
 
 from pydantic import ValidationError
 
@@ -100,11 +102,30 @@ def export_episodes(
     ``ValueError`` for an episode stored without a spec (it cannot be a record)."""
     count = 0
     ids = store.episode_ids() if episode_ids is None else episode_ids
+    binary = _utf8_buffer(out)
     for line in store.iter_export_lines(ids):
-        out.write(line)
-        out.write("\n")
+        if binary is not None:
+            binary.write(line)
+            binary.write(b"\n")
+        else:
+            out.write(line.decode())
+            out.write("\n")
         count += 1
+    if binary is not None:
+        binary.flush()
     return count
+
+
+def _utf8_buffer(out: TextIO) -> BinaryIO | None:
+    """The binary file under ``out`` when writing UTF-8 bytes there is what writing the
+    text would write (a UTF-8 text file whose newlines are not translated), with what was
+    written as text so far flushed to it; else None."""
+    buffer = getattr(out, "buffer", None)
+    encoding = codecs.lookup(getattr(out, "encoding", None) or "ascii").name
+    if buffer is None or encoding != "utf-8" or os.linesep != "\n":
+        return None
+    out.flush()
+    return cast(BinaryIO, buffer)
 
 
 def import_episodes(

@@ -14,8 +14,8 @@ from typing import Any
 from sotopia_are.storage.episode_layout import listing_of
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import UnreadableRecordError
-from sotopia_are.storage.fields import dumps_ordered
 from sotopia_are.storage.exported import exported_text
+from sotopia_are.storage.fields import dumps_ordered
 from sotopia_are.storage.keys import (
     EPISODES_BY_TIME,
     EXPORTED_FIELD,

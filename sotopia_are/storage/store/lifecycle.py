@@ -265,7 +265,7 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
             new = old.replace(**update, updated_at=self._clock())
             rewrite_episode(pipe, old, new)
             for entry in entries:
-                pipe.xadd(episode_calls_key(episode_id), entry)  # type: ignore[arg-type]
+                pipe.xadd(episode_calls_key(episode_id), entry)
             return new
 
         return self._watched([key], write)

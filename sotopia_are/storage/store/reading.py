@@ -11,6 +11,7 @@ from itertools import islice
 from typing import Any, TypeVar
 
 import redis
+from redis.client import NEVER_DECODE
 
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
@@ -74,29 +75,30 @@ class EpisodeReading(StoredModels):
 
     def iter_export_lines(
         self, episode_ids: Iterable[str], *, batch: int = RECORD_BATCH
-    ) -> Iterator[str]:
-        """``record.to_json()`` of each record :meth:`iter_records` gives (the same lines,
-        the same errors, read ``batch`` episodes a round trip as they are consumed),
-        joined from the stored texts where the store keeps them in that form (see
-        :mod:`~sotopia_are.storage.exported`), else from the record read whole."""
+    ) -> Iterator[bytes]:
+        """``record.to_json()`` (UTF-8) of each record :meth:`iter_records` gives: the same
+        lines and the same errors, read ``batch`` episodes a round trip as they are
+        consumed. A line is joined from the stored texts where the store keeps them in
+        that form (see :mod:`~sotopia_are.storage.exported`; read undecoded), else the
+        episode is read again and its record built."""
         self._queued.flush()
         pending = iter(episode_ids)
+        raw = {NEVER_DECODE: True}
         while chunk := list(islice(pending, batch)):
             with self._guard():
-                pipe = self.client.pipeline(transaction=False)
+                # types-redis leaves execute_command untyped.
+                pipe: Any = self.client.pipeline(transaction=False)
                 for pk in chunk:
-                    pipe.hgetall(EpisodeLog.redis_key(pk))
-                    pipe.xrange(episode_events_key(pk))
-                    pipe.xrange(episode_calls_key(pk))
+                    pipe.execute_command("HGETALL", EpisodeLog.redis_key(pk), **raw)
+                    for stream in (episode_events_key(pk), episode_calls_key(pk)):
+                        pipe.execute_command("XRANGE", stream, "-", "+", **raw)
                 replies = pipe.execute(raise_on_error=False)
             for number, pk in enumerate(chunk):
                 row, events, calls = replies[3 * number : 3 * number + 3]
                 line = None
                 if not any(isinstance(r, redis.ResponseError) for r in (row, events, calls)):
-                    line = export_line(row, events, calls)
-                yield line if line is not None else self._record_of_replies(
-                    pk, row, events, calls
-                ).to_json()
+                    line = export_line(row, events, calls, entry_names=(EVENT_FIELD, CALL_FIELD))
+                yield line if line is not None else self.load(pk).to_json().encode()
 
     def _record_of_replies(self, pk: str, row: Any, events: Any, calls: Any) -> EpisodeRecord:
         """The record of episode ``pk`` from its pipelined HGETALL and XRANGE replies,

@@ -73,9 +73,9 @@ class EpisodeRestoring(StoreClient):
             )
             write_hash(pipe, restored)
             for entry in event_entries:
-                pipe.xadd(episode_events_key(episode.pk), entry)  # type: ignore[arg-type]
+                pipe.xadd(episode_events_key(episode.pk), entry)
             for call_entry in call_payloads:
-                pipe.xadd(episode_calls_key(episode.pk), call_entry)  # type: ignore[arg-type]
+                pipe.xadd(episode_calls_key(episode.pk), call_entry)
             reindex(pipe, old, restored)
             return restored
 
