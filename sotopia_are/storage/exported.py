@@ -23,7 +23,7 @@ the code exporting it, so the parts are used only when:
 
 Anything else — a record written by an older version (migrated on read), a running
 episode, an edited or damaged field, an entry without the mark, a key of another type —
-is exported the full way (:meth:`~sotopia_are.storage.EpisodeStore.iter_records`), with
+is exported the full way (:meth:`~sotopia_are.storage.EpisodeStore.load`), with
 the same errors. Not detected: the bytes of a marked stream entry edited by hand (the
 full way would find a broken one unreadable; this one copies it).
 """
@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pydantic_core
-from pydantic import TypeAdapter
+from pydantic import PydanticUserError, TypeAdapter
 
 from sotopia_are.llm import LLMCall
 from sotopia_are.record import RECORD_VERSION, EpisodeRecord
@@ -77,11 +77,15 @@ _EXPORTED, _FORM = EXPORTED_FIELD.encode(), FORM_FIELD.encode()
 @functools.cache
 def export_form() -> str | None:
     """The form of this code's export lines; None when a line cannot be joined from parts
-    (the record's fields do not keep ``events`` and ``calls`` side by side)."""
+    (the record's fields do not keep ``events`` and ``calls`` side by side, or it has no
+    JSON schema to name its form by)."""
     fields = list(EpisodeRecord.model_fields)
     if fields[fields.index("events") + 1 : fields.index("events") + 2] != ["calls"]:
         return None
-    schema = EpisodeRecord.model_json_schema(mode="serialization")
+    try:
+        schema = EpisodeRecord.model_json_schema(mode="serialization")
+    except PydanticUserError:  # a field type without a JSON schema: no form to name
+        return None
     described = json.dumps(
         [EXPORT_REVISION, RECORD_VERSION, pydantic_core.__version__, schema], sort_keys=True
     )
