@@ -19,9 +19,11 @@ its peak RSS (``ru_maxrss`` of the child). ``--code A:PATH`` names the source tr
 compare (each is put first on ``PYTHONPATH``); runs alternate between them, and the
 median of ``--repeats`` is reported.
 
-``--fill-only`` writes the snapshots; ``--small-episodes`` fills a store of N scripted
-five-turn episodes without model calls (the 100,000-episode listing: 10 GB of realistic
-episodes would not fit the machine).
+``--fill-only`` writes the snapshots; ``--small-episodes`` fills a store of N episode
+records without their streams (the 100,000-episode listing: 10 GB of realistic episodes
+would not fit the machine, and a listing reads no stream): each the template's record
+(verdict included) as the store writes it — hash, index entries, listed summary —
+through its own ``save_all``, 1,000 a transaction.
 
 Run: ``python benchmarks/store_scale.py --episodes 10000 --per-tag 10000
 --code before:/work/wt-store10k-base --code after:.``
@@ -103,7 +105,10 @@ class Redis:
         self.client = client
 
     def save(self, target: Path) -> None:
-        self.client.save()
+        import redis
+
+        # SAVE of a GB-sized store outlasts redis-py's default socket timeout.
+        redis.Redis(port=self.port, socket_timeout=3600).save()
         shutil.copyfile(self.directory / "dump.rdb", target)
 
     def stop(self) -> None:
@@ -170,14 +175,28 @@ def fill_child(url: str, template: str, count: int, per_tag: int, small: bool) -
     from sotopia_are.storage.episode_layout import episode_log_of
 
     records = [load_record(json.loads(line)) for line in Path(template).read_text().splitlines()]
-    if small:
-        records = [
-            r.model_copy(update={"events": r.events[:5], "calls": (), "verdicts": ()})
-            for r in records
-        ]
     started = 1_700_000_000.0
     with connect(url) as store:
-        for number in range(count):
+        logs = []
+        for number in range(count if small else 0):
+            record = records[number % len(records)]
+            clone = record.model_copy(
+                update={
+                    "episode_id": f"ep-{number:07d}-{record.episode_id[3:15]}",
+                    "tag": f"batch-{number // per_tag}",
+                }
+            )
+            logs.append(
+                episode_log_of(clone).replace(
+                    created_at=started + number, event_count=len(clone.events)
+                )
+            )
+            if len(logs) == 1000:
+                store.save_all(logs)
+                logs = []
+                print(f"  {number + 1} written", file=sys.stderr, flush=True)
+        store.save_all(logs)
+        for number in range(0 if small else count):
             record = records[number % len(records)]
             pk = f"ep-{number:07d}-{record.episode_id[3:15]}"
             clone = record.model_copy(
@@ -221,6 +240,7 @@ class Run:
     peak_rss_mb: float
     output_bytes: int
     exit_code: int
+    redis_calls: dict[str, int]
 
 
 def timed(code_name: str, code: Path, snapshot: Path, name: str, args: list[str]) -> Run:
@@ -249,6 +269,16 @@ def timed(code_name: str, code: Path, snapshot: Path, name: str, args: list[str]
             export = work / "export.jsonl"
             if export.exists():
                 size = export.stat().st_size
+            are = work / "are-out"
+            if are.is_dir():
+                size = sum(path.stat().st_size for path in are.iterdir())
+            # What the command asked of the server: how many records it read, by command.
+            stats = server.client.info("commandstats")
+            calls = {
+                name.removeprefix("cmdstat_"): int(value["calls"])
+                for name, value in stats.items()
+                if name.removeprefix("cmdstat_") in READS
+            }
         finally:
             server.stop()
     return Run(
@@ -259,7 +289,12 @@ def timed(code_name: str, code: Path, snapshot: Path, name: str, args: list[str]
         peak_rss_mb=usage.ru_maxrss / 1024,
         output_bytes=size,
         exit_code=os.waitstatus_to_exitcode(status),
+        redis_calls=calls,
     )
+
+
+READS = ("hgetall", "hmget", "hget", "xrange", "sinter", "smembers", "zrange", "zmscore", "scan")
+"""The server commands a run's reads are counted by (``INFO commandstats``)."""
 
 
 def main() -> None:
@@ -298,6 +333,9 @@ def main() -> None:
         "list": ["list", "--tag", "batch-0"],
         "list-json": ["list", "--tag", "batch-0", "--json"],
         "export-tag": ["export", "--tag", "batch-0", "-o", "export.jsonl"],
+        # To stdout: the lines without the file's fsync (1 GB takes ~9 s on this disk).
+        "export-stdout": ["export", "--tag", "batch-0"],
+        "export-are": ["export", "--tag", "batch-0", "-f", "are", "-o", "are-out"],
     }
     chosen = args.commands.split(",")
     runs: list[Run] = []
@@ -311,7 +349,7 @@ def main() -> None:
                     f"  wall {run.wall_s:6.2f} s"
                     f"  cpu {run.cpu_s:6.2f} s  peak {run.peak_rss_mb:6.0f} MB"
                     f"  out {run.output_bytes / 1e6:7.1f} MB  exit {run.exit_code}"
-                    f"  load {os.getloadavg()[0]:.2f}",
+                    f"  load {os.getloadavg()[0]:.2f}  redis {run.redis_calls}",
                     file=sys.stderr,
                     flush=True,
                 )

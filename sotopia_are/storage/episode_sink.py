@@ -110,7 +110,7 @@ class EpisodeRecorder:
         calls are the streamed ones, in the order streamed (its usage their sum), not the
         result's — so stream every call of the episode, or none.
         """
-        self.store.append_call(episode_id, call.model_dump(mode="json"))
+        self.store.append_call(episode_id, call)
         self._streamed.setdefault(episode_id, []).append(call)
 
     def on_episode_end(self, episode_id: str, result: EpisodeResult) -> None:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from sotopia_are.simulation.data_handler.exporter import export_and_keep
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.types import CompletedEvent
+from sotopia_are.storage.exported import entry_fields
 
-__all__ = ["EVENT_FIELD", "decode_event", "encode_event"]
+__all__ = ["EVENT_FIELD", "decode_event", "encode_event", "event_entry"]
 
 EVENT_FIELD = "event"
 """The stream-entry field holding the event's JSON."""
@@ -24,6 +25,16 @@ def encode_event(event: CompletedEvent | ExportedCompletedEvent) -> str:
     record of its episode, see ``export_and_keep``)."""
     exported = event if isinstance(event, ExportedCompletedEvent) else export_and_keep(event)
     return exported.model_dump_json()
+
+
+def event_entry(event: CompletedEvent | ExportedCompletedEvent) -> dict[str, str]:
+    """The fields of the stream entry storing ``event``: its JSON (see
+    :func:`encode_event`), marked as the export line holds it
+    (:func:`~sotopia_are.storage.exported.entry_fields`)."""
+    exported = (
+        event if isinstance(event, ExportedCompletedEvent) else convert_completed_event(event)
+    )
+    return entry_fields(EVENT_FIELD, exported.model_dump_json(), exported)
 
 
 def decode_event(text: str) -> ExportedCompletedEvent:

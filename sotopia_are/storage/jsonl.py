@@ -18,9 +18,11 @@ anything of that input is written.
 from __future__ import annotations
 
 import ast
+import codecs
 import json
+import os
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO, TypeVar
+from typing import Any, BinaryIO, TextIO, TypeVar, cast
 
 from pydantic import ValidationError
 
@@ -95,14 +97,35 @@ def export_episodes(
 ) -> int:
     """Write the episodes (default: all, oldest first) as episode records, one a line
     (``version`` first; see :class:`~sotopia_are.record.EpisodeRecord`), each written as
-    soon as it is read (a few episodes are held at once, however many are exported).
+    soon as it is read (a few episodes are held at once, however many are exported):
+    what :meth:`~sotopia_are.storage.EpisodeStore.iter_export_lines` gives.
     ``ValueError`` for an episode stored without a spec (it cannot be a record)."""
     count = 0
     ids = store.episode_ids() if episode_ids is None else episode_ids
-    for record in store.iter_records(ids):
-        out.write(record.to_json() + "\n")
+    binary = _utf8_buffer(out)
+    for line in store.iter_export_lines(ids):
+        if binary is not None:
+            binary.write(line)
+            binary.write(b"\n")
+        else:
+            out.write(line.decode())
+            out.write("\n")
         count += 1
+    if binary is not None:
+        binary.flush()
     return count
+
+
+def _utf8_buffer(out: TextIO) -> BinaryIO | None:
+    """The binary file under ``out`` when writing UTF-8 bytes there is what writing the
+    text would write (a UTF-8 text file whose newlines are not translated), with what was
+    written as text so far flushed to it; else None."""
+    buffer = getattr(out, "buffer", None)
+    encoding = codecs.lookup(getattr(out, "encoding", None) or "ascii").name
+    if buffer is None or encoding != "utf-8" or os.linesep != "\n":
+        return None
+    out.flush()
+    return cast(BinaryIO, buffer)
 
 
 def import_episodes(

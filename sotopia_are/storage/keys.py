@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "EPISODES_BY_TIME",
+    "EXPORTED_FIELD",
     "KEY_PREFIX",
     "SUMMARY_FIELD",
     "episode_calls_key",
@@ -29,6 +30,15 @@ it (``episode_layout.listing_of``, as JSON), written with the record in the same
 transaction. An episode written before it existed lacks it (listing reads the whole
 record then, and adds it); any whole rewrite of the record drops it with the rest, so it
 is never older than the record it sits in."""
+
+
+EXPORTED_FIELD = "exported_record"
+"""The field of a finished episode's hash, beside the record's own, holding the rest of its
+export line (its record's JSON apart from the events and calls, which the streams hold in
+that form), as ``exported.exported_text`` writes it, with the record in the same
+transaction; exporting joins them instead of rebuilding the record. Like
+:data:`SUMMARY_FIELD`, any whole rewrite of the record drops it with the rest, and it is
+used only while the record's fields are those it was computed from."""
 
 
 def episode_index_key(field: str, value: str) -> str:

@@ -20,12 +20,12 @@ __all__ = ["QueuedAppend", "QueuedAppends"]
 
 @dataclass(frozen=True)
 class QueuedAppend:
-    """One append waiting for its round trip: ``payload`` as ``field`` of ``stream``."""
+    """One append waiting for its round trip: the entry ``fields`` to ``stream``
+    (``counts``: an event, counted in the episode's ``event_count``)."""
 
     episode_id: str
     stream: str
-    field: str
-    payload: str
+    fields: dict[str, str]
     counts: bool
 
 

@@ -10,7 +10,7 @@ writes there (another type, a count that is no integer) is left to one EVALSHA o
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 import redis
@@ -19,11 +19,11 @@ from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import EpisodeStateError
-from sotopia_are.storage.events import EVENT_FIELD, encode_event
+from sotopia_are.storage.events import event_entry
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.queued import QueuedAppend
 from sotopia_are.storage.store.client import StoreClient
-from sotopia_are.storage.store.entries import CALL_FIELD, encode_calls
+from sotopia_are.storage.store.entries import CallData, call_entries
 
 __all__ = ["EpisodeAppends"]
 
@@ -32,14 +32,14 @@ __all__ = ["EpisodeAppends"]
 # nothing is created or changed.
 _APPEND_SCRIPT = """
 local status = redis.call('HGET', KEYS[1], 'status')
-if ARGV[4] == '1' then
+if ARGV[2] == '1' then
   if status ~= 'running' then return redis.error_reply('NOT_RUNNING') end
   redis.call('HINCRBY', KEYS[1], 'event_count', 1)
 elseif not status then
   return redis.error_reply('NOT_RUNNING')
 end
-redis.call('HSET', KEYS[1], 'updated_at', ARGV[3])
-return redis.call('XADD', KEYS[2], '*', ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[1], 'updated_at', ARGV[1])
+return redis.call('XADD', KEYS[2], '*', unpack(ARGV, 3))
 """
 _APPEND_SHA = hashlib.sha1(_APPEND_SCRIPT.encode()).hexdigest()
 
@@ -89,11 +89,7 @@ class EpisodeAppends(StoreClient):
         Raises :class:`EpisodeStateError` (and writes nothing) if the episode is not running.
         """
         return self._append_entry(
-            episode_id,
-            episode_events_key(episode_id),
-            EVENT_FIELD,
-            encode_event(event),
-            counts=True,
+            episode_id, episode_events_key(episode_id), event_entry(event), counts=True
         )
 
     def queue_event(self, episode_id: str, event: CompletedEvent | ExportedCompletedEvent) -> None:
@@ -106,9 +102,7 @@ class EpisodeAppends(StoreClient):
         or its :meth:`finish_episode`.
         """
         self._queued.add(
-            QueuedAppend(
-                episode_id, episode_events_key(episode_id), EVENT_FIELD, encode_event(event), True
-            )
+            QueuedAppend(episode_id, episode_events_key(episode_id), event_entry(event), True)
         )
 
     def flush(self) -> None:
@@ -116,21 +110,19 @@ class EpisodeAppends(StoreClient):
         store does this first); a refused one is raised as ``queue_event`` says."""
         self._queued.flush()
 
-    def append_call(self, episode_id: str, call: Mapping[str, Any]) -> str:
-        """Append an accounted model call (``LLMCall.model_dump(mode="json")``) to the
-        episode's calls stream; returns the entry id. :class:`EpisodeStateError` (and
-        nothing written) if there is no such episode; ``TypeError``/``ValueError`` (and
-        nothing written) if ``call`` is not JSON."""
-        (payload,) = encode_calls([call])
-        return self._append_entry(
-            episode_id, episode_calls_key(episode_id), CALL_FIELD, payload, counts=False
-        )
+    def append_call(self, episode_id: str, call: CallData) -> str:
+        """Append an accounted model call (an ``LLMCall``, or its
+        ``model_dump(mode="json")``) to the episode's calls stream; returns the entry id.
+        :class:`EpisodeStateError` (and nothing written) if there is no such episode;
+        ``TypeError``/``ValueError`` (and nothing written) if ``call`` is not JSON."""
+        (fields,) = call_entries([call])
+        return self._append_entry(episode_id, episode_calls_key(episode_id), fields, counts=False)
 
     def _append_entry(
-        self, episode_id: str, stream: str, field: str, payload: str, *, counts: bool
+        self, episode_id: str, stream: str, fields: dict[str, str], *, counts: bool
     ) -> str:
         self._queued.flush()
-        (entry,) = self._write_appends([QueuedAppend(episode_id, stream, field, payload, counts)])
+        (entry,) = self._write_appends([QueuedAppend(episode_id, stream, fields, counts)])
         if isinstance(entry, BaseException):
             raise entry
         return entry
@@ -183,10 +175,9 @@ class EpisodeAppends(StoreClient):
                     2,
                     EpisodeLog.redis_key(append.episode_id),
                     append.stream,
-                    append.field,
-                    append.payload,
                     now,
                     "1" if append.counts else "0",
+                    *(part for pair in append.fields.items() for part in pair),
                 )
             replies: list[Any] = pipe.execute(raise_on_error=False)
         return replies

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from sotopia_are.llm import LLMCall
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import UnreadableRecordError
+from sotopia_are.storage.exported import entry_fields
 from sotopia_are.storage.fields import dumps_canonical
 from sotopia_are.storage.stored_model import StoredModel
 
@@ -24,9 +25,9 @@ __all__ = [
     "CALL_FIELD",
     "SCAN_BATCH",
     "CallData",
+    "call_entries",
     "decode_call",
     "decode_entries",
-    "encode_calls",
     "from_hash",
     "read_episode",
     "read_hash",
@@ -49,11 +50,14 @@ CALL_FIELD = "call"
 """The field of a calls-stream entry holding the call record's JSON."""
 
 
-def encode_calls(calls: Iterable[CallData]) -> list[str]:
-    """Call records as calls-stream payloads; ``TypeError``/``ValueError`` if one is not
-    JSON-serialisable."""
+def call_entries(calls: Iterable[CallData]) -> list[dict[str, str]]:
+    """Call records as calls-stream entries (an ``LLMCall`` as its JSON, marked as the
+    export line holds it; a mapping as canonical JSON); ``TypeError``/``ValueError`` if
+    one is not JSON-serialisable."""
     return [
-        call.model_dump_json() if isinstance(call, LLMCall) else dumps_canonical(call)
+        entry_fields(CALL_FIELD, call.model_dump_json(), call)
+        if isinstance(call, LLMCall)
+        else {CALL_FIELD: dumps_canonical(call)}
         for call in calls
     ]
 

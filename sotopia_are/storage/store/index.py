@@ -14,8 +14,14 @@ from typing import Any
 from sotopia_are.storage.episode_layout import listing_of
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import UnreadableRecordError
+from sotopia_are.storage.exported import exported_text
 from sotopia_are.storage.fields import dumps_ordered
-from sotopia_are.storage.keys import EPISODES_BY_TIME, SUMMARY_FIELD, episode_index_key
+from sotopia_are.storage.keys import (
+    EPISODES_BY_TIME,
+    EXPORTED_FIELD,
+    SUMMARY_FIELD,
+    episode_index_key,
+)
 
 __all__ = [
     "check_index",
@@ -24,6 +30,7 @@ __all__ = [
     "listing_text",
     "reindex",
     "rewrite_episode",
+    "write_hash",
 ]
 
 
@@ -32,10 +39,19 @@ def rewrite_episode(pipe: Any, old: EpisodeLog, new: EpisodeLog) -> None:
     queue the record written whole as ``new`` with its index updates."""
     check_index(pipe, [(old, new)])
     pipe.multi()
-    key = new.redis_key(new.pk)
-    pipe.delete(key)
-    pipe.hset(key, mapping=new.to_hash())
+    pipe.delete(new.redis_key(new.pk))
+    write_hash(pipe, new)
     reindex(pipe, old, new)
+
+
+def write_hash(pipe: Any, episode: EpisodeLog) -> None:
+    """Queue the hash of ``episode`` written as its fields and, for a finished one, its
+    export parts (:data:`~sotopia_are.storage.keys.EXPORTED_FIELD`). Over a deleted key:
+    a field left from before would not be the record's."""
+    written = episode.to_hash()
+    exported = exported_text(episode, written)
+    mapping = written if exported is None else {**written, EXPORTED_FIELD: exported}
+    pipe.hset(episode.redis_key(episode.pk), mapping=mapping)
 
 
 def index_entries(episode: EpisodeLog) -> set[str]:

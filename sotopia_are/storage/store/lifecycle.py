@@ -39,12 +39,12 @@ from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.store.entries import (
     CALL_FIELD,
     CallData,
+    call_entries,
     decode_call,
-    encode_calls,
     read_episode,
     read_stream,
 )
-from sotopia_are.storage.store.index import check_index, reindex, rewrite_episode
+from sotopia_are.storage.store.index import check_index, reindex, rewrite_episode, write_hash
 from sotopia_are.storage.store.listing import EpisodeListing
 from sotopia_are.storage.store.reading import EpisodeReading
 from sotopia_are.storage.store.restoring import EpisodeRestoring
@@ -108,7 +108,7 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
                 episode_events_key(episode.pk),
                 episode_calls_key(episode.pk),
             )
-            pipe.hset(key, mapping=started.to_hash())
+            write_hash(pipe, started)
             reindex(pipe, old, started)
             return started
 
@@ -300,7 +300,7 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         calls stream, all in one transaction."""
         key = EpisodeLog.redis_key(episode_id)
         # Encoded before the transaction: a bad call must fail before anything is queued.
-        payloads = encode_calls(calls)
+        entries = call_entries(calls)
         self._queued.flush()
         self._queued.forget(episode_id)  # what it failed to append no longer matters
         now = self._clock()
@@ -321,8 +321,8 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
             old = self._episode_in(pipe, episode_id, expected)
             new = old.replace(**update, updated_at=now)
             rewrite_episode(pipe, old, new)
-            for payload in payloads:
-                pipe.xadd(episode_calls_key(episode_id), {CALL_FIELD: payload})
+            for entry in entries:
+                pipe.xadd(episode_calls_key(episode_id), entry)
             return new
 
         return self._watched([key], write)

@@ -16,7 +16,7 @@ from sotopia_are.storage.errors import RecordNotFoundError
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.store.client import StoreClient
 from sotopia_are.storage.store.entries import SCAN_BATCH, from_hash, read_episode, read_hash
-from sotopia_are.storage.store.index import check_index, reindex
+from sotopia_are.storage.store.index import check_index, reindex, write_hash
 from sotopia_are.storage.stored_model import StoredModel
 
 __all__ = ["StoredModels"]
@@ -45,9 +45,11 @@ class StoredModels(StoreClient):
             for record in batch:
                 key = record.redis_key(record.pk)
                 pipe.delete(key)
-                pipe.hset(key, mapping=record.to_hash())
                 if isinstance(record, EpisodeLog):
+                    write_hash(pipe, record)
                     reindex(pipe, old[record.pk], record)
+                else:
+                    pipe.hset(key, mapping=record.to_hash())
             return len(batch)
 
         return self._watched(keys, write)

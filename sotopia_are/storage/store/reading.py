@@ -7,10 +7,12 @@ played up to now.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from typing import Any, TypeVar
 
 import redis
+from redis.client import NEVER_DECODE
 
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
@@ -19,6 +21,7 @@ from sotopia_are.storage.episode_layout import record_from_stored
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import RecordNotFoundError
 from sotopia_are.storage.events import EVENT_FIELD, decode_event
+from sotopia_are.storage.exported import export_line
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.store.entries import (
     CALL_FIELD,
@@ -70,6 +73,54 @@ class EpisodeReading(StoredModels):
             for number, pk in enumerate(chunk):
                 row, events, calls = replies[3 * number : 3 * number + 3]
                 yield self._record_of_replies(pk, row, events, calls)
+
+    def iter_export_lines(
+        self, episode_ids: Iterable[str], *, batch: int = RECORD_BATCH
+    ) -> Iterator[bytes]:
+        """``record.to_json()`` (UTF-8) of each record :meth:`iter_records` gives: the same
+        lines and the same errors, read ``batch`` episodes a round trip as they are
+        consumed, the next batch read (in a thread) while this one is consumed, so that the
+        server's work overlaps the caller's: at most two batches are held. A line is
+        joined from the stored texts where the store keeps them in that form (see
+        :mod:`~sotopia_are.storage.exported`; read undecoded), else the episode is read
+        again and its record built."""
+        self._queued.flush()
+        pending = iter(episode_ids)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="export-read") as reader:
+            chunk = list(islice(pending, batch))
+            reading = reader.submit(self._export_replies, chunk)
+            try:
+                while chunk:
+                    with self._guard():
+                        replies = reading.result()
+                    following = list(islice(pending, batch))
+                    reading = reader.submit(self._export_replies, following)
+                    yield from self._export_lines(chunk, replies)
+                    chunk = following
+            finally:
+                reading.cancel()
+
+    def _export_replies(self, chunk: list[str]) -> list[Any]:
+        """The undecoded HGETALL and two XRANGE replies of each episode of ``chunk``, in
+        one round trip (errors as replies)."""
+        if not chunk:
+            return []
+        # types-redis leaves execute_command untyped.
+        pipe: Any = self.client.pipeline(transaction=False)
+        for pk in chunk:
+            pipe.execute_command("HGETALL", EpisodeLog.redis_key(pk), **{NEVER_DECODE: True})
+            for stream in (episode_events_key(pk), episode_calls_key(pk)):
+                pipe.execute_command("XRANGE", stream, "-", "+", **{NEVER_DECODE: True})
+        replies: list[Any] = pipe.execute(raise_on_error=False)
+        return replies
+
+    def _export_lines(self, chunk: list[str], replies: list[Any]) -> Iterator[bytes]:
+        for number, pk in enumerate(chunk):
+            row, events, calls = replies[3 * number : 3 * number + 3]
+            line = None
+            if not any(isinstance(r, redis.ResponseError) for r in (row, events, calls)):
+                line = export_line(row, events, calls, entry_names=(EVENT_FIELD, CALL_FIELD))
+            yield line if line is not None else self.load(pk).to_json().encode()
 
     def _record_of_replies(self, pk: str, row: Any, events: Any, calls: Any) -> EpisodeRecord:
         """The record of episode ``pk`` from its pipelined HGETALL and XRANGE replies,

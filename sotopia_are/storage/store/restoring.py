@@ -15,11 +15,11 @@ from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.storage.episode_layout import episode_log_of
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import EpisodeExistsError
-from sotopia_are.storage.events import EVENT_FIELD, encode_event
+from sotopia_are.storage.events import event_entry
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.store.client import StoreClient
-from sotopia_are.storage.store.entries import CALL_FIELD, CallData, encode_calls, read_episode
-from sotopia_are.storage.store.index import check_index, reindex
+from sotopia_are.storage.store.entries import CallData, call_entries, read_episode
+from sotopia_are.storage.store.index import check_index, reindex, write_hash
 
 __all__ = ["EpisodeRestoring"]
 
@@ -54,8 +54,8 @@ class EpisodeRestoring(StoreClient):
         """
         key = episode.redis_key(episode.pk)
         restored = episode.replace(event_count=len(events))
-        payloads = [encode_event(event) for event in events]
-        call_payloads = encode_calls(calls)
+        event_entries = [event_entry(event) for event in events]
+        call_payloads = call_entries(calls)
 
         def write(pipe: Any) -> EpisodeLog:
             old = read_episode(pipe, episode.pk)
@@ -71,11 +71,11 @@ class EpisodeRestoring(StoreClient):
                 episode_events_key(episode.pk),
                 episode_calls_key(episode.pk),
             )
-            pipe.hset(key, mapping=restored.to_hash())
-            for payload in payloads:
-                pipe.xadd(episode_events_key(episode.pk), {EVENT_FIELD: payload})
-            for call_payload in call_payloads:
-                pipe.xadd(episode_calls_key(episode.pk), {CALL_FIELD: call_payload})
+            write_hash(pipe, restored)
+            for entry in event_entries:
+                pipe.xadd(episode_events_key(episode.pk), entry)
+            for call_entry in call_payloads:
+                pipe.xadd(episode_calls_key(episode.pk), call_entry)
             reindex(pipe, old, restored)
             return restored
 

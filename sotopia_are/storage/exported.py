@@ -1,0 +1,221 @@
+"""An episode's export line (its record's JSON) put together from the bytes the store keeps.
+
+Exporting an episode as JSONL writes ``EpisodeRecord.to_json()`` of its record as
+:meth:`~sotopia_are.storage.EpisodeStore.load` reads it: the record rebuilt from its hash
+and streams (validating every event and call) and serialised again, about 4 ms of CPU for
+a 20-turn episode of 107 kB. Most of those bytes are already in the store exactly as that
+JSON has them: each event and call entry is its model's ``model_dump_json()``. So the
+store keeps, beside each finished episode's record, the rest of its export line, and marks
+each stream entry written in that form; exporting then joins the stored texts instead of
+rebuilding the record.
+
+The joined line is the record's JSON byte for byte only when all of it is in the form of
+the code exporting it, so the parts are used only when:
+
+* the hash's :data:`~sotopia_are.storage.keys.EXPORTED_FIELD` was written by this form
+  (:func:`export_form`: the record's JSON schema, the record version and pydantic-core's
+  version) and the record's other fields are, byte for byte, those it was computed from
+  (a digest of them), the two the event appends change (``updated_at``, ``event_count``)
+  only checked to read back;
+* every event and call entry carries :data:`FORM_FIELD` with this form: the store writes
+  it on an entry that is its exact model's ``model_dump_json()`` (a call given as a
+  mapping is stored as canonical JSON instead, and carries none).
+
+Anything else — a record written by an older version (migrated on read), a running
+episode, an edited or damaged field, an entry without the mark, a key of another type —
+is exported the full way (:meth:`~sotopia_are.storage.EpisodeStore.load`), with
+the same errors. Not detected: the bytes of a marked stream entry edited by hand (the
+full way would find a broken one unreadable; this one copies it).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pydantic_core
+from pydantic import PydanticUserError, TypeAdapter
+
+from sotopia_are.llm import LLMCall
+from sotopia_are.record import RECORD_VERSION, EpisodeRecord
+from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
+from sotopia_are.social import EpisodeStatus
+from sotopia_are.storage.episode_layout import record_from_stored
+from sotopia_are.storage.episode_log import EpisodeLog
+from sotopia_are.storage.fields import AsJsonText
+from sotopia_are.storage.keys import EXPORTED_FIELD, SUMMARY_FIELD
+
+__all__ = [
+    "FORM_FIELD",
+    "entry_fields",
+    "export_form",
+    "export_line",
+    "exported_text",
+]
+
+FORM_FIELD = "form"
+"""The stream-entry field, beside the payload, naming the :func:`export_form` in which the
+payload was written; absent on an entry whose payload is not in that form."""
+
+EXPORT_REVISION = 1
+"""Count up when what the export line holds changes without the record's JSON schema
+changing (how ``record_from_stored`` reads a stored record, a serializer): every stored
+export part then stops matching, and episodes are exported the full way until rewritten."""
+
+_CHANGED_BY_APPENDS = ("updated_at", "event_count")
+"""The record fields the stream appends change in place (not in the digest)."""
+
+_NOT_DIGESTED = frozenset(
+    name.encode() for name in (*_CHANGED_BY_APPENDS, SUMMARY_FIELD, EXPORTED_FIELD)
+)
+_EXPORTED, _FORM = EXPORTED_FIELD.encode(), FORM_FIELD.encode()
+
+
+@functools.cache
+def export_form() -> str | None:
+    """The form of this code's export lines; None when a line cannot be joined from parts
+    (the record's fields do not keep ``events`` and ``calls`` side by side, or it has no
+    JSON schema to name its form by)."""
+    fields = list(EpisodeRecord.model_fields)
+    if fields[fields.index("events") + 1 : fields.index("events") + 2] != ["calls"]:
+        return None
+    try:
+        schema = EpisodeRecord.model_json_schema(mode="serialization")
+    except PydanticUserError:  # a field type without a JSON schema: no form to name
+        return None
+    described = json.dumps(
+        [EXPORT_REVISION, RECORD_VERSION, pydantic_core.__version__, schema], sort_keys=True
+    )
+    return hashlib.sha256(described.encode()).hexdigest()[:16]
+
+
+def entry_fields(field: str, payload: str, value: object) -> dict[str, str]:
+    """The fields of the stream entry storing ``value`` (an event or call) as ``payload``:
+    marked with :data:`FORM_FIELD` when ``payload`` is its exact model's
+    ``model_dump_json()``, what the export line holds of it (a subclass would be exported
+    as the declared model, a mapping is not that JSON)."""
+    form = export_form()
+    if form is None or type(value) not in (ExportedCompletedEvent, LLMCall):
+        return {field: payload}
+    return {field: payload, FORM_FIELD: form}
+
+
+@functools.cache
+def _parts_of_record() -> tuple[frozenset[str], frozenset[str]]:
+    fields = list(EpisodeRecord.model_fields)
+    events = fields.index("events")
+    return frozenset(fields[:events]), frozenset(fields[events + 2 :])
+
+
+def exported_text(log: EpisodeLog, written: Mapping[str, object]) -> str | None:
+    """What :data:`~sotopia_are.storage.keys.EXPORTED_FIELD` holds for the record ``log``
+    written as the hash fields ``written`` (``log.to_hash()``): the form, the digest of
+    those fields, and the record's JSON before its events and after its calls, one a line
+    (JSON text holds no newline). None when no line is joined for it: no form, a running
+    episode (its streams still grow), the older layout (its record needs its streams), or
+    a record that does not read (exporting it the full way says why)."""
+    form = export_form()
+    if form is None or log.status is EpisodeStatus.RUNNING or log.record_version == 0:
+        return None
+    try:
+        record = record_from_stored(_read_back(log, written), (), ())
+    except ValueError:
+        return None
+    head_fields, tail_fields = _parts_of_record()
+    head = record.model_dump_json(include=set(head_fields))
+    tail = record.model_dump_json(include=set(tail_fields))
+    stored = {name.encode(): _as_stored(value).encode() for name, value in written.items()}
+    return "\n".join((form, _digest(stored), head[:-1], tail[1:]))
+
+
+def _read_back(log: EpisodeLog, written: Mapping[str, object]) -> EpisodeLog:
+    """``log`` as reading its hash gives it back: its JSON-text fields parsed from the text
+    written (canonical JSON sorts the keys of their mappings, which reading keeps, so the
+    record read back serialises them sorted); the rest reads back as it is."""
+    fields = [name for name in _json_text_fields() if name in written]
+    read_back: EpisodeLog = log.model_copy(
+        update={name: json.loads(str(written[name])) for name in fields}
+    )
+    return read_back
+
+
+@functools.cache
+def _json_text_fields() -> tuple[str, ...]:
+    return tuple(
+        name
+        for name, field in EpisodeLog.model_fields.items()
+        if any(isinstance(marker, AsJsonText) for marker in field.metadata)
+    )
+
+
+def export_line(
+    fields: Mapping[bytes, bytes],
+    events: Sequence[Any],
+    calls: Sequence[Any],
+    *,
+    entry_names: tuple[str, str],
+) -> bytes | None:
+    """The export line (UTF-8, without its newline) joined from an episode's HGETALL and
+    its two streams' XRANGE replies read undecoded (``entry_names``: the fields of an
+    event entry and a call entry holding the payload), or None when it must be exported
+    the full way (see the module doc)."""
+    text = fields.get(_EXPORTED)
+    form = export_form()
+    if text is None or form is None:
+        return None
+    parts = text.split(b"\n")
+    if len(parts) != 4 or parts[0] != form.encode() or parts[1] != _digest(fields).encode():
+        return None
+    try:
+        for name in _CHANGED_BY_APPENDS:
+            if (value := fields.get(name.encode())) is not None:
+                _checks()[name].validate_python(value.decode())
+    except (pydantic_core.ValidationError, UnicodeDecodeError):
+        return None
+    event_field, call_field = (name.encode() for name in entry_names)
+    event_texts = _marked(events, event_field, form.encode())
+    call_texts = _marked(calls, call_field, form.encode())
+    if event_texts is None or call_texts is None:
+        return None
+    events_json, calls_json = b",".join(event_texts), b",".join(call_texts)
+    return b"".join(
+        (parts[2], b',"events":[', events_json, b'],"calls":[', calls_json, b"],", parts[3])
+    )
+
+
+def _marked(entries: Sequence[Any], field: bytes, form: bytes) -> list[bytes] | None:
+    """The payloads of XRANGE ``entries`` when every one is ``{field: payload, FORM_FIELD:
+    form}``; else None."""
+    payloads = []
+    for _, values in entries:
+        if len(values) != 2 or values.get(_FORM) != form or field not in values:
+            return None
+        payloads.append(values[field])
+    return payloads
+
+
+@functools.cache
+def _checks() -> dict[str, TypeAdapter[Any]]:
+    """How reading the record validates each field the appends change."""
+    return {
+        name: TypeAdapter(EpisodeLog.model_fields[name].annotation) for name in _CHANGED_BY_APPENDS
+    }
+
+
+def _as_stored(value: object) -> str:
+    """A hash field's value as Redis keeps it: redis-py writes numbers as their repr."""
+    return value if isinstance(value, str) else repr(value)
+
+
+def _digest(fields: Mapping[bytes, bytes]) -> str:
+    """A digest of the record's hash fields as stored (those the appends change, the
+    listed summary and the export parts left out), whatever their order."""
+    digest = hashlib.sha1(usedforsecurity=False)
+    for name in sorted(set(fields) - _NOT_DIGESTED):
+        value = fields[name]
+        digest.update(b"%d:%s%d:" % (len(name), name, len(value)))
+        digest.update(value)
+    return digest.hexdigest()
