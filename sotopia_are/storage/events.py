@@ -31,9 +31,7 @@ def event_entry(event: CompletedEvent | ExportedCompletedEvent) -> dict[str, str
     """The fields of the stream entry storing ``event``: its JSON (see
     :func:`encode_event`), marked as the export line holds it
     (:func:`~sotopia_are.storage.exported.entry_fields`)."""
-    exported = (
-        event if isinstance(event, ExportedCompletedEvent) else convert_completed_event(event)
-    )
+    exported = event if isinstance(event, ExportedCompletedEvent) else export_and_keep(event)
     return entry_fields(EVENT_FIELD, exported.model_dump_json(), exported)
 
 

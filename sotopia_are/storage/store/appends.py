@@ -44,16 +44,21 @@ return redis.call('XADD', KEYS[2], '*', unpack(ARGV, 3))
 _APPEND_SHA = hashlib.sha1(_APPEND_SCRIPT.encode()).hexdigest()
 
 # Many appends in one script: KEYS are each append's hash and stream, ARGV the time, then
-# each append's field, payload and whether it counts as an event. Each append is the one
+# for each append whether it counts as an event, how many texts its entry has and those
+# texts (field, value, field, value...). Each append is the one
 # above, given keys the store wrote: for each, its entry id, -1 (not running) or 0 (left
 # to the script above, as are its episode's later appends: a key of another type, or an
 # event count HINCRBY would refuse).
 _APPENDS_SCRIPT = """
 local now = ARGV[1]
+local at = 2
 local out, left = {}, {}
 for i = 1, #KEYS / 2 do
   local key, stream = KEYS[2 * i - 1], KEYS[2 * i]
-  local counts = ARGV[3 * i + 1] == '1'
+  local counts = ARGV[at] == '1'
+  local entry = {}
+  for j = 1, tonumber(ARGV[at + 1]) do entry[j] = ARGV[at + 1 + j] end
+  at = at + 2 + #entry
   out[i] = 0
   if not left[key] then
     local kind = redis.call('TYPE', key)['ok']
@@ -71,7 +76,7 @@ for i = 1, #KEYS / 2 do
     else
       if counts then redis.call('HINCRBY', key, 'event_count', 1) end
       redis.call('HSET', key, 'updated_at', now)
-      out[i] = redis.call('XADD', stream, '*', ARGV[3 * i - 1], ARGV[3 * i])
+      out[i] = redis.call('XADD', stream, '*', unpack(entry))
     end
   end
 end
@@ -135,7 +140,8 @@ class EpisodeAppends(StoreClient):
         keys = [k for a in appends for k in (EpisodeLog.redis_key(a.episode_id), a.stream)]
         args = [now]
         for append in appends:
-            args += [append.field, append.payload, "1" if append.counts else "0"]
+            texts = [part for pair in append.fields.items() for part in pair]
+            args += ["1" if append.counts else "0", str(len(texts)), *texts]
         client = cast(Any, self.client)  # redis-py's script calls are untyped
         with self._guard():
             try:

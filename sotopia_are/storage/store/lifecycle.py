@@ -313,7 +313,7 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         ):
             with contextlib.suppress(ValidationError):  # raised the general way below
                 new = changed_log(remembered.log, {**update, "updated_at": now})
-                stepped = self._step(remembered, new, [*update, "updated_at"], payloads)
+                stepped = self._step(remembered, new, [*update, "updated_at"], entries)
                 if stepped is not None:
                     return stepped
 
@@ -332,7 +332,7 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         old: Written | None,
         new: EpisodeLog,
         changed: Sequence[str] = (),
-        calls: Sequence[str] = (),
+        calls: Sequence[Mapping[str, str]] = (),
         *,
         texts: Mapping[str, str] | None = None,
     ) -> EpisodeLog | None:

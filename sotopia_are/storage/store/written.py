@@ -34,13 +34,14 @@ from typing import Any
 
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_log import EpisodeLog
+from sotopia_are.storage.exported import exported_text
 from sotopia_are.storage.keys import (
     EPISODES_BY_TIME,
+    EXPORTED_FIELD,
     SUMMARY_FIELD,
     episode_calls_key,
     episode_events_key,
 )
-from sotopia_are.storage.store.entries import CALL_FIELD
 from sotopia_are.storage.store.index import index_entries, listing_text
 
 __all__ = [
@@ -59,7 +60,8 @@ __all__ = [
 # ARGV: pk, digest ('' = there must be no hash), the checked names (count, names), the
 # volatile fields (count, then name and 'int' or 'float' each), n_rem, the created-at
 # score, the fields to set (count, name value...), the fields to delete (count, names),
-# the calls' stream field, then one payload per call to append.
+# then for each call to append how many texts its entry has and those texts (field,
+# value...).
 # Replies {1, event_count} once written, {0} when nothing was (the hash is not the one
 # remembered, or a key holds another type).
 STEP_SCRIPT = """
@@ -110,7 +112,6 @@ local sets = {}
 for i = 1, 2 * tonumber(take()) do sets[i] = take() end
 local deletes = {}
 for i = 1, tonumber(take()) do deletes[i] = take() end
-local call_field = take()
 if at <= #ARGV then
   local calls = redis.call('TYPE', KEYS[3])['ok']
   if calls ~= 'stream' and calls ~= 'none' then return {0} end
@@ -123,7 +124,11 @@ if #deletes > 0 then redis.call('HDEL', key, unpack(deletes)) end
 for i = 5, 4 + n_rem do redis.call('SREM', KEYS[i], pk) end
 for i = 5 + n_rem, #KEYS do redis.call('SADD', KEYS[i], pk) end
 redis.call('ZADD', KEYS[2], created, pk)
-for i = at, #ARGV do redis.call('XADD', KEYS[3], '*', call_field, ARGV[i]) end
+while at <= #ARGV do
+  local entry = {}
+  for j = 1, tonumber(take()) do entry[j] = take() end
+  redis.call('XADD', KEYS[3], '*', unpack(entry))
+end
 return {1, redis.call('HGET', key, 'event_count')}
 """
 STEP_SHA = hashlib.sha1(STEP_SCRIPT.encode()).hexdigest()
@@ -203,7 +208,7 @@ class Step:
     """One step of an episode as :data:`STEP_SCRIPT`'s keys and arguments: ``old`` (None:
     a start, where there must be no hash) to ``new``, whose ``changed`` fields are
     written (those it has as ``None`` deleted), with the index moves and ``calls``
-    (calls-stream payloads) appended. ``fields`` are ``new``'s hash texts but for the
+    (calls-stream entries) appended. ``fields`` are ``new``'s hash texts but for the
     volatile ones of ``old`` it did not change (those are Redis's)."""
 
     keys: list[str]
@@ -216,7 +221,7 @@ class Step:
         old: Written | None,
         new: EpisodeLog,
         changed: Collection[str] = (),
-        calls: Sequence[str] = (),
+        calls: Sequence[Mapping[str, str]] = (),
         texts: Mapping[str, str] | None = None,
     ) -> Step:
         """The step from ``old`` to ``new`` (``changed`` is not read for a start);
@@ -244,6 +249,12 @@ class Step:
                     deletes.append(name)
             checked = [name for name in old.fields if name not in volatile]
             digest = old.digest(checked)
+        exported = exported_text(new, fields)
+        if exported is None:
+            if fields.pop(EXPORTED_FIELD, None) is not None:
+                deletes.append(EXPORTED_FIELD)
+        elif fields.get(EXPORTED_FIELD) != exported:
+            sets[EXPORTED_FIELD] = fields[EXPORTED_FIELD] = exported
         listing = listing_text(new)
         if listing is None:
             if fields.pop(SUMMARY_FIELD, None) is not None:
@@ -260,7 +271,10 @@ class Step:
         args += [str(len(leaves)), hash_text(new.created_at), str(len(sets))]
         for name, value in sets.items():
             args += [name, value]
-        args += [str(len(deletes)), *deletes, CALL_FIELD, *calls]
+        args += [str(len(deletes)), *deletes]
+        for call in calls:
+            entry = [part for pair in call.items() for part in pair]
+            args += [str(len(entry)), *entry]
         streams = [episode_calls_key(new.pk), episode_events_key(new.pk)]
         return cls([key, EPISODES_BY_TIME, *streams, *leaves, *joins], args, fields)
 
