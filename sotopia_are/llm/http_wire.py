@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
+from sotopia_are import SotopiaAreError
+
 __all__ = ["WirePool", "WireProtocolError", "WireReply", "inflate_capped"]
 
 IDLE_S = 4.0
@@ -35,8 +37,9 @@ _MAX_HEAD = 64 * 1024
 _INFLATE_STEP = 1 << 16
 
 
-class WireProtocolError(ConnectionError):
-    """The server's bytes are not an HTTP/1.x answer."""
+class WireProtocolError(SotopiaAreError, ConnectionError):
+    """The server's bytes are not an HTTP/1.x answer (the transport reports it as an
+    :class:`~sotopia_are.llm.http_errors.APIConnectionError`)."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,7 @@ Head = tuple[int, str, dict[str, str], bool]
 """Status, reason, headers (lower-case names) and whether the connection stays open."""
 
 
-class _StaleConnection(ConnectionError):
+class _StaleConnection(WireProtocolError):
     """A reused connection closed before any byte of the answer came."""
 
 

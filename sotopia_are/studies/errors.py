@@ -34,6 +34,7 @@ SotopiaAreError                       sotopia_are (the face: sa.SotopiaAreError)
 │       ├── BadGatewayError
 │       └── ServiceUnavailableError
 ├── OutputValidationError (ValueError)   llm: a reply that does not fit its schema
+├── WireProtocolError (ConnectionError) llm: a server's bytes that are no HTTP answer
 ├── ScriptParseError (ValueError)        messages: a script line that does not read
 ├── CueError (ValueError)                messages: a screenplay cue that does not read
 ├── UnknownAppClassError (LookupError)   simulation: no App class by that name
@@ -110,6 +111,7 @@ from sotopia_are.llm.http_transport import (
     Timeout,
     UnprocessableEntityError,
 )
+from sotopia_are.llm.http_wire import WireProtocolError
 from sotopia_are.llm.structured import OutputValidationError
 from sotopia_are.messages import ScriptParseError
 from sotopia_are.messages.screenplay import CueError
@@ -192,6 +194,7 @@ __all__ = [
     "UnreadableRecordError",
     "UnsafeIdError",
     "VerdictExistsError",
+    "WireProtocolError",
 ]
 
 

@@ -116,7 +116,11 @@ attempts = st.builds(
     normalized=st.lists(texts, max_size=2),
 )
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | texts,
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | texts,  # JSON has no infinity: a record holds JSON
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
     max_leaves=8,
 )
