@@ -1,19 +1,20 @@
 """Reading a reply over the HTTP transport: its body, bounded, and the chat completion in it.
 
-Bodies are inflated here a bounded step at a time (the pool's sessions leave them
-compressed), so a reply, compressed or not, is cut off at the endpoint's
-``max_reply_bytes``; a 200's body becomes an :class:`~sotopia_are.llm.request.LLMResponse`
-with its usage, cost and the server's own time, or a
+A body read through aiohttp (the pool's sessions leave it compressed) is inflated a
+bounded step at a time, as the lean client's are, so a reply, compressed or not, is cut
+off at the endpoint's ``max_reply_bytes``; a 200's body becomes an
+:class:`~sotopia_are.llm.request.LLMResponse` with its usage, cost and the server's own
+time, or a
 :class:`~sotopia_are.llm.errors.MalformedReplyError` saying what it is instead.
 """
 
 from __future__ import annotations
 
 import json
-import zlib
 from typing import TYPE_CHECKING, Any
 
 from sotopia_are.llm.http_errors import json_problem, malformed
+from sotopia_are.llm.http_wire import inflate_capped
 from sotopia_are.llm.price_table import cost
 from sotopia_are.llm.request import LLMResponse
 
@@ -28,39 +29,18 @@ __all__ = ["completion", "read_capped"]
 async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes | None:
     """The decompressed body of ``response``, or None once it grows past ``cap`` bytes.
 
-    The session leaves bodies compressed (``auto_decompress=False``) and they are inflated
-    here at most :data:`_READ_CHUNK` bytes at a time: aiohttp would inflate each network
-    chunk whole, and 64 KB of a gzip bomb is 64 MB of text, so a small compressed reply
-    is cut off at the cap instead of being held whole."""
-    decoder = _decoder(response.headers.get("Content-Encoding", ""))
+    The session leaves bodies compressed (``auto_decompress=False``): the body is read as
+    sent, up to ``cap`` bytes, and inflated by :func:`~sotopia_are.llm.http_wire.inflate_capped`
+    a bounded step at a time (aiohttp would inflate each network chunk whole, and 64 KB of
+    a gzip bomb is 64 MB of text)."""
     parts: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_chunked(_READ_CHUNK):
-        pending = chunk
-        while pending:
-            if decoder is None:
-                piece, pending = pending, b""
-            else:
-                piece = decoder.decompress(pending, _READ_CHUNK)
-                pending = decoder.unconsumed_tail
-            size += len(piece)
-            if size > cap:
-                return None
-            parts.append(piece)
-    if decoder is not None:
-        rest = decoder.flush()  # what the inflater still holds once the body has ended
-        if size + len(rest) > cap:
+        size += len(chunk)
+        if size > cap:
             return None
-        parts.append(rest)
-    return b"".join(parts)
-
-
-def _decoder(encoding: str) -> Any:
-    """An incremental inflater for a ``Content-Encoding`` of gzip or deflate (None for a
-    body sent as it is)."""
-    if encoding.strip().lower() in ("gzip", "x-gzip", "deflate"):
-        return zlib.decompressobj(32 + zlib.MAX_WBITS)  # a gzip or a zlib header
-    return None
+        parts.append(chunk)
+    return inflate_capped(b"".join(parts), response.headers.get("Content-Encoding", ""), cap)
 
 
 _READ_CHUNK = 1 << 16

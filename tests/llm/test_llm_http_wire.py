@@ -37,6 +37,20 @@ def answer(body: bytes, *, extra: bytes = b"", status: bytes = b"200 OK") -> byt
     )  # fmt: skip
 
 
+def answering(replies: list[bytes], *, linger_s: float = 0.0) -> Handler:
+    """A server that answers each connection's one request with the next of ``replies``,
+    waits ``linger_s``, then closes the connection."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(replies.pop(0))
+        await writer.drain()
+        await asyncio.sleep(linger_s)
+        writer.close()
+
+    return handler
+
+
 @pytest.fixture
 async def serve() -> AsyncIterator[Callable[[Handler], Awaitable[str]]]:
     servers: list[asyncio.Server] = []
@@ -94,13 +108,7 @@ async def test_chunked_gzip_and_close_delimited_bodies_are_read_whole(
         b"HTTP/1.0 200 OK\r\n\r\n" + BODY,  # no length: the body ends with the connection
     ]
 
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(replies.pop(0))
-        await writer.drain()
-        writer.close()
-
-    pool = WirePool(await serve(handler), user_agent="t")
+    pool = WirePool(await serve(answering(replies)), user_agent="t")
     for _ in range(3):
         assert (await pool.post(b"{}", {}, 10_000)).body == BODY
     pool.close()
@@ -143,13 +151,7 @@ async def test_a_connection_the_server_dropped_while_idle_is_replaced_not_report
 async def test_garbage_or_a_cut_answer_is_a_connection_error_naming_it(
     reply: bytes, words: str, serve: Callable[[Handler], Awaitable[str]]
 ) -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(reply)
-        await writer.drain()
-        writer.close()
-
-    pool = WirePool(await serve(handler), user_agent="t")
+    pool = WirePool(await serve(answering([reply])), user_agent="t")
     with pytest.raises(ConnectionError, match=words):
         await pool.post(b"{}", {}, 10_000)
     pool.close()
@@ -165,14 +167,8 @@ async def test_headers_past_their_bound_and_bodies_past_the_cap(
         answer(gzip.compress(b"z" * 50_000), extra=b"Content-Encoding: gzip\r\n"),
     ]
 
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(replies.pop(0))
-        await writer.drain()
-        await asyncio.sleep(1)  # the client must stop at the cap, not wait for the rest
-        writer.close()
-
-    pool = WirePool(await serve(handler), user_agent="t")
+    # The server lingers: the client must stop at the cap, not wait for the rest.
+    pool = WirePool(await serve(answering(replies, linger_s=1)), user_agent="t")
     with pytest.raises(WireProtocolError, match="headers over"):
         await pool.post(b"{}", {}, 1_000)
     for _ in range(3):
