@@ -121,9 +121,10 @@ class AdaptiveLimit:
       while the endpoint answers others (:meth:`overloaded`) — once per epoch, so the burst
       that one overload sends back lowers it once, not once per request sent before it.
 
-    A round counts only answers to requests sent under the current limit (its epoch): an
-    answer to one sent before the limit last changed measured the old limit's load, and
-    counting it would shrink the limit again for a queue the last change already cut.
+    Past the slow start, a round counts only answers to requests sent under the current
+    limit (its epoch): an answer to one sent before the limit last changed measured the old
+    limit's load, and counting it would shrink the limit again for a queue the last change
+    already cut.
 
     Once the server says how many requests it decodes at once (:meth:`serve_at_once`,
     llama.cpp's ``total_slots``), the limit is at least that many (up to the ceiling)
@@ -236,7 +237,9 @@ class AdaptiveLimit:
             if latency_s is not None:
                 # The watchdog waits on what a request really took, our lag included.
                 self._recent.append(latency_s)
-            if epoch is None or epoch == self.epoch:
+            # In the slow start every answer counts, as growth only reads that none waited
+            # long: an earlier epoch's answers measured less load, never more.
+            if epoch is None or epoch == self.epoch or self._slow_start:
                 if latency_s is not None:
                     self._observe(latency_s, service_s, lag_s)
                 self._successes += 1
