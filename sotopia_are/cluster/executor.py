@@ -106,9 +106,13 @@ def chunks(jobs: Sequence[WorkerJob]) -> list[WorkerJob]:
     ]
     share = math.ceil(len(episodes) / len(jobs))
     size = max(min(jobs[0].concurrency * CHUNK_WAVES, share), 1)
+    # Chunks go to the actors in order as they free up: the ones running at once are
+    # about consecutive, and each keeps its part of a model server's slots busy.
     return [
-        replace(jobs[0], episodes=tuple(episodes[i : i + size]))
-        for i in range(0, len(episodes), size)
+        replace(
+            jobs[0], episodes=tuple(episodes[start : start + size]), part=(n % len(jobs), len(jobs))
+        )
+        for n, start in enumerate(range(0, len(episodes), size))
     ]
 
 

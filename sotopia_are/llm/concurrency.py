@@ -48,6 +48,7 @@ __all__ = [
     "InFlight",
     "LoopLag",
     "SharedLimit",
+    "part_of_slots",
 ]
 
 _log = logging.getLogger(__name__)
@@ -80,6 +81,13 @@ class SharedLimit(Protocol):
     async def acquire(self, endpoint: str) -> None: ...
 
     async def release(self, endpoint: str) -> None: ...
+
+
+def part_of_slots(slots: int, index: int, parts: int) -> int:
+    """Process ``index``'s part of a server's ``slots`` shared by ``parts`` processes: the
+    parts add up to ``slots``, each at least one (when there are more processes than
+    slots, some slots have two requests at once)."""
+    return max(1, slots // parts + (index < slots % parts))
 
 
 @dataclass(frozen=True)
@@ -127,19 +135,32 @@ class AdaptiveLimit:
     already cut.
 
     Once the server says how many requests it decodes at once (:meth:`serve_at_once`,
-    llama.cpp's ``total_slots``), the limit is at least that many (up to the ceiling)
-    except when the server refuses requests (429/503): fewer would leave a slot idle while
-    answers wait to be sent, and a queue or a request outliving its timeout there means
-    slow decoding, which fewer requests do not speed up.
+    llama.cpp's ``total_slots``), the limit is exactly this process's part of them (up to
+    the ceiling; ``part`` is ``(i, n)`` when this is process ``i`` of ``n`` sending to the
+    endpoint, as a batch's workers are) except when the server refuses requests (429/503):
+    fewer would leave a slot idle while answers wait to be sent, and a queue or a request
+    outliving its timeout there means slow decoding, which fewer requests do not speed up;
+    more would only wait in the server's queue, their wait counting toward
+    ``LLMConfig.max_wait_s``.
 
     It also keeps what a watchdog needs to tell a busy endpoint from a stuck one: when the
     endpoint last answered (:attr:`last_answer_at`) and its slowest recent answer
     (:attr:`slowest_recent_s`). ``async with`` holds a slot and reports no outcome.
     """
 
-    def __init__(self, ceiling: int, *, name: str = "", initial: int | None = None) -> None:
+    def __init__(
+        self,
+        ceiling: int,
+        *,
+        name: str = "",
+        initial: int | None = None,
+        part: tuple[int, int] = (0, 1),
+    ) -> None:
         if ceiling < 1:
             raise ValueError(f"concurrency limit must be at least 1, got {ceiling}")
+        if not 0 <= part[0] < part[1]:
+            raise ValueError(f"part must be (i, n) with 0 <= i < n, got {part}")
+        self.part = part
         self.ceiling = ceiling
         self.limit = ceiling if initial is None else max(1, min(initial, ceiling))
         self.name = name
@@ -147,7 +168,8 @@ class AdaptiveLimit:
         self.last_answer_at: float | None = None
         """``time.monotonic()`` of the endpoint's last answer (None before the first)."""
         self.slots: int | None = None
-        """How many requests the server decodes at once, once it said (None: unknown)."""
+        """This process's part of the requests the server decodes at once, once it said
+        (None: unknown)."""
         self._held = 0
         self._successes = 0
         self._slow_start = self.limit < ceiling
@@ -191,27 +213,35 @@ class AdaptiveLimit:
         return self.epoch
 
     def serve_at_once(self, slots: int) -> None:
-        """The server decodes ``slots`` requests at once: never fewer in flight (up to the
-        ceiling) unless it refuses requests (see the class)."""
+        """The server decodes ``slots`` requests at once: exactly this process's part of
+        them in flight from now (up to the ceiling), unless it refuses requests (see the
+        class)."""
         if slots < 1:
             return
-        self.slots = slots
-        floor = self._floor_limit()
-        if self.limit < floor:
+        self.slots = part_of_slots(slots, *self.part)
+        fixed = self._floor_limit()
+        self._slow_start = False
+        if self.limit != fixed:
             _log.debug(
                 "%s decodes %d requests at once: at most %d in flight from now (was %d)",
                 self.name or "the endpoint",
                 slots,
-                floor,
+                fixed,
                 self.limit,
             )
-            self._set(floor)
+            self._set(fixed)
             self._successes = 0
             self._wake()
 
     def _floor_limit(self) -> int:
-        """The lowest limit latency or timeouts may bring it to: the server's slots."""
+        """The lowest limit latency or timeouts may bring it to: this process's part of the
+        server's slots."""
         return 1 if self.slots is None else min(self.slots, self.ceiling)
+
+    def _top(self) -> int:
+        """The highest limit flat latency may bring it to: the ceiling, or this process's
+        part of the server's slots once it said."""
+        return self.ceiling if self.slots is None else min(self.slots, self.ceiling)
 
     def answered(self) -> None:
         """Note that the endpoint answered a request just now (any answer, even an error)."""
@@ -290,8 +320,8 @@ class AdaptiveLimit:
         # the first answers set a floor no loaded state comes back to.
         growing = load is None or load < (_SHRINK_ABOVE if self._slow_start else _GROW_BELOW)
         if growing:
-            if self.limit < self.ceiling:
-                grown = min(self.ceiling, self.limit * 2 if self._slow_start else self.limit + 1)
+            if self.limit < self._top():
+                grown = min(self._top(), self.limit * 2 if self._slow_start else self.limit + 1)
                 _log.debug(
                     "%s answers as fast under load (x%s): at most %d in flight from now (was %d)",
                     self.name or "the endpoint",
@@ -407,7 +437,10 @@ class LoopLag:
 class ConcurrencyRegistry:
     """Limits keyed by (running event loop, endpoint key), and the requests in flight."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, part: tuple[int, int] = (0, 1)) -> None:
+        self.part = part
+        """This process is ``part[0]`` of ``part[1]`` sending to the same servers (a
+        batch's workers): its limits keep that part of a server's slots in flight."""
         self._lock = threading.Lock()
         self._tickets = itertools.count()
         # Insertion order is start order, so the first entry is always the oldest.
@@ -438,7 +471,9 @@ class ConcurrencyRegistry:
             slots = self._by_loop.setdefault(loop, {})
             found = slots.get(endpoint)
             if found is None:
-                found = slots[endpoint] = AdaptiveLimit(ceiling, name=endpoint, initial=initial)
+                found = slots[endpoint] = AdaptiveLimit(
+                    ceiling, name=endpoint, initial=initial, part=self.part
+                )
         if found.ceiling != ceiling:
             raise ValueError(
                 f"endpoint {endpoint} already has a concurrency limit of {found.ceiling} in "

@@ -61,9 +61,13 @@ class APIConnectionError(HTTPTransportError):
 
 
 class Timeout(HTTPTransportError):
-    """No answer within the timeout (or the server answered 408 or 504)."""
+    """No answer within the timeout (or the server answered 408 or 504). ``stuck``: the
+    watchdog found the endpoint answering nothing at all (no other request, no probe) for
+    longer than the request's timeout (:mod:`~sotopia_are.llm.watchdog`), unlike a request
+    that outlived ``LLMConfig.max_wait_s`` on a busy server."""
 
     transient = True
+    stuck = False
 
 
 class InvalidURLError(HTTPTransportError):

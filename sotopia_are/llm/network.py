@@ -7,6 +7,7 @@ answers; :func:`as_llm_error` is the typed error a call raises when it gives up.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from sotopia_are.llm.accounting import Attempt, AttemptError
@@ -22,6 +23,7 @@ from sotopia_are.llm.failures import (
 )
 from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
 from sotopia_are.llm.retry import retrying
+from sotopia_are.llm.server_slots import learning_slots
 from sotopia_are.llm.transport import send
 from sotopia_are.llm.watchdog import await_answer
 
@@ -63,6 +65,9 @@ async def send_with_retries(
 
     async def once() -> LLMResponse:
         asked = time.perf_counter()
+        learning = learning_slots(limit, endpoint)
+        if learning is not None:  # the first requests: how many the server decodes at once
+            await asyncio.shield(learning)
         epoch = await limit.acquire()
         answer: LLMResponse | None = None
         throttled = False

@@ -122,7 +122,8 @@ async def retrying(
         if not _is_timeout(exc):
             raise
         waited = time.monotonic() - started
-        raise _no_answer(target, timeouts, requests, waited, timeout_s, policy) from exc
+        stuck = getattr(exc, "stuck", False) is True
+        raise _no_answer(target, timeouts, requests, waited, timeout_s, policy, stuck) from exc
     return result
 
 
@@ -139,14 +140,26 @@ def _no_answer(
     waited_s: float,
     timeout_s: float | None,
     policy: RetryPolicy,
+    stuck: bool = True,
 ) -> TransientLLMError:
-    silent = f" (it answered nothing for {timeout_s:g} s or more)" if timeout_s is not None else ""
+    if stuck:
+        silent = f" (it answered nothing for {timeout_s:g} s or more)" if timeout_s else ""
+        why = (
+            f"the server looks stuck. For a slow model whose answers each take longer than "
+            f"that (e.g. on a CPU) raise the timeout (LLMConfig.timeout_s, the CLI's "
+            f"--timeout or {TIMEOUT_ENV})"
+        )
+    else:
+        silent = ""
+        why = (
+            "the last outlived the bound on one request's wait (LLMConfig.max_wait_s) or "
+            "the server answered 408/504, while it was answering others: busy, not stuck. "
+            "For answers that take longer to decode (long answers on a CPU) raise "
+            "LLMConfig.max_wait_s or lower max_tokens"
+        )
     return TransientLLMError(
         f"{target} gave no answer: {timeouts} of {requests} requests timed out{silent}, "
-        f"{waited_s:.1f} s waited in all; the server looks stuck. For a slow model whose "
-        f"answers each take longer than that (e.g. on a CPU) raise the timeout "
-        f"(LLMConfig.timeout_s, the CLI's --timeout or {TIMEOUT_ENV}); to retry after more "
-        f"timeouts raise "
+        f"{waited_s:.1f} s waited in all; {why}; to retry after more timeouts raise "
         f"LLMConfig.retry.max_timeouts (now {policy.max_timeouts}) and max_attempts (now "
         f"{policy.max_attempts}; --request-attempts or {REQUEST_ATTEMPTS_ENV})"
     )

@@ -7,9 +7,9 @@ flight (:meth:`~sotopia_are.llm.concurrency.AdaptiveLimit.serve_at_once`): on a 
 answer slows down as the slots share the cores, and a limit read from latency alone would
 go below the slots and leave some idle while answers wait to be sent.
 
-:func:`learn_slots` asks once per limit, in the background, on the first request sent to
-an ``api_base``; a server without ``/props`` (vLLM, Ollama, a provider) leaves the limit
-as it is.
+:func:`learning_slots` asks once per limit, on the first request sent to an ``api_base``,
+and the first requests wait for the answer; a server without ``/props`` (vLLM, Ollama, a
+provider) leaves the limit as it is.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import weakref
 from sotopia_are.llm.concurrency import AdaptiveLimit
 from sotopia_are.llm.config import Endpoint
 
-__all__ = ["PROPS_TIMEOUT_S", "learn_slots", "server_root"]
+__all__ = ["PROPS_TIMEOUT_S", "learning_slots", "server_root"]
 
 PROPS_TIMEOUT_S = 5.0
 """How long ``GET /props`` may take; a running llama.cpp answers it at once."""
@@ -38,15 +38,21 @@ def server_root(api_base: str) -> str:
     return root.removesuffix("/v1")
 
 
-def learn_slots(limit: AdaptiveLimit, endpoint: Endpoint) -> None:
-    """Ask ``endpoint``'s server how many requests it decodes at once and tell ``limit``
-    (once per limit, in a task of the running loop; nothing for a provider's own
-    endpoint)."""
-    if endpoint.api_base is None or limit in _ASKED:
-        return
-    _ASKED[limit] = asyncio.get_running_loop().create_task(
-        _learn(limit, server_root(endpoint.api_base))
-    )
+def learning_slots(limit: AdaptiveLimit, endpoint: Endpoint) -> asyncio.Task[None] | None:
+    """The task asking ``endpoint``'s server how many requests it decodes at once for
+    ``limit``, while it runs (started on the first call, in the running loop); None once
+    it is done, and for a provider's own endpoint. A request waits for it before taking a
+    slot of ``limit``, so that the first burst sends the server its slots' worth, not the
+    limit's initial guess (a running llama.cpp answers at once; a server that does not
+    answer holds the first requests for :data:`PROPS_TIMEOUT_S` at most)."""
+    if endpoint.api_base is None:
+        return None
+    asking = _ASKED.get(limit)
+    if asking is None:
+        asking = _ASKED[limit] = asyncio.get_running_loop().create_task(
+            _learn(limit, server_root(endpoint.api_base))
+        )
+    return None if asking.done() else asking
 
 
 async def _learn(limit: AdaptiveLimit, root: str) -> None:

@@ -32,9 +32,8 @@ from collections.abc import Awaitable
 
 from sotopia_are.llm.concurrency import AdaptiveLimit
 from sotopia_are.llm.config import Endpoint
-from sotopia_are.llm.http_transport import Timeout
+from sotopia_are.llm.http_errors import Timeout
 from sotopia_are.llm.request import LLMResponse
-from sotopia_are.llm.server_slots import learn_slots
 
 __all__ = ["PROBE_TIMEOUT_S", "STRETCH", "await_answer"]
 
@@ -57,20 +56,20 @@ async def await_answer(
     timeout_s: float,
 ) -> LLMResponse:
     """The answer ``sending`` gives, waited for as the module says; a :class:`Timeout`
-    (and ``sending`` cancelled) once the endpoint is stuck.
+    marked ``stuck`` (and ``sending`` cancelled) once the endpoint is stuck.
 
     Awaited in the calling task with one timer beside it (no task of its own per request:
     this is on every model call's path)."""
     task = asyncio.current_task()
     assert task is not None, "await_answer runs in a task"
-    # A busy endpoint's limit stays at its decoding slots, when its server says how many.
-    learn_slots(limit, endpoint)
     watch = _Watch(task, limit, epoch, endpoint, timeout_s)
     try:
         return await sending
     except asyncio.CancelledError:
         if watch.stuck is not None and task.uncancel() == 0:
-            raise Timeout(watch.stuck) from None
+            timeout = Timeout(watch.stuck)
+            timeout.stuck = True
+            raise timeout from None
         raise
     finally:
         watch.stop()

@@ -270,7 +270,7 @@ def batch(
         each, job_config = worker_concurrency(concurrency, count, config or LLMConfig(), plan)
         jobs = [
             WorkerJob(
-                share,
+                plan.pending[i::count],
                 tag,
                 used.url,
                 each,
@@ -280,9 +280,9 @@ def batch(
                 samples,
                 agent_sampling,
                 judge_sampling,
+                part=(i, count),
             )
-            for share in (plan.pending[i::count] for i in range(count))
-            if share
+            for i in range(count)
         ]
         started = time.perf_counter()
         outcomes: list[EpisodeOutcome] = []

@@ -57,7 +57,9 @@ class WorkerJob:
     (None: the default store), at most ``concurrency`` at once, each played with the
     agents' models of its :class:`BatchEpisode` and ``agent_sampling``, and rated by
     ``judge_model`` (None: not rated) on ``rubric``, ``samples`` times, with
-    ``judge_sampling``; every model call made with ``config``."""
+    ``judge_sampling``; every model call made with ``config``. ``part``: the job is worker
+    ``i`` of ``n`` sending to the same model servers, and keeps its part of a server's
+    decoding slots busy (see :class:`~sotopia_are.llm.AdaptiveLimit`)."""
 
     episodes: tuple[BatchEpisode, ...]
     tag: str
@@ -69,6 +71,7 @@ class WorkerJob:
     samples: int = 1
     agent_sampling: Sampling | None = None
     judge_sampling: Sampling | None = None
+    part: tuple[int, int] = (0, 1)
 
 
 @dataclass(frozen=True)

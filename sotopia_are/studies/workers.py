@@ -41,6 +41,8 @@ from typing import Any
 from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import LLMJudge, Rubric
 from sotopia_are.llm import (
+    CONCURRENCY,
+    ConcurrencyRegistry,
     InFlight,
     LLMConfig,
     LLMSession,
@@ -167,7 +169,9 @@ async def _run_share(
     every episode alike. Going through ``run_episodes`` would mean wrapping each episode
     in all of that again inside its agent factory and sinks, for no gain."""
     # Each episode's calls are stored with it; the worker's session only counts them.
-    session = LLMSession(job.config, retain_calls=False)
+    concurrency = ConcurrencyRegistry(part=job.part)
+    concurrency.shared = CONCURRENCY.shared  # a cluster's limit across processes, if set
+    session = LLMSession(job.config, retain_calls=False, concurrency=concurrency)
     judge = (
         LLMJudge(
             job.judge_model,

@@ -1,16 +1,20 @@
-"""A local server's decoding slots stay busy: once the server says how many requests it
-decodes at once (llama.cpp's ``GET /props`` ``total_slots``), neither latency nor requests
-outliving their timeout bring the endpoint's limit below that (only a 429/503 does); and a
-round of answers judges only the limit it was sent under, so one queue does not shrink the
-limit twice."""
+"""A local server's decoding slots stay busy and its queue stays empty: once the server says
+how many requests it decodes at once (llama.cpp's ``GET /props`` ``total_slots``), the
+endpoint's limit is exactly that many — this process's part of them when several processes
+send to it, as a batch's workers do — neither latency nor requests outliving their timeout
+bring it below (only a 429/503 does) and flat latency does not raise it above (more would
+only wait in the server's queue); and a round of answers judges only the limit it was sent
+under, so one queue does not shrink the limit twice."""
 
 import asyncio
 from collections.abc import Callable
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sotopia_are.llm import AdaptiveLimit, ConcurrencyRegistry, LLMSession
+from sotopia_are.llm.concurrency import part_of_slots
 from sotopia_are.llm.server_slots import server_root, total_slots
 from sotopia_are.testing import LocalLLMServer
 
@@ -55,6 +59,32 @@ async def test_the_servers_slots_raise_a_lower_limit_and_bound_its_shrinking() -
     assert small.limit == 3  # never above the ceiling
 
 
+async def test_flat_latency_does_not_send_more_than_the_slots() -> None:
+    limit = AdaptiveLimit(128, initial=16)
+    limit.serve_at_once(4)
+    assert limit.limit == 4  # lowered at once: the other twelve would wait in its queue
+    for _ in range(10):  # every answer as fast as the first
+        for epoch in [await limit.acquire() for _ in range(limit.limit)]:
+            limit.release(epoch, ok=True, latency_s=1.0, service_s=1.0)
+    assert limit.limit == 4
+
+
+async def test_a_process_keeps_its_part_of_the_slots() -> None:
+    parts = [AdaptiveLimit(128, initial=1, part=(i, 3)) for i in range(3)]
+    for limit in parts:
+        limit.serve_at_once(8)
+    assert [limit.limit for limit in parts] == [3, 3, 2]
+    with pytest.raises(ValueError, match="part"):
+        AdaptiveLimit(8, part=(2, 2))
+
+
+@given(slots=st.integers(min_value=1, max_value=512), parts=st.integers(min_value=1, max_value=64))
+def test_the_parts_of_the_slots_add_up_to_them(slots: int, parts: int) -> None:
+    shares = [part_of_slots(slots, i, parts) for i in range(parts)]
+    assert min(shares) >= 1 and max(shares) - min(shares) <= 1
+    assert sum(shares) == max(slots, parts)  # one each when there are more processes
+
+
 @st.composite
 def events(draw: st.DrawFn) -> list[tuple[str, float, float | None]]:
     kind = st.sampled_from(["answer", "answer", "answer", "overloaded", "untimed"])
@@ -67,15 +97,22 @@ def events(draw: st.DrawFn) -> list[tuple[str, float, float | None]]:
     slots=st.integers(min_value=1, max_value=8),
     initial=st.integers(min_value=1, max_value=16),
     ceiling=st.integers(min_value=1, max_value=32),
+    part=st.integers(min_value=1, max_value=4).flatmap(
+        lambda n: st.tuples(st.integers(min_value=0, max_value=n - 1), st.just(n))
+    ),
     happenings=events(),
 )
-def test_latency_and_timeouts_never_bring_the_limit_below_the_servers_slots(
-    slots: int, initial: int, ceiling: int, happenings: list[tuple[str, float, float | None]]
+def test_latency_and_timeouts_neither_lower_nor_raise_the_limit_from_the_slots(
+    slots: int,
+    initial: int,
+    ceiling: int,
+    part: tuple[int, int],
+    happenings: list[tuple[str, float, float | None]],
 ) -> None:
     async def play() -> None:
-        limit = AdaptiveLimit(ceiling, initial=initial)
+        limit = AdaptiveLimit(ceiling, initial=initial, part=part)
         limit.serve_at_once(slots)
-        floor = min(slots, ceiling)
+        fixed = min(part_of_slots(slots, *part), ceiling)
         for kind, latency_s, service_s in happenings:
             epoch = await limit.acquire()
             if kind == "overloaded":
@@ -84,7 +121,7 @@ def test_latency_and_timeouts_never_bring_the_limit_below_the_servers_slots(
             else:
                 timed = service_s if kind == "answer" else None
                 limit.release(epoch, ok=True, latency_s=latency_s, service_s=timed)
-            assert floor <= limit.limit <= ceiling
+            assert limit.limit == fixed
 
     asyncio.run(play())
 

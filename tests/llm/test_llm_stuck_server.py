@@ -78,3 +78,18 @@ async def test_requests_in_flight_are_counted_while_they_wait(
             await call
     assert CONCURRENCY.in_flight() == InFlight()
     assert InFlight().describe() == ""
+
+
+async def test_a_busy_server_past_the_max_wait_is_not_called_stuck(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    # Decoding takes longer than the bound on one request's wait, while the server answers
+    # its probes: the message says busy and names max_wait_s, not a stuck server.
+    llm_server.latency = 3.0
+    session = make_session(timeout_s=0.2, max_wait_s=0.8, retry=RetryPolicy(max_attempts=1))
+    with pytest.raises(TransientLLMError) as info:
+        await session.generate(MODEL, "test/plain.j2", {"word": "x"})
+    message = str(info.value)
+    assert "gave no answer: 1 of 1 requests timed out," in message
+    assert "busy, not stuck" in message and "LLMConfig.max_wait_s" in message
+    assert "looks stuck" not in message and "answered nothing" not in message

@@ -1,5 +1,6 @@
 """`batch` reports the model requests in flight about once a second while its episodes
-run, so a batch waiting on a stuck server shows it; the count drops to 0 at the end."""
+run, so a batch waiting on a stuck server shows it; the count drops to 0 at the end. Its
+workers together send a local server as many requests as it decodes at once."""
 
 import json
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from sotopia_are.testing import LocalLLMServer, Reply
 
 MODEL = "openai/test-model"
 LEAVE = json.dumps({"action_type": "leave", "argument": ""})
+SPEAK = json.dumps({"action_type": "speak", "argument": "Two loaves, then?"})
 
 
 @pytest.fixture
@@ -84,3 +86,32 @@ def test_with_worker_processes_the_last_word_has_nothing_in_flight(
     assert result.workers == 2 and len(result.outcomes) == 2
     assert any(p.in_flight.count for p in progress)
     assert progress[-1].in_flight == InFlight() and progress[-1].finished == 2
+
+
+def test_two_workers_share_a_servers_slots_instead_of_queueing_twice_as_many(
+    llm_server: LocalLLMServer, store: EpisodeStore
+) -> None:
+    # A llama.cpp-like server decoding 4 requests at once: each of the two workers keeps
+    # 2 of them busy, from the first request on (each would send 4, its initial guess,
+    # and more as latency stays flat, leaving the rest in the server's queue).
+    llm_server.slots, llm_server.latency = 4, 0.05
+    llm_server.rule = lambda _body: SPEAK
+    specs = [
+        sa.EpisodeSpec(
+            episode_id=f"shared-{n}",
+            scenario=f"A bakery before closing, day {n}.",
+            agent_names=["Mara Quinn", "Teo Alvarez"],
+            agent_backgrounds=["the baker", "a café owner"],
+            agent_goals=["sell the bread", "buy it cheap"],
+            max_turns=4,
+            max_stale_turns=4,
+        )
+        for n in range(12)
+    ]
+    result = sa.batch(
+        specs, MODEL, tag="slots", store=store, config=sa.LLMConfig(api_base=llm_server.url),
+        workers=2,
+    )  # fmt: skip
+    assert result.workers == 2 and not result.failed
+    assert len(llm_server.chat_requests) == 48
+    assert llm_server.max_in_flight == 4
