@@ -22,9 +22,7 @@ run it reports:
 
 Runs: ``defaults`` (``batch`` with no tuning flag), ``tuned`` (``--tuned`` flags, by
 default every episode at once), ``litellm`` (the defaults with ``--transport litellm``:
-the client the HTTP transport replaces), ``asyncio-loop`` (the defaults with the workers
-on asyncio's own event loop instead of uvloop, ``SOTOPIA_ARE_EVENT_LOOP=asyncio``) and
-``sotopia``: the same batch played by Sotopia
+the client the HTTP transport replaces) and ``sotopia``: the same batch played by Sotopia
 0.1.5 (``benchmarks/sotopia_throughput_side.py``, their ``run_async_server`` with their
 ``LLMAgent``s, ``ParallelSotopiaEnv`` and LLM judge) under the Python of a virtualenv of
 its own (``--sotopia-python``), timed the same way (its CPU is its one process's: it
@@ -40,10 +38,9 @@ over HTTP and through litellm, and the same through ``LLMSession.generate`` (tem
 structured output, accounting), reporting CPU per call.
 
 Run: ``python benchmarks/throughput.py [--episodes 1000] [--turns 20] [--latency 0.05]
-[--runs defaults,tuned,litellm,asyncio-loop,sotopia]
-[--sotopia-python /work/venv-sotopia015/bin/python] [--sizes 2000] [--client-cpu]``.
-Record the machine's load (``uptime``) with the numbers: they are wall-clock measures on
-a shared machine. Setting up Sotopia: docs/benchmarks.md.
+[--runs defaults,tuned,litellm,sotopia] [--sotopia-python /work/venv-sotopia015/bin/python]
+[--sizes 2000] [--client-cpu]``. Record the machine's load (``uptime``) with the numbers:
+they are wall-clock measures on a shared machine. Setting up Sotopia: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -378,10 +375,9 @@ def run_batch(
             "--tag", f"bench-{name}", *flags,
         ]  # fmt: skip
         log = (keep or work) / f"{name}-{episodes}.log"
-        env = environment()
-        if name == "asyncio-loop":
-            env["SOTOPIA_ARE_EVENT_LOOP"] = "asyncio"
-        return measure(name, episodes, " ".join(flags), command, env, server, work, str(data), log)
+        return measure(
+            name, episodes, " ".join(flags), command, environment(), server, work, str(data), log
+        )
 
 
 def run_sotopia(
@@ -517,9 +513,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--latency", type=float, default=0.05)
-    parser.add_argument(
-        "--runs", default="defaults,tuned,litellm", help="also: asyncio-loop, sotopia"
-    )
+    parser.add_argument("--runs", default="defaults,tuned,litellm", help="also: sotopia")
     parser.add_argument(
         "--sotopia-python", type=Path, default=Path("/work/venv-sotopia015/bin/python"),
         help="the Python of a virtualenv with Sotopia 0.1.5 (docs/benchmarks.md)",
@@ -541,12 +535,7 @@ def main() -> None:
         return
     cores = os.cpu_count() or 1
     tuned = shlex.split(args.tuned) if args.tuned else ["--concurrency", str(args.episodes)]
-    flags = {
-        "defaults": [],
-        "asyncio-loop": [],
-        "tuned": tuned,
-        "litellm": ["--transport", "litellm"],
-    }
+    flags = {"defaults": [], "tuned": tuned, "litellm": ["--transport", "litellm"]}
     runs = args.runs.split(",")
     if "sotopia" in runs and not args.sotopia_python.exists():
         raise SystemExit(f"no {args.sotopia_python}: set up Sotopia as docs/benchmarks.md says")

@@ -62,7 +62,6 @@ from sotopia_are.storage import (
 
 from .batch_plan import BatchEpisode, BatchPlan
 from .errors import BatchError, StudyInputError
-from .event_loop import run_async
 from .rating import arate
 from .running import arun
 from .worker_protocol import (
@@ -240,7 +239,7 @@ def run_job(
         with contextlib.ExitStack() as stack:
             used = store if store is not None else stack.enter_context(connect(job.store_url))
             stack.enter_context(_collector_for_many_episodes())
-            run_async(_run_share(job, used, report))
+            asyncio.run(_run_share(job, used, report))
     except BatchError:
         raise
     except Exception as error:  # reported to the parent, which fails with the message

@@ -1,7 +1,7 @@
 """`batch`'s defaults fill a fast server's latency (many episodes and requests in flight
 per worker, not 16 in all), an explicit ``concurrency`` still bounds them, a worker's
 session counts calls without keeping them, and the stored records do not depend on the
-transport (HTTP or litellm) or the workers' event loop (uvloop or asyncio's)."""
+transport (HTTP or litellm)."""
 
 import asyncio
 import gc
@@ -20,7 +20,6 @@ from sotopia_are.llm import LLMSession, RetryPolicy, Usage
 from sotopia_are.storage import EpisodeStore, connect
 from sotopia_are.studies import BatchProgress
 from sotopia_are.studies.batch import plan_batch
-from sotopia_are.studies.event_loop import EVENT_LOOP_ENV
 from sotopia_are.studies.workers import _worker_start_method, worker_concurrency
 from sotopia_are.testing import LocalLLMServer, ReplyLike
 
@@ -130,21 +129,19 @@ def test_a_worker_session_counts_calls_without_keeping_them(
     assert len(kept) == 6 and worker.usage() == Usage.of(kept)
 
 
-def test_stored_records_do_not_depend_on_the_transport_or_the_event_loop(
-    llm_server: LocalLLMServer, store: EpisodeStore, monkeypatch: pytest.MonkeyPatch
+def test_stored_records_do_not_depend_on_the_transport(
+    llm_server: LocalLLMServer, store: EpisodeStore
 ) -> None:
     llm_server.rule = plays
     played: dict[str, dict[str, Any]] = {}
-    for transport, loop in (("http", "uvloop"), ("litellm", "uvloop"), ("http", "asyncio")):
-        monkeypatch.setenv(EVENT_LOOP_ENV, loop)
+    for transport in ("http", "litellm"):
         result = sa.batch(
-            [spec(f"e{n}", turns=3) for n in range(3)], MODEL, tag=f"{transport}-{loop}",
-            store=store, judge_model=MODEL, config=config(llm_server, transport=transport),
-            workers=1,
+            [spec(f"e{n}", turns=3) for n in range(3)], MODEL, tag=transport, store=store,
+            judge_model=MODEL, config=config(llm_server, transport=transport), workers=1,
         )  # fmt: skip
         assert not result.failed
         records = [store.load(outcome.episode_id) for outcome in result.outcomes]
-        played[f"{transport}-{loop}"] = {
+        played[transport] = {
             record.scenario_id: {
                 "status": (record.status, record.turns_played),
                 "calls": [_kept(c) for c in record.calls],
@@ -153,8 +150,8 @@ def test_stored_records_do_not_depend_on_the_transport_or_the_event_loop(
             }
             for record in records
         }
-    assert played["http-uvloop"] == played["litellm-uvloop"] == played["http-asyncio"]
-    assert all(len(r["calls"]) == 3 and r["judged"] for r in played["http-uvloop"].values())
+    assert played["http"] == played["litellm"]
+    assert all(len(r["calls"]) == 3 and r["judged"] for r in played["http"].values())
 
 
 def _kept(call: Any) -> tuple[Any, ...]:
