@@ -15,6 +15,7 @@ run it reports:
   any was;
 * **peak RSS** of the process tree (the sum over its processes, sampled);
 * **calls/s** (the server's count over the wall time), and the CPU per call;
+* the fake **server's own CPU** (it stands for the model, but it shares the cores);
 * the **floors**: the latency bound (T + 1 sequential calls x L, what no concurrency can
   beat), the in-flight bound (calls x L / the mean in flight) and the CPU bound (the
   measured CPU / cores).
@@ -278,6 +279,9 @@ class Result:
     wall_s: float
     cpu_s: float
     cpu_by_role: dict[str, float]
+    server_cpu_s: float
+    """The fake server's own CPU over the run (not counted in ``cpu_s``: it stands for the
+    model, but it shares the cores)."""
     peak_rss_by_role: dict[str, float]
     workers_rss_over_time: list[float]
     redis_rss_over_time: list[float]
@@ -343,6 +347,7 @@ def measure(
         wall_s=wall,
         cpu_s=sum(roles.values()),
         cpu_by_role=roles,
+        server_cpu_s=stats["cpu_s"],
         peak_rss_by_role=watch.peak_rss_by_role(),
         workers_rss_over_time=watch.rss_over_time("workers"),
         redis_rss_over_time=watch.rss_over_time("redis"),
@@ -571,9 +576,10 @@ def main() -> None:
     print()
     print(
         "| run | episodes | wall (s) | CPU (s) | CPU per call (ms) | calls/s | in flight "
-        "(max / mean) | peak RSS / PSS (MB) | in-flight floor (s) | CPU floor (s) | load |"
+        "(max / mean) | peak RSS / PSS (MB) | in-flight floor (s) | CPU floor (s) "
+        "| server CPU (s) | load |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in results:
         flight_floor = r.calls * args.latency / max(r.mean_in_flight, 1e-9)
         name = f"{r.run} `{r.flags}`" if r.flags else r.run
@@ -581,7 +587,7 @@ def main() -> None:
             f"| {name} | {r.episodes} | {r.wall_s:.1f} | {r.cpu_s:.1f} | {r.cpu_per_call_ms:.2f} "
             f"| {r.calls_per_s:.0f} | {r.max_in_flight} / {r.mean_in_flight:.0f} "
             f"| {r.peak_rss_mb:.0f} / {r.peak_pss_mb:.0f} | {flight_floor:.1f} "
-            f"| {r.cpu_s / cores:.1f} | {r.load} |"
+            f"| {r.cpu_s / cores:.1f} | {r.server_cpu_s:.1f} | {r.load} |"
         )
     for r in results:
         roles = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(r.cpu_by_role.items()))

@@ -93,8 +93,12 @@ def test_storage_embedded_default_persists_across_runs(
         store.save(AgentProfile(first_name="Ann", pk="ann"))
     assert not socket_path.exists()  # the last user shut it down
     assert (tmp_path / "data" / "appendonly.aof").exists()
+    # The append-only file is the one copy: no snapshot saved (at a batch's end, that took
+    # seconds on a large store), and the next run reads everything back from it.
+    assert not (tmp_path / "data" / "redis.db").exists()
     with connect() as store:
         assert store.get(AgentProfile, "ann").first_name == "Ann"
+        assert store.client.config_get("save") == {"save": ""}
 
 
 _OTHER_PROCESS = """
