@@ -155,7 +155,8 @@ class Watcher(threading.Thread):
                 next_slow = now + 1.0
                 with contextlib.suppress(OSError, ValueError):
                     self.metrics.append((now, _metrics(self.root)))
-                if self.data_dir is not None and (self.data_dir / "redis.db").exists():
+                # The batch has started its store (the AOF is made as the server starts).
+                if self.data_dir is not None and (self.data_dir / "appendonly.aof").exists():
                     with contextlib.suppress(Exception):
                         if store is None:
                             import sotopia_are as sa
