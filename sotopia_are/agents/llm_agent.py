@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from sotopia_are.agents.action_reply import action_output_type
 from sotopia_are.agents.game_move_reply import move_output_type
 from sotopia_are.llm import LLMCall, LLMSession, Sampling
+from sotopia_are.llm.valid_parts import of_valid_fields
 from sotopia_are.messages import AgentAction, GameMove, ScriptBackground
 from sotopia_are.social.protocol import AgentTurn
 from sotopia_are.social.spec import EpisodeSpec
@@ -169,8 +170,9 @@ class LLMAgent:
         chosen = generation.value
         # The output type validated everything AgentAction checks, and with this turn's
         # participants and sender (see action_output_type): only its class changes.
-        return AgentAction.model_construct(
-            action_type=chosen.action_type, argument=chosen.argument, to=chosen.to
+        return of_valid_fields(
+            AgentAction,
+            {"action_type": chosen.action_type, "argument": chosen.argument, "to": chosen.to},
         )
 
     def call_records(self) -> Sequence[LLMCall]:

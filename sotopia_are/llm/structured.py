@@ -16,7 +16,6 @@ breaks it valid (and notes how) — see ``docs/structured-output.md``.
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import re
 import threading
@@ -203,12 +202,17 @@ def response_format_for(mode: OutputMode, output_type: type[BaseModel]) -> dict[
 def extract_json(text: str) -> Any:
     """The JSON value in ``text``: the whole text, a fenced block, or the first JSON
     object or array embedded in prose."""
-    stripped = text.strip()
-    # A generator: the fences are looked for only when the whole text is not JSON.
-    candidates = itertools.chain([stripped], (m.group(1).strip() for m in _FENCE.finditer(text)))
-    for candidate in candidates:
+    # The whole text first (most replies); the fences are looked for only when it is not
+    # JSON.
+    try:
+        return json.loads(text.strip())
+    except json.JSONDecodeError:
+        pass
+    except RecursionError:
+        raise OutputValidationError("the reply's JSON is nested too deep to read") from None
+    for fenced in _FENCE.finditer(text):
         try:
-            return json.loads(candidate)
+            return json.loads(fenced.group(1).strip())
         except json.JSONDecodeError:
             continue
         except RecursionError:
@@ -234,8 +238,9 @@ def parse_reply(text: str, output_type: type[M]) -> ParsedReply[M]:
     """Parse ``text``, normalise its JSON if ``output_type`` says how
     (:class:`NormalizesReplies`), and validate it as ``output_type``."""
     data = extract_json(text)
-    # JSON text yields a surrogate only from a \u escape or one written as it is.
-    if "\\u" in text or _SURROGATE.search(text):
+    # JSON text yields a surrogate only from the \u escape of one (\ud800 to \udfff) or
+    # one written as it is; other escapes (a model's "\u2026") need no walk of the value.
+    if _SURROGATE_IN_JSON.search(text):
         unencodable = _lone_surrogate(data, "(root)")
         if unencodable is not None:
             raise OutputValidationError(unencodable)
@@ -252,6 +257,7 @@ def parse_reply(text: str, output_type: type[M]) -> ParsedReply[M]:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_IN_JSON = re.compile("\\\\u[dD][89a-fA-F]|[\ud800-\udfff]")
 
 
 def _lone_surrogate(value: Any, where: str) -> str | None:
