@@ -111,8 +111,9 @@ class OutputModeMemory:
 
     def get(self, endpoint: str) -> OutputMode | None:
         """The mode learned for ``endpoint`` (``model@api_base``), if any."""
-        with self._lock:
-            return self._modes.get(endpoint)
+        # Asked for every structured call; a lookup in a dict that only weaken() writes
+        # (under the lock) needs none.
+        return self._modes.get(endpoint)
 
     def weaken(self, endpoint: str, rejected: OutputMode) -> OutputMode | None:
         """Remember that ``endpoint`` rejected ``rejected``; the mode to use instead
