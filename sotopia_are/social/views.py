@@ -116,6 +116,9 @@ class EpisodeViews:
             name: AgentView(name, spec.background_for(name)) for name in spec.agent_names
         }
         self._available = list(spec.action_types)
+        # Every turn's view carries these; made once per episode.
+        self._participants = tuple(spec.agent_names)
+        self._available_tuple = tuple(self._available)
 
     def add(self, event: CompletedEvent) -> None:
         """Take one completed event (call once per event, in log order)."""
@@ -171,7 +174,7 @@ class EpisodeViews:
         return AgentTurn(
             agent_name=name,
             turn_number=turn_number,
-            participants=tuple(self.spec.agent_names),
+            participants=self._participants,
             background=view.background,
             observation=Observation(
                 last_turn=last_turn,
@@ -179,7 +182,7 @@ class EpisodeViews:
                 available_actions=list(self._available),
             ),
             transcript=view.transcript(),
-            available_actions=tuple(self._available),
+            available_actions=self._available_tuple,
         )
 
     def transcript(self, viewer: str | None = None) -> str:
