@@ -215,11 +215,12 @@ class LLMJudge:
         ratings = []
         for index, name in enumerate(names, start=1):
             per_sample = [answer[f"agent_{index}"] for answer in dumped]
+            # Scores and reasonings of validated answers, the rubric's dimensions.
             ratings.append(
-                AgentRating.of(
+                AgentRating.of_valid_scores(
                     name,
                     [
-                        DimensionScore.of(
+                        DimensionScore.of_valid_scores(
                             d.name,
                             d.low,
                             d.high,
