@@ -63,6 +63,13 @@ class DimensionScore(BaseModel):
         """:meth:`of` for parts that are valid already, without validating them again: a
         judge's scores and reasonings from its validated answers (at least one), the
         rubric's dimension. The lists are kept, not copied."""
+        if len(scores) == 1:
+            # One sample (the default): what fmean, pstdev, min and max give for it.
+            [score] = scores
+            mean, std, low_score, high_score = float(score), 0.0, score, score
+        else:
+            mean, std = statistics.fmean(scores), statistics.pstdev(scores)
+            low_score, high_score = min(scores), max(scores)
         return of_valid_fields(
             cls,
             {
@@ -71,10 +78,10 @@ class DimensionScore(BaseModel):
                 "high": high,
                 "scores": scores,
                 "reasonings": reasonings,
-                "mean": statistics.fmean(scores),
-                "std": statistics.pstdev(scores) if len(scores) > 1 else 0.0,
-                "min": min(scores),
-                "max": max(scores),
+                "mean": mean,
+                "std": std,
+                "min": low_score,
+                "max": high_score,
             },
         )
 

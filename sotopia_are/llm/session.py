@@ -425,13 +425,14 @@ class LLMSession:
         return response, source, time.perf_counter() - started, queued
 
     def _record(self, call: LLMCall) -> None:
-        self._count += 1
-        if self.retain_calls:
-            self._calls.append(call)
-        else:
-            self._tally.add_call(call)
-        if self._parent is not None:
-            self._parent._record(call)
+        session: LLMSession | None = self
+        while session is not None:  # this session, then each parent up the chain
+            session._count += 1
+            if session.retain_calls:
+                session._calls.append(call)
+            else:
+                session._tally.add_call(call)
+            session = session._parent
 
 
 def _answered(
