@@ -73,27 +73,27 @@ class PromptLibrary:
     def render(self, name: str, variables: Mapping[str, Any] | None = None) -> list[Message]:
         """Render template ``name`` with ``variables`` into chat messages."""
         template = self._load(name)
+        messages: list[Message] = []
         try:
             if not template.blocks:
-                parts = [("user", template.render(dict(variables or {})))]
-            else:
-                context = template.new_context(dict(variables or {}))
-                parts = [
-                    (_role_of(name, block), "".join(render(context)))
-                    for block, render in template.blocks.items()
-                ]
+                text = template.render(dict(variables or {})).strip()
+                if text:
+                    messages.append(of_valid_fields(Message, {"role": "user", "content": text}))
+                return messages
+            # The context Jinja makes of the globals and the variables, merged once here.
+            context = template.new_context({**template.globals, **(variables or {})}, shared=True)
+            for block, render in template.blocks.items():
+                role = _role_of(name, block)  # every block is a message, empty or not
+                content = "".join(render(context)).strip()
+                if content:
+                    # A role of the convention's and rendered text: a valid message.
+                    messages.append(of_valid_fields(Message, {"role": role, "content": content}))
         except jinja2.UndefinedError as exc:
             raise TemplateError(
                 f"prompt template {name!r}: {exc.message}; pass it in the template variables"
             ) from exc
         except jinja2.TemplateError as exc:
             raise TemplateError(f"prompt template {name!r}: {exc}") from exc
-        messages: list[Message] = []
-        for role, text in parts:
-            content = text.strip()
-            if content:
-                # A role of the convention's and rendered text: a valid message.
-                messages.append(of_valid_fields(Message, {"role": role, "content": content}))
         return messages
 
     def names(self) -> Sequence[str]:
