@@ -87,6 +87,9 @@ class LLMAgent:
         self.template = template
         self.game_template = game_template
         self.sampling = Sampling() if sampling is None else sampling
+        # A sampling that sends nothing without a draw (no settings, seed or extra) sends
+        # nothing with one: asked once, not for every turn.
+        self._sends_params = bool(self.sampling.params())
         self.episode_seed = episode_seed
         self._last_turn: int | None = None
         self._background: tuple[ScriptBackground, str] | None = None
@@ -144,7 +147,11 @@ class LLMAgent:
                 "each episode (llm_agents_for(spec, models, session))"
             )
         self._last_turn = turn.turn_number
-        params = self.sampling.params("agent", self.episode_seed, self._name, turn.turn_number)
+        params = (
+            self.sampling.params("agent", self.episode_seed, self._name, turn.turn_number)
+            if self._sends_params
+            else {}
+        )
         if turn.moves:
             move_type = move_output_type(tuple(turn.moves), tuple(turn.participants))
             played = await self.session.generate(

@@ -123,18 +123,19 @@ def _normalize_rating(rating: Any, agent: str, dimension: str, notes: list[str])
         rating = {"reasoning": rating[0], "score": rating[1]}
     if not isinstance(rating, dict):
         return rating
-    rating = dict(rating)
+    # Copied only to be changed: most ratings are in canonical form already.
     if "reasoning" not in rating:
         for alias in _REASONING_ALIASES:
             if isinstance(rating.get(alias), str):
                 notes.append(f"read {alias!r} of {agent!r} {dimension} as 'reasoning'")
+                rating = dict(rating)
                 rating["reasoning"] = rating.pop(alias)
                 break
-    if "score" in rating:
+    if "score" in rating and type(rating["score"]) is not int:
         score = _whole_number(rating["score"])
-        if score is not None and type(rating["score"]) is not int:
+        if score is not None:
             notes.append(f"read score {rating['score']!r} of {agent!r} {dimension} as {score}")
-            rating["score"] = score
+            rating = {**rating, "score": score}
     return rating
 
 

@@ -113,7 +113,7 @@ class AgentRating(BaseModel):
             cls,
             {
                 "agent": agent,
-                "overall": statistics.fmean(d.mean for d in dimensions),
+                "overall": statistics.fmean([d.mean for d in dimensions]),
                 "dimensions": {d.name: d for d in dimensions},
             },
         )
