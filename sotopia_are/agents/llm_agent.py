@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from sotopia_are.agents.action_reply import action_output_type
 from sotopia_are.agents.game_move_reply import move_output_type
 from sotopia_are.llm import LLMCall, LLMSession, Sampling
+from sotopia_are.llm.valid_parts import of_valid_fields
 from sotopia_are.messages import AgentAction, GameMove, ScriptBackground
 from sotopia_are.social.protocol import AgentTurn
 from sotopia_are.social.spec import EpisodeSpec
@@ -86,6 +87,9 @@ class LLMAgent:
         self.template = template
         self.game_template = game_template
         self.sampling = Sampling() if sampling is None else sampling
+        # A sampling that sends nothing without a draw (no settings, seed or extra) sends
+        # nothing with one: asked once, not for every turn.
+        self._sends_params = bool(self.sampling.params())
         self.episode_seed = episode_seed
         self._last_turn: int | None = None
         self._background: tuple[ScriptBackground, str] | None = None
@@ -143,7 +147,11 @@ class LLMAgent:
                 "each episode (llm_agents_for(spec, models, session))"
             )
         self._last_turn = turn.turn_number
-        params = self.sampling.params("agent", self.episode_seed, self._name, turn.turn_number)
+        params = (
+            self.sampling.params("agent", self.episode_seed, self._name, turn.turn_number)
+            if self._sends_params
+            else {}
+        )
         if turn.moves:
             move_type = move_output_type(tuple(turn.moves), tuple(turn.participants))
             played = await self.session.generate(
@@ -169,8 +177,9 @@ class LLMAgent:
         chosen = generation.value
         # The output type validated everything AgentAction checks, and with this turn's
         # participants and sender (see action_output_type): only its class changes.
-        return AgentAction.model_construct(
-            action_type=chosen.action_type, argument=chosen.argument, to=chosen.to
+        return of_valid_fields(
+            AgentAction,
+            {"action_type": chosen.action_type, "argument": chosen.argument, "to": chosen.to},
         )
 
     def call_records(self) -> Sequence[LLMCall]:

@@ -29,15 +29,23 @@ class ReplyKeys:
     # fields themselves are read once, here.
     _field_letters: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
     _exact: Mapping[str, str] = field(init=False, repr=False, compare=False)
+    _as_written: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(
             self, "_field_letters", tuple((self.letters(name), name) for name in self.fields)
         )
         object.__setattr__(self, "_exact", {name: self._read(name) for name in self.fields})
+        object.__setattr__(
+            self, "_as_written", frozenset(k for k, name in self._exact.items() if k == name)
+        )
 
     def canonical(self, data: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         """``data`` unwrapped and with its keys read as fields (see the module)."""
+        if self._as_written.issuperset(data):
+            # Every key is a field as written (most answers): nothing to unwrap (a lone
+            # key is a field), read or drop, and the order stays.
+            return dict(data)
         return self._canonical_keys(self._unwrapped(data, notes), notes)
 
     def _key(self, key: str) -> str:

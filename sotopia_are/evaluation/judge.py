@@ -155,17 +155,21 @@ class LLMJudge:
         output_type = self.rubric.output_model(names)
         variables = self.variables(background, transcript)
         use = session or self.session
-        outcomes = await asyncio.gather(
-            *(
-                self._sample(
-                    use if self.samples == 1 else use.scoped(f"sample-{number}"),
-                    variables,
-                    output_type,
-                    ("judge", episode_seed, number),
+        if self.samples == 1:
+            # The default: one call, without the task a gather makes for it.
+            outcomes = [await self._sample(use, variables, output_type, ("judge", episode_seed, 1))]
+        else:
+            outcomes = await asyncio.gather(
+                *(
+                    self._sample(
+                        use.scoped(f"sample-{number}"),
+                        variables,
+                        output_type,
+                        ("judge", episode_seed, number),
+                    )
+                    for number in range(1, self.samples + 1)
                 )
-                for number in range(1, self.samples + 1)
             )
-        )
         answers = [value for value, _call in outcomes if not isinstance(value, JudgeFailure)]
         return Evaluation(
             rubric=self.rubric.name,
@@ -211,11 +215,12 @@ class LLMJudge:
         ratings = []
         for index, name in enumerate(names, start=1):
             per_sample = [answer[f"agent_{index}"] for answer in dumped]
+            # Scores and reasonings of validated answers, the rubric's dimensions.
             ratings.append(
-                AgentRating.of(
+                AgentRating.of_valid_scores(
                     name,
                     [
-                        DimensionScore.of(
+                        DimensionScore.of_valid_scores(
                             d.name,
                             d.low,
                             d.high,

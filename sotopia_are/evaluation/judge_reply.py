@@ -26,6 +26,7 @@ satisfies it is accepted, as the rule in ``docs/structured-output.md`` asks.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -79,8 +80,16 @@ def _unwrapped(
 
 
 def _dimension_key(written: str, dimension_names: Sequence[str]) -> str:
-    canonical = re.sub(r"[\s\-]+", "_", written.strip()).lower()
+    canonical = _canonical_dimension(written)
     return canonical if canonical in dimension_names else written
+
+
+_SEPARATORS = re.compile(r"[\s\-]+")
+
+
+@functools.lru_cache(maxsize=1024)  # every key of every rating; the same few recur
+def _canonical_dimension(written: str) -> str:
+    return _SEPARATORS.sub("_", written.strip()).lower()
 
 
 def _normalize_ratings(
@@ -97,34 +106,36 @@ def _normalize_ratings(
         if dimension != key and dimension not in ratings:
             notes.append(f"read dimension {key!r} of {agent!r} as {dimension!r}")
             key = dimension
-        where = f"{agent!r} {key}"
-        result[key] = _normalize_rating(rating, where, notes) if key in dimension_names else rating
+        result[key] = (
+            _normalize_rating(rating, agent, key, notes) if key in dimension_names else rating
+        )
     return result
 
 
-def _normalize_rating(rating: Any, where: str, notes: list[str]) -> Any:
+def _normalize_rating(rating: Any, agent: str, dimension: str, notes: list[str]) -> Any:
     if (
         isinstance(rating, list)
         and len(rating) == 2
         and isinstance(rating[0], str)
         and not isinstance(rating[1], str | list | dict)
     ):
-        notes.append(f"read the pair rating of {where} as reasoning and score")
+        notes.append(f"read the pair rating of {agent!r} {dimension} as reasoning and score")
         rating = {"reasoning": rating[0], "score": rating[1]}
     if not isinstance(rating, dict):
         return rating
-    rating = dict(rating)
+    # Copied only to be changed: most ratings are in canonical form already.
     if "reasoning" not in rating:
         for alias in _REASONING_ALIASES:
             if isinstance(rating.get(alias), str):
-                notes.append(f"read {alias!r} of {where} as 'reasoning'")
+                notes.append(f"read {alias!r} of {agent!r} {dimension} as 'reasoning'")
+                rating = dict(rating)
                 rating["reasoning"] = rating.pop(alias)
                 break
-    if "score" in rating:
+    if "score" in rating and type(rating["score"]) is not int:
         score = _whole_number(rating["score"])
-        if score is not None and type(rating["score"]) is not int:
-            notes.append(f"read score {rating['score']!r} of {where} as {score}")
-            rating["score"] = score
+        if score is not None:
+            notes.append(f"read score {rating['score']!r} of {agent!r} {dimension} as {score}")
+            rating = {**rating, "score": score}
     return rating
 
 

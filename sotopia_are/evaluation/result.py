@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from sotopia_are.llm import Attempt, LLMCall, Usage
+from sotopia_are.llm.valid_parts import of_valid_fields
 
 __all__ = ["AgentRating", "DimensionScore", "Evaluation", "JudgeFailure"]
 
@@ -55,6 +56,35 @@ class DimensionScore(BaseModel):
             max=max(scores),
         )
 
+    @classmethod
+    def of_valid_scores(
+        cls, name: str, low: int, high: int, scores: list[int], reasonings: list[str]
+    ) -> DimensionScore:
+        """:meth:`of` for parts that are valid already, without validating them again: a
+        judge's scores and reasonings from its validated answers (at least one), the
+        rubric's dimension. The lists are kept, not copied."""
+        if len(scores) == 1:
+            # One sample (the default): what fmean, pstdev, min and max give for it.
+            [score] = scores
+            mean, std, low_score, high_score = float(score), 0.0, score, score
+        else:
+            mean, std = statistics.fmean(scores), statistics.pstdev(scores)
+            low_score, high_score = min(scores), max(scores)
+        return of_valid_fields(
+            cls,
+            {
+                "name": name,
+                "low": low,
+                "high": high,
+                "scores": scores,
+                "reasonings": reasonings,
+                "mean": mean,
+                "std": std,
+                "min": low_score,
+                "max": high_score,
+            },
+        )
+
 
 class AgentRating(BaseModel):
     """One participant's rating: ``overall`` is the unweighted mean of the dimension
@@ -73,6 +103,19 @@ class AgentRating(BaseModel):
             agent=agent,
             overall=statistics.fmean(d.mean for d in dimensions),
             dimensions={d.name: d for d in dimensions},
+        )
+
+    @classmethod
+    def of_valid_scores(cls, agent: str, dimensions: Sequence[DimensionScore]) -> AgentRating:
+        """:meth:`of` for dimensions made by :meth:`DimensionScore.of_valid_scores` (or
+        validated), without validating them again."""
+        return of_valid_fields(
+            cls,
+            {
+                "agent": agent,
+                "overall": statistics.fmean([d.mean for d in dimensions]),
+                "dimensions": {d.name: d for d in dimensions},
+            },
         )
 
     def scores(self) -> dict[str, float]:

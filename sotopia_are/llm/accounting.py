@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from sotopia_are.llm.request import Message
+from sotopia_are.llm.valid_parts import of_valid_fields
 
 __all__ = ["Attempt", "AttemptError", "LLMCall", "ResponseSource", "Usage", "UsageTally"]
 
@@ -159,28 +160,35 @@ class LLMCall(BaseModel):
             "error": error,
             "error_type": error_type,
         }
-        # What model_construct makes of every field, without its loop over the fields'
-        # aliases and defaults, which costs more than validating a small model.
-        call = cls.__new__(cls)
-        object.__setattr__(call, "__dict__", fields)
-        object.__setattr__(call, "__pydantic_fields_set__", set(fields))
-        object.__setattr__(call, "__pydantic_extra__", None)
-        object.__setattr__(call, "__pydantic_private__", None)
-        return call
+        return of_valid_fields(cls, fields)
 
 
 def _derived(attempts: list[Attempt]) -> dict[str, Any]:
     """The fields of a call record that its ``attempts`` give: themselves, the token
     counts and the cost."""
-    answered = [a for a in attempts if a.raw_text is not None]
-    costs = [a.cost_usd for a in answered]
+    # One pass (every call's record is made here): each sum adds in the attempts' order
+    # from 0, as sum() does, so the numbers come out the same.
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost: float = 0
+    answered = priced = False
+    for attempt in attempts:
+        if attempt.prompt_tokens is not None:
+            prompt_tokens = (prompt_tokens or 0) + attempt.prompt_tokens
+        if attempt.completion_tokens is not None:
+            completion_tokens = (completion_tokens or 0) + attempt.completion_tokens
+        if attempt.raw_text is not None:
+            if not answered:
+                answered = priced = True
+            if attempt.cost_usd is None:
+                priced = False
+            elif priced:
+                cost += attempt.cost_usd
     return {
         "attempts": attempts,
-        "prompt_tokens": _sum_known(a.prompt_tokens for a in attempts),
-        "completion_tokens": _sum_known(a.completion_tokens for a in attempts),
-        "cost_usd": (
-            sum(c for c in costs if c is not None) if answered and None not in costs else None
-        ),
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "cost_usd": cost if priced else None,
     }
 
 
@@ -302,8 +310,33 @@ class UsageTally:
         }
 
     def add_call(self, call: LLMCall) -> None:
-        """Add ``call``."""
-        self.add(_fields_of_call(call))
+        """Add ``call`` (what ``add(_fields_of_call(call))`` adds, without the dict and
+        the passes over the attempts it makes: a batch worker adds every call)."""
+        answered = normalized = repaired = False
+        for attempt in call.attempts:
+            if attempt.raw_text is not None:
+                answered = True
+            if attempt.normalized:
+                normalized = True
+            if attempt.error_kind == "invalid_output":
+                repaired = True
+        ok = call.error is None
+        cost = call.cost_usd
+        fields = self._fields
+        fields["calls"] += 1
+        fields["requests"] += len(call.attempts)
+        fields["prompt_tokens"] += call.prompt_tokens or 0
+        fields["completion_tokens"] += call.completion_tokens or 0
+        if ok:
+            fields["normalized_calls"] += normalized
+            fields["repaired_calls"] += repaired
+        else:
+            fields["failed_calls"] += 1
+        if answered and cost is None:
+            fields["unpriced_calls"] += 1
+        if cost is not None:
+            fields["cost_usd"] = cost if fields["cost_usd"] is None else fields["cost_usd"] + cost
+        fields["latency_s"] += call.latency_s
 
     def add(self, part: Mapping[str, Any]) -> None:
         """Add a usage given as its fields (``vars(usage)``)."""
@@ -318,8 +351,3 @@ class UsageTally:
     def usage(self) -> Usage:
         """The sum so far."""
         return Usage(**self._fields)
-
-
-def _sum_known(values: Iterable[int | None]) -> int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None

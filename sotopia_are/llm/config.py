@@ -243,7 +243,7 @@ class Endpoint:
     transport: Literal["http", "litellm"] = "litellm"
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
 
-    @property
+    @functools.cached_property  # asked for every call; the endpoint is frozen
     def key(self) -> str:
         """``model@api_base`` (``model@default`` for the provider's own endpoint)."""
         return f"{self.model}@{self.api_base or 'default'}"

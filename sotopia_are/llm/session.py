@@ -43,6 +43,7 @@ from sotopia_are.llm.structured import (
     schema_text,
 )
 from sotopia_are.llm.templates import PromptLibrary
+from sotopia_are.llm.valid_parts import of_valid_fields
 
 __all__ = ["Generation", "LLMSession", "generate"]
 
@@ -330,30 +331,28 @@ class LLMSession:
                     raise
                 error.call = call
                 raise error from (exc if error is not exc else None)
-            answered: dict[str, Any] = {
-                "number": len(attempts) + 1,
+            # The attempt's parts are valid already: the response was validated as such,
+            # the rest is ours (see _answered).
+            answered = _answered(
+                number=len(attempts) + 1,
                 # After transient failures, the first failed attempt carries the addition.
-                "added_messages": added if len(attempts) == first else [],
-                "source": source,
-                "latency_s": latency,
-                "queued_s": queued,
-                "service_s": response.service_s,
-                "raw_text": response.text,
-                "prompt_tokens": response.prompt_tokens,
-                "completion_tokens": response.completion_tokens,
-                "cost_usd": response.cost_usd if source == "network" else 0.0,
-            }
+                added_messages=added if len(attempts) == first else [],
+                source=source,
+                latency_s=latency,
+                queued_s=queued,
+                response=response,
+            )
             if output_type is None:
-                attempts.append(Attempt(**answered))
+                attempts.append(of_valid_fields(Attempt, answered))
                 return Generation(
                     response.text, record(raw_text=response.text, parsed=response.text)
                 )
             try:
                 parsed = parse_reply(response.text, output_type)
             except OutputValidationError as invalid:
-                attempts.append(
-                    Attempt(**answered, error=str(invalid), error_kind="invalid_output")
-                )
+                answered["error"] = str(invalid)
+                answered["error_kind"] = "invalid_output"
+                attempts.append(of_valid_fields(Attempt, answered))
                 added = [
                     Message(role="assistant", content=response.text),
                     *self.prompts.render(
@@ -363,7 +362,8 @@ class LLMSession:
                 ]
                 conversation += added
                 continue
-            attempts.append(Attempt(**answered, normalized=list(parsed.normalizations)))
+            answered["normalized"] = list(parsed.normalizations)
+            attempts.append(of_valid_fields(Attempt, answered))
             return Generation(
                 parsed.value,
                 record(raw_text=response.text, parsed=parsed.value.model_dump(mode="json")),
@@ -425,13 +425,42 @@ class LLMSession:
         return response, source, time.perf_counter() - started, queued
 
     def _record(self, call: LLMCall) -> None:
-        self._count += 1
-        if self.retain_calls:
-            self._calls.append(call)
-        else:
-            self._tally.add_call(call)
-        if self._parent is not None:
-            self._parent._record(call)
+        session: LLMSession | None = self
+        while session is not None:  # this session, then each parent up the chain
+            session._count += 1
+            if session.retain_calls:
+                session._calls.append(call)
+            else:
+                session._tally.add_call(call)
+            session = session._parent
+
+
+def _answered(
+    *,
+    number: int,
+    added_messages: list[Message],
+    source: ResponseSource,
+    latency_s: float,
+    queued_s: float,
+    response: LLMResponse,
+) -> dict[str, Any]:
+    """Every field of the :class:`Attempt` that got ``response``, in the model's order:
+    without an error and with nothing normalised (the caller sets those)."""
+    return {
+        "number": number,
+        "added_messages": added_messages,
+        "source": source,
+        "latency_s": latency_s,
+        "queued_s": queued_s,
+        "service_s": response.service_s,
+        "raw_text": response.text,
+        "prompt_tokens": response.prompt_tokens,
+        "completion_tokens": response.completion_tokens,
+        "cost_usd": response.cost_usd if source == "network" else 0.0,
+        "error": None,
+        "error_kind": None,
+        "normalized": [],
+    }
 
 
 _PARAMS: TypeAdapter[dict[str, JsonValue]] = TypeAdapter(dict[str, JsonValue])
@@ -451,7 +480,9 @@ def _request(
     requests get copies of their own, by validation, and a call's record keeps what was
     asked for."""
     if endpoint.transport == "http":
-        return LLMRequest.model_construct(model=model, messages=tuple(messages), params=params)
+        return of_valid_fields(
+            LLMRequest, {"model": model, "messages": tuple(messages), "params": params}
+        )
     return LLMRequest(model=model, messages=tuple(messages), params=params)
 
 

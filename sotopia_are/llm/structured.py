@@ -16,7 +16,6 @@ breaks it valid (and notes how) — see ``docs/structured-output.md``.
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import re
 import threading
@@ -112,8 +111,9 @@ class OutputModeMemory:
 
     def get(self, endpoint: str) -> OutputMode | None:
         """The mode learned for ``endpoint`` (``model@api_base``), if any."""
-        with self._lock:
-            return self._modes.get(endpoint)
+        # Asked for every structured call; a lookup in a dict that only weaken() writes
+        # (under the lock) needs none.
+        return self._modes.get(endpoint)
 
     def weaken(self, endpoint: str, rejected: OutputMode) -> OutputMode | None:
         """Remember that ``endpoint`` rejected ``rejected``; the mode to use instead
@@ -203,12 +203,17 @@ def response_format_for(mode: OutputMode, output_type: type[BaseModel]) -> dict[
 def extract_json(text: str) -> Any:
     """The JSON value in ``text``: the whole text, a fenced block, or the first JSON
     object or array embedded in prose."""
-    stripped = text.strip()
-    # A generator: the fences are looked for only when the whole text is not JSON.
-    candidates = itertools.chain([stripped], (m.group(1).strip() for m in _FENCE.finditer(text)))
-    for candidate in candidates:
+    # The whole text first (most replies); the fences are looked for only when it is not
+    # JSON.
+    try:
+        return json.loads(text.strip())
+    except json.JSONDecodeError:
+        pass
+    except RecursionError:
+        raise OutputValidationError("the reply's JSON is nested too deep to read") from None
+    for fenced in _FENCE.finditer(text):
         try:
-            return json.loads(candidate)
+            return json.loads(fenced.group(1).strip())
         except json.JSONDecodeError:
             continue
         except RecursionError:
@@ -234,8 +239,11 @@ def parse_reply(text: str, output_type: type[M]) -> ParsedReply[M]:
     """Parse ``text``, normalise its JSON if ``output_type`` says how
     (:class:`NormalizesReplies`), and validate it as ``output_type``."""
     data = extract_json(text)
-    # JSON text yields a surrogate only from a \u escape or one written as it is.
-    if "\\u" in text or _SURROGATE.search(text):
+    # JSON text yields a surrogate only from the \u escape of one (\ud800 to \udfff, so
+    # "\ud" or "\uD") or one written as it is (so not ASCII); other escapes (a model's
+    # "\u2026") need no walk of the value, and substring tests cost far less than a
+    # pattern's scan of a judge's long reply.
+    if "\\ud" in text or "\\uD" in text or (not text.isascii() and _SURROGATE.search(text)):
         unencodable = _lone_surrogate(data, "(root)")
         if unencodable is not None:
             raise OutputValidationError(unencodable)

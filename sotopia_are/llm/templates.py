@@ -17,15 +17,17 @@ from the current working directory.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast, get_args
+from typing import Any, get_args
 
 import jinja2
 
 from sotopia_are.llm.errors import TemplateError
 from sotopia_are.llm.request import Message, Role
+from sotopia_are.llm.valid_parts import of_valid_fields
 
 __all__ = ["PromptLibrary", "packaged_prompts_dir"]
 
@@ -71,23 +73,28 @@ class PromptLibrary:
     def render(self, name: str, variables: Mapping[str, Any] | None = None) -> list[Message]:
         """Render template ``name`` with ``variables`` into chat messages."""
         template = self._load(name)
+        messages: list[Message] = []
         try:
-            context = template.new_context(dict(variables or {}))
             if not template.blocks:
-                parts = [("user", template.render(dict(variables or {})))]
-            else:
-                parts = [
-                    (_role_of(name, block), "".join(render(context)))
-                    for block, render in template.blocks.items()
-                ]
+                text = template.render(dict(variables or {})).strip()
+                if text:
+                    messages.append(of_valid_fields(Message, {"role": "user", "content": text}))
+                return messages
+            # The context Jinja makes of the globals and the variables, merged once here.
+            context = template.new_context({**template.globals, **(variables or {})}, shared=True)
+            for block, render in template.blocks.items():
+                role = _role_of(name, block)  # every block is a message, empty or not
+                content = "".join(render(context)).strip()
+                if content:
+                    # A role of the convention's and rendered text: a valid message.
+                    messages.append(of_valid_fields(Message, {"role": role, "content": content}))
         except jinja2.UndefinedError as exc:
             raise TemplateError(
                 f"prompt template {name!r}: {exc.message}; pass it in the template variables"
             ) from exc
         except jinja2.TemplateError as exc:
             raise TemplateError(f"prompt template {name!r}: {exc}") from exc
-        stripped = [(role, text.strip()) for role, text in parts]
-        return [Message(role=cast(Role, role), content=text) for role, text in stripped if text]
+        return messages
 
     def names(self) -> Sequence[str]:
         """Every template name the library can render."""
@@ -123,6 +130,7 @@ class PromptLibrary:
         return template
 
 
+@functools.lru_cache(maxsize=1024)  # asked of every block of every render
 def _role_of(template: str, block: str) -> str:
     role = block.split("_", 1)[0]
     if role not in _ROLES:

@@ -1,6 +1,6 @@
 """`ScriptBackground`: the scenario, and each participant's name, background and goal."""
 
-import unicodedata
+import re
 from typing import Any
 
 from pydantic import (
@@ -19,6 +19,11 @@ _TWO_PARTICIPANT_FIELDS = {
     "agent_backgrounds": ("p1_background", "p2_background"),
     "agent_goals": ("p1_goal", "p2_goal"),
 }
+
+
+# Unicode's control characters (general category Cc), a set its stability policy fixes:
+# one search of a name instead of a category lookup per character.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def join_names(names: list[str]) -> str:
@@ -120,7 +125,7 @@ class ScriptBackground(Message):
         for name in self.agent_names:
             if not name.strip():
                 raise ValueError(f"agent_names must not be blank: {self.agent_names!r}")
-            if any(unicodedata.category(character) == "Cc" for character in name):
+            if _CONTROL.search(name):
                 raise ValueError(f"agent name {name!r} contains a control character")
             key = " ".join(name.split()).casefold()
             if key in seen:

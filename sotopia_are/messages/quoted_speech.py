@@ -86,6 +86,10 @@ def unreadable_speech(speech: str) -> str | None:
     reads as an explicit action of its own is an error. The participants are not known here, so any
     line that could be such an action for some name counts as one.
     """
+    if "\n" not in speech:
+        # One line: it opens the speech and closes it, nothing follows it (the loop below
+        # checks no line of it). Most speech is one line, and it is asked three times a turn.
+        return None
     lines = speech.split("\n")
     rendered = [*lines[:-1], lines[-1] + '"']  # the closing quote ends the last line
     for position, line in enumerate(rendered):

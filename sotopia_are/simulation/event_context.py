@@ -48,13 +48,18 @@ def current_event() -> AbstractEvent | None:
 
 
 def run_action(
-    call: Callable[[], Any], owner: AbstractEvent | RegistrationMode | None
+    owner: AbstractEvent | RegistrationMode | None,
+    call: Callable[..., Any],
+    /,
+    *args: Any,
+    **kwargs: Any,
 ) -> tuple[Exception | None, EventMetadata]:
-    """Run ``call`` as one transaction owned by ``owner``: ``(None, metadata with its
-    return value)``, or ``(the exception, metadata describing it)``; never raises one."""
+    """Run ``call(*args, **kwargs)`` as one transaction owned by ``owner``: ``(None,
+    metadata with its return value)``, or ``(the exception, metadata describing it)``;
+    never raises one."""
     token = REGISTRATION_STATE.set(owner)
     try:
-        value = call()
+        value = call(*args, **kwargs)
     except Exception as error:
         return error, failure_metadata(error)
     finally:

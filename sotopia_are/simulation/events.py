@@ -330,7 +330,7 @@ class Event(AbstractEvent):
         """
         if self.action is None:
             raise ValueError(f"event {self.event_id} has no action to execute")
-        _, metadata = run_action(self.action.execute, None if fire_individual_events else self)
+        _, metadata = run_action(None if fire_individual_events else self, self.action.execute)
         return CompletedEvent(
             event_type=self.event_type,
             event_time=self.event_time if event_time is None else event_time,

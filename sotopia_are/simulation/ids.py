@@ -29,17 +29,31 @@ class IdSource:
         """The next id of the stream."""
         hashed = self._prefixed.copy()
         hashed.update(str(next(self._counter)).encode())
-        return uuid4_text(hashed.digest())
+        text = hashed.hexdigest()
+        # _uuid4_of_hex, inline: twice per logged event.
+        return (
+            f"{text[:8]}-{text[8:12]}-4{text[13:16]}-{_VARIANT_DIGIT[text[16]]}{text[17:20]}-"
+            f"{text[20:32]}"
+        )
 
 
 def uuid4_text(digest: bytes) -> str:
     """``str(uuid.UUID(bytes=digest[:16], version=4))``, made without the ``UUID`` object
     (twice per logged event: the object is most of the cost of an id)."""
-    octets = bytearray(digest[:16])
-    octets[6] = (octets[6] & 0x0F) | 0x40  # the version, 4
-    octets[8] = (octets[8] & 0x3F) | 0x80  # the variant, RFC 4122
-    text = octets.hex()
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+    return _uuid4_of_hex(digest.hex())
+
+
+# The variant's hex digit (RFC 4122: the digit's two high bits are 10) for each digit.
+_VARIANT_DIGIT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
+
+
+def _uuid4_of_hex(text: str) -> str:
+    """:func:`uuid4_text` of the digest whose hex digits are ``text``: the version's digit
+    becomes 4, the variant's keeps its two low bits."""
+    return (
+        f"{text[:8]}-{text[8:12]}-4{text[13:16]}-{_VARIANT_DIGIT[text[16]]}{text[17:20]}-"
+        f"{text[20:32]}"
+    )
 
 
 # Per thread / asyncio task, so environments in one process never share a stream.

@@ -129,7 +129,7 @@ class EventRegisterer:
             def wrapper(app: AppT, /, *args: P.args, **kwargs: P.kwargs) -> R:
                 state = REGISTRATION_STATE.get()
                 if state is None:
-                    return _call_and_log(app, bound_wrapper(app), func, args, kwargs)
+                    return _call_and_log(app, func, args, kwargs)
                 if state is RegistrationMode.CAPTURE:
                     return cast(R, _capture(app, bound_wrapper(app), func, args, kwargs))
                 return func(app, *args, **kwargs)
@@ -137,9 +137,13 @@ class EventRegisterer:
             def bound_wrapper(app: AppT) -> Callable[..., R]:
                 return cast(Callable[..., R], MethodType(wrapper, app))
 
+            # The names the path of every logged call reads, bound once per method.
+            event_id_prefix = f"{event_type.value}-"
+            function_name = func.__name__
+            suppressed = RegistrationMode.SUPPRESSED
+
             def _call_and_log(
                 app: AppT,
-                bound: Callable[..., R],
                 func: Callable[Concatenate[AppT, P], R],
                 args: tuple[Any, ...],
                 kwargs: dict[str, Any],
@@ -148,18 +152,16 @@ class EventRegisterer:
                 if not callbacks:
                     return func(app, *args, **kwargs)
                 event_time = app.time_manager.time()
-                error, metadata = run_action(
-                    lambda: func(app, *args, **kwargs), RegistrationMode.SUPPRESSED
-                )
+                error, metadata = run_action(suppressed, func, app, *args, **kwargs)
                 completed = CompletedEvent(
                     event_type=event_type,
                     event_time=event_time,
-                    event_id=f"{event_type.value}-{app.next_event_id()}",
+                    event_id=event_id_prefix + app.next_event_id(),
                     action=Action(
-                        function=bound,
+                        function=MethodType(wrapper, app),
                         args=_named_args(func, app, args, kwargs),
                         app=app,
-                        action_id=f"{app.name}.{func.__name__}-{app.next_event_id()}",
+                        action_id=f"{app.name}.{function_name}-{app.next_event_id()}",
                         operation_type=operation_type,
                     ),
                     metadata=metadata,

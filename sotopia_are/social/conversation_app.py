@@ -57,6 +57,8 @@ class ConversationApp(App):
 
     def active_participants(self) -> tuple[str, ...]:
         """The participants who have not left, in their original order."""
+        if not self.left:  # asked before every turn; nobody has left in most
+            return self.participants
         return tuple(name for name in self.participants if name not in self.left)
 
     @event_registered(operation_type=OperationType.WRITE, event_type=EventType.AGENT)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sotopia_are.messages import AgentAction, GameMove, render_action
+from sotopia_are.simulation.actions import function_name
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.data_handler.values import decode_value
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
@@ -78,7 +79,8 @@ def entry_of(
 ) -> ConversationEntry | None:
     """The entry of ``event``, or None if it is not part of the conversation."""
     action = event.action
-    if action is None or event.failed() or action.app_name != app_name:
+    # event.failed() and action.function_name, read directly: every logged call comes here.
+    if action is None or event.metadata.exception is not None or action.app_name != app_name:
         return None
     notified = None
     if event.event_type is not EventType.AGENT:
@@ -86,7 +88,7 @@ def entry_of(
         notified = None if message is None else message.message
     return _entry(
         event.event_type,
-        action.function_name,
+        function_name(action.function),
         event.get_args(),
         turn=round((event.event_time or 0.0) / turn_seconds),
         event_id=event.event_id,

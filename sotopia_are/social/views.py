@@ -38,9 +38,10 @@ class _Transcript:
         self._pending: list[str] = []
         self._turn: int | None = None
 
-    def add(self, entry: ConversationEntry, line: str) -> None:
-        """Append ``entry``, whose :meth:`ConversationEntry.render` is ``line``."""
-        if entry.is_nothing:
+    def add(self, entry: ConversationEntry, line: str, nothing: bool) -> None:
+        """Append ``entry``, whose :meth:`ConversationEntry.render` is ``line`` and
+        whose ``is_nothing`` is ``nothing``."""
+        if nothing:
             return
         if entry.turn != self._turn:
             self._turn = entry.turn
@@ -60,21 +61,28 @@ class _Transcript:
 class AgentView:
     """What one agent may perceive: its background and the entries visible to it."""
 
-    __slots__ = ("_lines", "_seen", "_transcript", "background", "entries", "name")
+    __slots__ = ("_news", "_seen", "_transcript", "background", "entries", "name")
 
     def __init__(self, name: str, background: ScriptBackground) -> None:
         self.name = name
         self.background = background
         self.entries: list[ConversationEntry] = []
-        self._lines: list[str] = []
+        # The lines of new_lines, kept as entries arrive: the others' doings since the
+        # last mark_seen.
+        self._news: list[str] = []
         self._transcript = _Transcript()
         self._seen = 0
 
     def add(self, entry: ConversationEntry, line: str) -> None:
         """Append ``entry`` (visible to this agent), whose rendering is ``line``."""
+        self._add(entry, line, entry.is_nothing)
+
+    def _add(self, entry: ConversationEntry, line: str, nothing: bool) -> None:
+        """:meth:`add`, told ``entry.is_nothing``."""
         self.entries.append(entry)
-        self._lines.append(line)
-        self._transcript.add(entry, line)
+        if not nothing and entry.sender != self.name:
+            self._news.append(line)
+        self._transcript.add(entry, line, nothing)
 
     def transcript(self) -> str:
         """Everything this agent may see so far, turn by turn."""
@@ -87,15 +95,12 @@ class AgentView:
     def new_lines(self) -> str:
         """What this agent newly perceived since the last :meth:`mark_seen`: the rendered
         lines of the others' entries, doing nothing left out."""
-        return "\n".join(
-            line
-            for entry, line in zip(self.new_entries(), self._lines[self._seen :], strict=True)
-            if not entry.is_nothing and entry.sender != self.name
-        )
+        return "\n".join(self._news)
 
     def mark_seen(self) -> None:
         """Note that the agent has been shown every entry so far."""
         self._seen = len(self.entries)
+        self._news.clear()
 
 
 class EpisodeViews:
@@ -111,6 +116,9 @@ class EpisodeViews:
             name: AgentView(name, spec.background_for(name)) for name in spec.agent_names
         }
         self._available = list(spec.action_types)
+        # Every turn's view carries these; made once per episode.
+        self._participants = tuple(spec.agent_names)
+        self._available_tuple = tuple(self._available)
 
     def add(self, event: CompletedEvent) -> None:
         """Take one completed event (call once per event, in log order)."""
@@ -126,11 +134,12 @@ class EpisodeViews:
     def add_entry(self, entry: ConversationEntry) -> None:
         """Take the next entry of the conversation (call once per entry, in log order)."""
         line = entry.render()
+        nothing = entry.is_nothing  # asked once, of every view
         self.entries.append(entry)
-        self._transcript.add(entry, line)
+        self._transcript.add(entry, line, nothing)
         for view in self.agents.values():
             if entry.visible_to(view.name):
-                view.add(entry, line)
+                view._add(entry, line, nothing)
 
     def add_all(self, events: Iterable[CompletedEvent]) -> None:
         """Take every event of a log, in order."""
@@ -165,7 +174,7 @@ class EpisodeViews:
         return AgentTurn(
             agent_name=name,
             turn_number=turn_number,
-            participants=tuple(self.spec.agent_names),
+            participants=self._participants,
             background=view.background,
             observation=Observation(
                 last_turn=last_turn,
@@ -173,7 +182,7 @@ class EpisodeViews:
                 available_actions=list(self._available),
             ),
             transcript=view.transcript(),
-            available_actions=tuple(self._available),
+            available_actions=self._available_tuple,
         )
 
     def transcript(self, viewer: str | None = None) -> str:

@@ -3,9 +3,14 @@ length of the episode so far (design rule 7), and the transcripts stay byte-iden
 rendering the entries from scratch."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from social_support import NAMES, NOTHING, PlaybackAgent, make_spec, say
 
+from sotopia_are.messages import AgentAction
+from sotopia_are.simulation.notification_system import BaseNotificationSystem
 from sotopia_are.social import ConversationEntry, render_entries, run_episode
+from sotopia_are.social.views import EpisodeViews
 
 MIRA, TOMAS, PRIYA = NAMES
 
@@ -53,3 +58,37 @@ async def test_incremental_transcripts_equal_rendering_from_scratch() -> None:
         # Each transcript shown during play was the final one as it stood then.
         assert all(transcript.startswith(turn.transcript) for turn in agent.turns)
     assert result.views.transcript() == render_entries(result.views.entries)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(NAMES),
+            st.none() | st.lists(st.sampled_from(NAMES), min_size=1, max_size=2, unique=True),
+            st.sampled_from(["speak", "none", "action"]),
+            st.sampled_from(NAMES),  # who is asked to act after this entry
+        ),
+        max_size=12,
+    )
+)
+def test_what_an_agent_newly_perceived_is_derived_from_its_entries(
+    steps: list[tuple[str, list[str] | None, str, str]],
+) -> None:
+    """Law: ``observation.last_turn`` after turn 0 is the lines of the entries visible to
+    the agent since it last acted, others' and not doing nothing, as rendered."""
+    spec = make_spec(3)
+    views = EpisodeViews(spec, "ConversationApp", BaseNotificationSystem())
+    seen = dict.fromkeys(NAMES, 0)
+    for number, (sender, to, kind, asked) in enumerate(steps, start=1):
+        argument = "" if kind == "none" else f"{sender} {number}"
+        action = AgentAction(action_type=kind, argument=argument, to=to)
+        audience = None if to is None else tuple(to)
+        views.add_entry(ConversationEntry(number, f"e{number}", sender, audience, action=action))
+        expected = "\n".join(
+            entry.render()
+            for entry in views.entries[seen[asked] :]
+            if entry.visible_to(asked) and not entry.is_nothing and entry.sender != asked
+        )
+        turn = views.agent_turn(asked, number)
+        seen[asked] = len(views.entries)
+        assert turn.observation.last_turn == expected

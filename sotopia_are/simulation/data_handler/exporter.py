@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from sotopia_are.simulation.actions import function_name
 from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.apps.registry import AppRegistry, default_app_registry
 from sotopia_are.simulation.environment import Environment
@@ -36,6 +37,8 @@ from sotopia_are.simulation.types import (
     ConditionCheckAction,
     ConditionCheckEvent,
     Event,
+    EventType,
+    OperationType,
     OracleEvent,
     StopEvent,
     ValidationEvent,
@@ -441,26 +444,30 @@ def convert_event(event: AbstractEvent) -> ExportedEvent:
 
 def convert_completed_event(event: CompletedEvent) -> ExportedCompletedEvent:
     """One completed event as the format writes it; ``ScenarioExportError`` if impossible."""
-    where = f"completed event {event.event_id}"
     if type(event) not in (CompletedEvent, CompletedOracleEvent):
-        raise ScenarioExportError(f"{where}: class {type(event).__name__} cannot be exported")
+        raise ScenarioExportError(
+            f"completed event {event.event_id}: class {type(event).__name__} cannot be exported"
+        )
     if event.event_time is None:
-        raise ScenarioExportError(f"{where} has no event_time")
+        raise ScenarioExportError(f"completed event {event.event_id} has no event_time")
     action: dict[str, Any] | ExportedAction | None = None
     if isinstance(event.action, Action):
-        action = _action_document(event.action, where)
+        action = _action_document(event.action, f"completed event {event.event_id}")
     elif isinstance(event.action, ConditionCheckAction):
         action = _condition_action(event.action)
+    metadata = event.metadata
     try:
-        value, value_type = encode_return_value(event.metadata.return_value)
+        value, value_type = encode_return_value(metadata.return_value)
     except ValueError as error:
-        raise ScenarioExportError(f"{where}: return value {error}") from None
+        raise ScenarioExportError(
+            f"completed event {event.event_id}: return value {error}"
+        ) from None
     # Validated as one document: every logged call is exported (once for the store, once
     # for its record), and one validation of the whole costs far less than one per part.
     return ExportedCompletedEvent.model_validate(
         {
             "class_name": type(event).__name__,
-            "event_type": event.event_type.name,
+            "event_type": _NAMES[event.event_type],
             "event_time": event.event_time,
             "event_id": event.event_id,
             "dependencies": [parent.event_id for parent in event.dependencies],
@@ -469,11 +476,18 @@ def convert_completed_event(event: CompletedEvent) -> ExportedCompletedEvent:
             "metadata": {
                 "return_value": value,
                 "return_value_type": value_type,
-                "exception": event.metadata.exception,
-                "exception_stack_trace": event.metadata.exception_stack_trace,
+                "exception": metadata.exception,
+                "exception_stack_trace": metadata.exception_stack_trace,
             },
         }
     )
+
+
+# The names of the kernel's enums as the format writes them, looked up once per export
+# (an enum's ``name`` is a descriptor call, and every logged call is exported).
+_NAMES: dict[EventType | OperationType, str] = {
+    member: member.name for members in (EventType, OperationType) for member in members
+}
 
 
 # Each logged call is exported twice in a stored run: as it happens, for the store's
@@ -507,14 +521,26 @@ def convert_action(action: Action, where: str) -> ExportedAction:
 def _action_document(action: Action, where: str) -> dict[str, Any]:
     """:func:`convert_action`'s fields, to validate (alone or in an event)."""
     args = action.resolved_args or action.args
+    app = action.app
+    documents: list[dict[str, str | None]] = []
+    for name, value in args.items():
+        if name == "self":
+            continue
+        # A string, the most common value, is its own text: encode_value's answer.
+        if type(value) is str:
+            documents.append({"name": name, "value": value, "value_type": "str"})
+        else:
+            documents.append(_arg(name, value, where))
     return {
         "action_id": action.action_id,
-        "app": action.app.name if action.app is not None else None,
+        "app": app.name if app is not None else None,
         "function": (
-            action.function_name if action.app is not None else _reference(action.function, where)
+            function_name(action.function)
+            if app is not None
+            else _reference(action.function, where)
         ),
-        "operation_type": action.operation_type.name,
-        "args": [_arg(name, value, where) for name, value in args.items() if name != "self"],
+        "operation_type": _NAMES[action.operation_type],
+        "args": documents,
     }
 
 

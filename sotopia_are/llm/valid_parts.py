@@ -1,0 +1,37 @@
+"""Models made of parts that are valid already, without validating them again.
+
+Every model call makes a handful of small pydantic models (its request, its attempts, its
+record, the prompt's messages) from values this package has just validated or built
+itself. Validating them again costs more than the rest of making them, and pydantic's
+``model_construct`` costs more than validating (it loops over every field's alias and
+default). :func:`of_valid_fields` makes what ``model_construct`` makes of a complete set
+of fields. Never give it anything a user, a file or a model's answer supplied: those
+are validated.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+__all__ = ["of_valid_fields"]
+
+M = TypeVar("M", bound=BaseModel)
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def of_valid_fields(cls: type[M], fields: dict[str, Any], given: set[str] | None = None) -> M:
+    """``cls.model_construct(**fields)`` for ``fields`` that name every field of ``cls``
+    (defaults are not filled in), each of its field's type: the dict is kept as the
+    model's, not copied. ``given`` are the fields set by the caller (default: all),
+    as ``model_fields_set`` reports them. ``cls`` must have no private attributes and
+    no extra fields."""
+    model = _new(cls)
+    _set(model, "__dict__", fields)
+    _set(model, "__pydantic_fields_set__", set(fields) if given is None else given)
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model
