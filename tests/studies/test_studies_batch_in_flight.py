@@ -18,6 +18,21 @@ LEAVE = json.dumps({"action_type": "leave", "argument": ""})
 SPEAK = json.dumps({"action_type": "speak", "argument": "Two loaves, then?"})
 
 
+def bakery_days(prefix: str, days: int, **limits: int) -> list[sa.EpisodeSpec]:
+    """``days`` episodes of one scenario, one a day, with the turn ``limits`` given."""
+    return [
+        sa.EpisodeSpec(
+            episode_id=f"{prefix}-{n}",
+            scenario=f"A bakery before closing, day {n}.",
+            agent_names=["Mara Quinn", "Teo Alvarez"],
+            agent_backgrounds=["the baker", "a café owner"],
+            agent_goals=["sell the bread", "buy it cheap"],
+            **limits,
+        )
+        for n in range(days)
+    ]
+
+
 @pytest.fixture
 def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
     with connect() as opened:
@@ -67,17 +82,7 @@ def test_with_worker_processes_the_last_word_has_nothing_in_flight(
     llm_server.enqueue(Reply.hanging())
     llm_server.enqueue(Reply.hanging())
     llm_server.rule = lambda _body: LEAVE
-    specs = [
-        sa.EpisodeSpec(
-            episode_id=f"stuck-{n}",
-            scenario=f"A bakery before closing, day {n}.",
-            agent_names=["Mara Quinn", "Teo Alvarez"],
-            agent_backgrounds=["the baker", "a café owner"],
-            agent_goals=["sell the bread", "buy it cheap"],
-            max_turns=2,
-        )
-        for n in range(2)
-    ]
+    specs = bakery_days("stuck", 2, max_turns=2)
     config = sa.LLMConfig(api_base=llm_server.url, timeout_s=1.5, retry=RetryPolicy(max_attempts=1))
     progress: list[BatchProgress] = []
     result = sa.batch(
@@ -96,18 +101,7 @@ def test_two_workers_share_a_servers_slots_instead_of_queueing_twice_as_many(
     # and more as latency stays flat, leaving the rest in the server's queue).
     llm_server.slots, llm_server.latency = 4, 0.05
     llm_server.rule = lambda _body: SPEAK
-    specs = [
-        sa.EpisodeSpec(
-            episode_id=f"shared-{n}",
-            scenario=f"A bakery before closing, day {n}.",
-            agent_names=["Mara Quinn", "Teo Alvarez"],
-            agent_backgrounds=["the baker", "a café owner"],
-            agent_goals=["sell the bread", "buy it cheap"],
-            max_turns=4,
-            max_stale_turns=4,
-        )
-        for n in range(12)
-    ]
+    specs = bakery_days("shared", 12, max_turns=4, max_stale_turns=4)
     result = sa.batch(
         specs, MODEL, tag="slots", store=store, config=sa.LLMConfig(api_base=llm_server.url),
         workers=2,
