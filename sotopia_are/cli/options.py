@@ -83,7 +83,13 @@ ConcurrencyOption = Annotated[
     ),
 ]
 WorkersOption = Annotated[
-    int | None, _option("--workers", "-w", min=1, help="Worker processes (default: CPU cores).")
+    int | None,
+    _option(
+        "--workers",
+        "-w",
+        min=1,
+        help="Worker processes (default: the CPU cores + 1, at most a llama.cpp server's slots).",
+    ),
 ]
 PreflightOption = Annotated[
     bool,

@@ -38,7 +38,6 @@ the interrupt is raised again.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -65,6 +64,7 @@ from .worker_protocol import (
     WorkerStopped,
 )
 from .workers import (
+    default_workers,
     fails_every_episode,
     mark_left_running,
     run_in_processes,
@@ -180,7 +180,9 @@ def batch(
             up on it.
         concurrency: Episodes at once in all (default: per worker, as many as its
             agents' endpoint takes requests at once).
-        workers: Worker processes (default: the CPU cores, at most one per episode).
+        workers: Worker processes (default: one more than the CPU cores, no more than a
+            local model server's decoding slots when it says how many; at most one per
+            episode).
         on_plan: Told the :class:`BatchPlan` before anything runs.
         on_outcome: Told each :class:`EpisodeOutcome` as its episode finishes.
         on_progress: Told where the batch stands (:class:`BatchProgress`) when an
@@ -266,7 +268,11 @@ def batch(
         )
         if on_plan is not None:
             on_plan(plan)
-        count = min(workers or os.cpu_count() or 1, max(len(plan.pending), 1))
+        if workers is None:
+            settings = config or LLMConfig()
+            used_models = [u.model for u in _model_uses(plan.pending, judge_model, settings)]
+            workers = default_workers(settings, used_models)
+        count = min(workers, max(len(plan.pending), 1))
         each, job_config = worker_concurrency(concurrency, count, config or LLMConfig(), plan)
         jobs = [
             WorkerJob(

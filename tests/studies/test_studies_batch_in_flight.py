@@ -1,8 +1,10 @@
 """`batch` reports the model requests in flight about once a second while its episodes
 run, so a batch waiting on a stuck server shows it; the count drops to 0 at the end. Its
-workers together send a local server as many requests as it decodes at once."""
+workers together send a local server as many requests as it decodes at once, and by
+default there is one more worker than the cores, but no more than such a server's slots."""
 
 import json
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -11,6 +13,7 @@ import sotopia_are as sa
 from sotopia_are.llm import InFlight, RetryPolicy
 from sotopia_are.storage import EpisodeStore, connect
 from sotopia_are.studies import BatchProgress
+from sotopia_are.studies.workers import default_workers
 from sotopia_are.testing import LocalLLMServer, Reply
 
 MODEL = "openai/test-model"
@@ -109,3 +112,23 @@ def test_two_workers_share_a_servers_slots_instead_of_queueing_twice_as_many(
     assert result.workers == 2 and not result.failed
     assert len(llm_server.chat_requests) == 48
     assert llm_server.max_in_flight == 4
+
+
+def test_by_default_one_worker_more_than_the_cores_but_no_more_than_the_slots(
+    llm_server: LocalLLMServer, store: EpisodeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    llm_server.rule = lambda _body: SPEAK
+    config = sa.LLMConfig(api_base=llm_server.url)
+    # A server that does not say its slots: the cores and one more.
+    assert default_workers(config, [MODEL]) == 3
+    assert default_workers(sa.LLMConfig(), ["gpt-4o-mini"]) == 3  # a provider: nothing asked
+    result = sa.batch(bakery_days("cores", 4, max_turns=2), MODEL, tag="cores", store=store,
+                      config=config)  # fmt: skip
+    assert result.workers == 3 and not result.failed
+    # A llama.cpp-like server with 2 slots: 2 workers, 1 request out each, none queued.
+    llm_server.slots = 2
+    assert default_workers(config, [MODEL]) == 2
+    result = sa.batch(bakery_days("slots2", 4, max_turns=2), MODEL, tag="slots2", store=store,
+                      config=config)  # fmt: skip
+    assert result.workers == 2 and not result.failed
