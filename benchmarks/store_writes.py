@@ -51,59 +51,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from store_scale import environment, make_template
+
 ROOT = Path(__file__).resolve().parent.parent
-SERVER = Path(__file__).resolve().parent / "fake_openai_server.py"
-MODEL = "openai/bench-model"
 TAG = "writes"
-
-
-def environment(code: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(code.resolve())
-    env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    for name in ("SOTOPIA_ARE_API_KEY", "REDIS_OM_URL", "SOTOPIA_ARE_TRANSPORT"):
-        env.pop(name, None)
-    return env
-
-
-def make_template(path: Path, episodes: int) -> None:
-    """``path``: the JSONL of a ``batch`` of ``episodes`` judged 20-turn episodes."""
-    with tempfile.TemporaryDirectory(prefix="store-writes-") as scratch:
-        work = Path(scratch)
-        spec = {
-            "episode_id": "harvest",
-            "scenario": "Two allotment neighbours divide a shared apple harvest.",
-            "agent_names": ["Ines Moreau", "Kofi Mensah"],
-            "agent_backgrounds": ["Ines bakes pies for the market.", "Kofi presses cider."],
-            "agent_goals": ["Get at least 60% of the apples.", "Get the windfalls for cider."],
-            "max_turns": 20,
-            "max_stale_turns": 20,
-        }
-        (work / "specs.jsonl").write_text(json.dumps(spec) + "\n")
-        server = subprocess.Popen(
-            [sys.executable, str(SERVER), "--latency", "0"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        try:
-            assert server.stdout is not None
-            url = server.stdout.readline().split()[-1]
-            data = work / "data"
-            cli = [sys.executable, "-m", "sotopia_are"]
-            env = environment(ROOT)
-            subprocess.run(
-                [*cli, "batch", str(work / "specs.jsonl"), "-n", str(episodes), "--model", MODEL,
-                 "--api-base", url, "--data-dir", str(data), "--tag", "template"],
-                check=True, env=env, cwd=work, stdout=subprocess.DEVNULL,
-            )  # fmt: skip
-            subprocess.run(
-                [*cli, "export", "--all", "--data-dir", str(data), "-o", str(path)],
-                check=True, env=env, cwd=work, stdout=subprocess.DEVNULL,
-            )  # fmt: skip
-        finally:
-            server.terminate()
-            server.wait()
 
 
 # -- the child: the writes, with the code under test ---------------------------------------
@@ -379,7 +332,7 @@ def main() -> None:
     args.cache.mkdir(parents=True, exist_ok=True)
     template = args.cache / f"template-{args.template_episodes}.jsonl"
     if not template.exists():
-        make_template(template, args.template_episodes)
+        make_template(template, args.template_episodes, ROOT)
     codes = [(spec.split(":", 1)[0], Path(spec.split(":", 1)[1])) for spec in args.code] or [
         ("this", ROOT)
     ]
