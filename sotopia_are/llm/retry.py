@@ -140,7 +140,7 @@ def _no_answer(
     waited_s: float,
     timeout_s: float | None,
     policy: RetryPolicy,
-    stuck: bool = True,
+    stuck: bool,
 ) -> TransientLLMError:
     if stuck:
         silent = f" (it answered nothing for {timeout_s:g} s or more)" if timeout_s else ""
