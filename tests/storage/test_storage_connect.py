@@ -99,6 +99,9 @@ def test_storage_embedded_default_persists_across_runs(
     with connect() as store:
         assert store.get(AgentProfile, "ann").first_name == "Ann"
         assert store.client.config_get("save") == {"save": ""}
+        # Nor is the file rewritten while a batch writes its first hundreds of megabytes.
+        size = store.client.config_get("auto-aof-rewrite-min-size")
+        assert int(size["auto-aof-rewrite-min-size"]) == 1 << 30
 
 
 _OTHER_PROCESS = """
