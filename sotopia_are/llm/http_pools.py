@@ -16,12 +16,12 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from sotopia_are.llm.http_errors import InvalidURLError
-from sotopia_are.llm.http_wire import WirePool
+from sotopia_are.llm.http_wire import WirePool, WireReply
 
 if TYPE_CHECKING:
     import aiohttp
 
-__all__ = ["POOLS", "USER_AGENT", "Pools", "Route", "aclose"]
+__all__ = ["POOLS", "USER_AGENT", "Pools", "Route", "aclose", "get_once"]
 
 USER_AGENT = "sotopia-are"
 
@@ -152,3 +152,39 @@ async def aclose() -> None:
     """Close the HTTP transport's connections on the running event loop (they are closed
     anyway when the loop shuts down under ``asyncio.run``)."""
     await POOLS.aclose()
+
+
+async def get_once(url: str, headers: dict[str, str], cap: int, timeout_s: float) -> WireReply:
+    """``GET url`` on a connection of its own, closed after (a check before or beside a
+    run, not one of its requests): through the environment's proxy for ``url`` when it
+    names one, else by this package's client (no aiohttp to import for it).
+
+    Raises ``TimeoutError`` after ``timeout_s``, ``ConnectionError`` (an ``OSError``) when
+    the server cannot be reached or answers no HTTP, ``ValueError`` for a URL naming no
+    host."""
+    proxy = _proxy_for(url)
+    if proxy:
+        return await asyncio.wait_for(_get_through(proxy, url, headers, cap), timeout_s)
+    pool = WirePool(url, user_agent=USER_AGENT)
+    try:
+        return await asyncio.wait_for(pool.get(headers, cap), timeout_s)
+    finally:
+        pool.close()
+
+
+async def _get_through(proxy: str, url: str, headers: dict[str, str], cap: int) -> WireReply:
+    import aiohttp
+
+    try:
+        async with (
+            aiohttp.ClientSession(proxy=proxy) as client,
+            client.get(url, headers=headers) as reply,
+        ):
+            body = await reply.content.read(cap + 1)
+            answer_headers = {name.lower(): value for name, value in reply.headers.items()}
+            status, reason = reply.status, reply.reason or ""
+    except aiohttp.InvalidURL as error:
+        raise ValueError(str(error)) from None
+    except aiohttp.ClientError as error:
+        raise ConnectionError(str(error) or type(error).__name__) from None
+    return WireReply(status, reason, answer_headers, body if len(body) <= cap else None)

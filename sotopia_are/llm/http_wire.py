@@ -113,7 +113,13 @@ class WirePool:
     async def post(self, body: bytes, headers: Mapping[str, str], cap: int) -> WireReply:
         """Send ``body`` with ``headers`` and read the answer (its body cut off past
         ``cap`` bytes, compressed or inflated)."""
-        request = self._request(body, headers)
+        return await self._exchange(self._request(body, headers), cap)
+
+    async def get(self, headers: Mapping[str, str], cap: int) -> WireReply:
+        """``GET`` the pool's URL with ``headers`` and read the answer, as :meth:`post`."""
+        return await self._exchange(self._request(None, headers), cap)
+
+    async def _exchange(self, request: bytes, cap: int) -> WireReply:
         while True:
             connection, reused = await self._connection()
             try:
@@ -142,16 +148,20 @@ class WirePool:
         for _since, connection in idle:
             connection.close()
 
-    def _request(self, body: bytes, headers: Mapping[str, str]) -> bytes:
-        lines = [self._head]
+    def _request(self, body: bytes | None, headers: Mapping[str, str]) -> bytes:
+        """The bytes of a POST of ``body``, or of a GET (None: no body, no length)."""
+        lines = [self._head if body is not None else b"GET " + self._head.removeprefix(b"POST ")]
         for name, value in headers.items():
             if name.lower() in ("content-length", "host"):
                 continue  # this request's own, written here
             if any(c in name or c in value for c in "\r\n\0") or ":" in name:
                 raise ValueError(f"the header {name!r} holds a line break or a colon")
             lines.append(f"{name}: {value}\r\n".encode("latin-1"))
-        lines.append(b"Content-Length: %d\r\n\r\n" % len(body))
-        lines.append(body)
+        if body is None:
+            lines.append(b"\r\n")
+        else:
+            lines.append(b"Content-Length: %d\r\n\r\n" % len(body))
+            lines.append(body)
         return b"".join(lines)
 
     async def _connection(self) -> tuple[_Connection, bool]:

@@ -42,6 +42,7 @@ from sotopia_are.llm.errors import (
     RequestRejectedError,
 )
 from sotopia_are.llm.failures import describe, is_provider_error, is_transient, permanent_error
+from sotopia_are.llm.http_pools import get_once
 from sotopia_are.llm.http_transport import OPENAI_COMPATIBLE_PROVIDERS, wire_model
 from sotopia_are.llm.request import LLMRequest, Message
 from sotopia_are.llm.session import LLMSession
@@ -161,10 +162,9 @@ def _for(users: Sequence[str], message: str) -> str:
 
 
 async def _get(endpoint: Endpoint, path: str, name: str) -> tuple[int, bytes]:
-    """The status and (first bytes of the) body of ``GET {api_base}{path}``;
-    :class:`ConfigurationError` when the server cannot be reached or rejects the key."""
-    import aiohttp
-
+    """The status and body (empty past :data:`_MAX_LISTING_BYTES`) of ``GET
+    {api_base}{path}``; :class:`ConfigurationError` when the server cannot be reached or
+    rejects the key."""
     base = str(endpoint.api_base)
     if not base.lower().startswith(("http://", "https://")):
         raise ConfigurationError(
@@ -176,27 +176,24 @@ async def _get(endpoint: Endpoint, path: str, name: str) -> tuple[int, bytes]:
         f"address and port ({_API_BASE_FIX})"
     )
     try:
-        # A one-off request: the transport's pools are for the run's requests.
-        async with (
-            aiohttp.ClientSession(trust_env=True) as client,
-            client.get(
-                base.rstrip("/") + path,
-                headers=_authorization(endpoint),
-                timeout=aiohttp.ClientTimeout(total=PREFLIGHT_TIMEOUT_S),
-            ) as response,
-        ):
-            status, body = response.status, await response.content.read(_MAX_LISTING_BYTES)
+        reply = await get_once(
+            base.rstrip("/") + path,
+            _authorization(endpoint),
+            _MAX_LISTING_BYTES,
+            PREFLIGHT_TIMEOUT_S,
+        )
     except TimeoutError:
         raise ConfigurationError(
             unreachable.format(f"no answer within {PREFLIGHT_TIMEOUT_S:g} s")
         ) from None
-    except (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError) as error:
+    except ValueError as error:
         raise ConfigurationError(
             f"{name}: api_base {base!r} is not a valid URL ({error}); give one such as "
             f"http://localhost:8000/v1 ({_API_BASE_FIX})"
         ) from None
-    except (aiohttp.ClientError, OSError) as error:
+    except OSError as error:
         raise ConfigurationError(unreachable.format(describe(error))) from None
+    status, body = reply.status, reply.body or b""
     if status in (401, 403):
         variables = _key_variables(endpoint.model)
         where = " or ".join([*variables, API_KEY_ENV])

@@ -20,6 +20,7 @@ import weakref
 
 from sotopia_are.llm.concurrency import AdaptiveLimit
 from sotopia_are.llm.config import Endpoint
+from sotopia_are.llm.http_pools import get_once
 
 __all__ = ["PROPS_TIMEOUT_S", "learning_slots", "server_root"]
 
@@ -63,22 +64,14 @@ async def _learn(limit: AdaptiveLimit, root: str) -> None:
 
 async def total_slots(root: str) -> int | None:
     """``total_slots`` of ``GET {root}/props`` (None: no answer, or not llama.cpp's)."""
-    import aiohttp
-
     try:
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=PROPS_TIMEOUT_S)) as client,
-            client.get(f"{root}/props") as reply,
-        ):
-            if reply.status != 200:
-                return None
-            body = await reply.content.read(_MAX_PROPS_BYTES + 1)
-    except (aiohttp.ClientError, OSError, TimeoutError, ValueError):
+        reply = await get_once(f"{root}/props", {}, _MAX_PROPS_BYTES, PROPS_TIMEOUT_S)
+    except (OSError, TimeoutError, ValueError):
         return None
-    if len(body) > _MAX_PROPS_BYTES:
+    if reply.status != 200 or reply.body is None:
         return None
     try:
-        props = json.loads(body)
+        props = json.loads(reply.body)
     except ValueError:
         return None
     slots = props.get("total_slots") if isinstance(props, dict) else None

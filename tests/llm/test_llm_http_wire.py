@@ -96,6 +96,33 @@ async def test_keep_alive_reuses_one_connection_and_sends_the_request_as_given(
     assert body == b'{"n": 2}'
 
 
+async def test_a_get_carries_no_body_and_reuses_the_connection(
+    serve: Callable[[Handler], Awaitable[str]],
+) -> None:
+    seen: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while not reader.at_eof():
+            try:
+                head, body = await read_request(reader)
+            except asyncio.IncompleteReadError:
+                break
+            seen.append(head + body)
+            writer.write(answer(BODY))
+            await writer.drain()
+
+    url = (await serve(handler)).removesuffix("/v1/chat/completions") + "/props"
+    pool = WirePool(url, user_agent="sotopia-are")
+    for _ in range(2):
+        reply = await pool.get({"Authorization": "Bearer k"}, 10_000)
+        assert (reply.status, reply.body) == (200, BODY)
+    pool.close()
+    assert len(seen) == 2
+    assert seen[1].startswith(b"GET /props HTTP/1.1\r\nHost: 127.0.0.1:")
+    assert seen[1].endswith(b"\r\nAuthorization: Bearer k\r\n\r\n")  # no length, no body
+    assert b"content-length" not in seen[1].lower()
+
+
 async def test_chunked_gzip_and_close_delimited_bodies_are_read_whole(
     serve: Callable[[Handler], Awaitable[str]],
 ) -> None:
@@ -265,7 +292,8 @@ async def test_a_server_behind_a_proxy_is_reached_through_it(
     serve: Callable[[Handler], Awaitable[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """HTTP_PROXY sends the transport through aiohttp, which asks the proxy for the
-    server's absolute URL (the lean client speaks only to the server itself)."""
+    server's absolute URL (the lean client speaks only to the server itself); the
+    question for the server's slots goes the same way."""
     from sotopia_are.llm import LLMConfig, LLMSession, PromptLibrary, RetryPolicy
 
     asked: list[bytes] = []
@@ -287,4 +315,7 @@ async def test_a_server_behind_a_proxy_is_reached_through_it(
     session = LLMSession(config, prompts=PromptLibrary(prompts))
     call = await session.generate("openai/m", "test/plain.j2", {"word": "x"})
     assert call.value == "hé"
-    assert asked == [b"POST http://llm.invalid:8000/v1/chat/completions HTTP/1.1"]
+    assert asked == [
+        b"GET http://llm.invalid:8000/props HTTP/1.1",
+        b"POST http://llm.invalid:8000/v1/chat/completions HTTP/1.1",
+    ]

@@ -3,6 +3,8 @@ a closed port, a bare HTTP server with no model listing, and litellm's own key c
 
 import json
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -48,6 +50,25 @@ def test_a_listed_model_passes_once_per_process(listing: LocalLLMServer) -> None
     preflight([ModelUse("openai/qwen15", config), ModelUse("openai/qwen15", config, "the judge")])
     assert gets(listing) == ["/v1/models"] and not listing.chat_requests
     preflight([ModelUse("openai/qwen15", config)])  # remembered: not asked again
+    assert gets(listing) == ["/v1/models"]
+
+
+_PREFLIGHT_ALONE = """
+import sys
+from sotopia_are.llm import LLMConfig, ModelUse, preflight
+preflight([ModelUse("openai/qwen15", LLMConfig(api_base=sys.argv[1]))])
+print("aiohttp" in sys.modules)
+"""
+
+
+def test_the_check_imports_no_aiohttp(listing: LocalLLMServer) -> None:
+    """Every command that calls a model checks first: its GET is this package's own client,
+    not aiohttp (a tenth of a second of imports for one request)."""
+    shown = subprocess.run(
+        [sys.executable, "-c", _PREFLIGHT_ALONE, listing.url],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert shown.stdout.strip() == "False"
     assert gets(listing) == ["/v1/models"]
 
 
