@@ -69,7 +69,7 @@ from sotopia_are.llm.http_errors import (
     malformed,
     status_error,
 )
-from sotopia_are.llm.http_pools import POOLS, aclose
+from sotopia_are.llm.http_pools import POOLS, Route, aclose
 from sotopia_are.llm.http_reply import completion, read_capped
 from sotopia_are.llm.http_wire import WirePool
 from sotopia_are.llm.openai_compatible import (
@@ -101,6 +101,7 @@ __all__ = [
     "NotFoundError",
     "PermissionDeniedError",
     "RateLimitError",
+    "Sender",
     "ServiceUnavailableError",
     "Timeout",
     "TransportChoice",
@@ -119,17 +120,96 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
     """Send ``request`` once to ``endpoint.api_base`` and return the answer with usage and
     cost. Raises this module's :class:`HTTPTransportError` subclasses, or
     :class:`MalformedReplyError` for a 200 that is no chat completion."""
-    assert endpoint.api_base is not None, "the HTTP transport needs an api_base"
-    pool, url = POOLS.route(endpoint.api_base)
+    sender = Sender(endpoint)
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await sender.send(request)
+    except TimeoutError as exc:
+        raise sender.timed_out(timeout_s) from exc
+
+
+class Sender:
+    """:func:`send` without a timeout of its own, for many requests to one endpoint from
+    the running loop: what every request shares is made once (the pool, the headers with
+    the key, read from the environment then, and the start of the body). Its caller bounds
+    each request's wait and raises :meth:`timed_out` past it (a model call's
+    :class:`~sotopia_are.llm.watchdog.Watchdog` does: a timer per request costs more than
+    the rest of this module's work on it)."""
+
+    __slots__ = ("_head", "_model", "_prefix", "_route", "endpoint", "headers")
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        assert endpoint.api_base is not None, "the HTTP transport needs an api_base"
+        self.endpoint = endpoint
+        self.headers = {
+            "Authorization": f"Bearer {api_key_for(endpoint)}",
+            "Content-Type": "application/json",
+            "Accept-Encoding": "gzip, deflate",  # what the reply is inflated from, with a bound
+        }
+        self._route: Route | None = None  # found on the first request (an invalid api_base
+        # fails that request, as send's does)
+        self._head = b""
+        self._model = ""
+        self._prefix = b""
+
+    def timed_out(self, timeout_s: float) -> Timeout:
+        """The error of a request that waited ``timeout_s`` without an answer."""
+        return _timeout(self.endpoint, timeout_s)
+
+    async def send(self, request: LLMRequest) -> LLMResponse:
+        """:func:`send` of ``request``, its wait unbounded here."""
+        endpoint = self.endpoint
+        route = self._route
+        if route is None or route[0].closed:  # a pool closed by aclose(): the loop's new one
+            route = self._route = POOLS.route(endpoint.api_base or "")
+            if isinstance(route[0], WirePool):
+                self._head = route[0].request_head(self.headers)
+        pool, url = route
+        params = request.params
+        headers = self.headers
+        if _PLAIN_BODY.isdisjoint(params):
+            data = self._body(request)
+        else:
+            data, headers = _body(request, headers)
+        if isinstance(pool, WirePool):
+            if headers is self.headers:
+                raw = await _post_on_wire(pool, self._head, data, endpoint)
+            else:
+                raw = await _post_on_wire(pool, pool.request_head(headers), data, endpoint)
+        else:
+            raw = await _post_through_proxy(pool, url, data, headers, endpoint)
+        return completion(endpoint, request.model, raw)
+
+    def _body(self, request: LLMRequest) -> bytes:
+        """The JSON :func:`_body` makes, of parts: the model's part is the same for every
+        request, and pydantic-core's encoder (a third of the json module's time for a
+        prompt and schema) writes the same compact JSON of each part as of the whole."""
+        if request.model != self._model:
+            self._model = request.model
+            self._prefix = b'{"model":%s,"messages":' % pydantic_core.to_json(
+                wire_model(request.model)
+            )
+        messages = pydantic_core.to_json(
+            [{"role": m.role, "content": m.content} for m in request.messages]
+        )
+        params = request.params
+        if not params:
+            return b"%s%s}" % (self._prefix, messages)
+        return b"%s%s,%s" % (self._prefix, messages, pydantic_core.to_json(params)[1:])
+
+
+_PLAIN_BODY = frozenset({"extra_body", "extra_headers", "model", "messages"})
+"""Parameters that change more than the body's tail (see :func:`_body`)."""
+
+
+def _body(request: LLMRequest, headers: dict[str, str]) -> tuple[bytes, dict[str, str]]:
+    """The body of ``request`` and the headers it is sent with: its messages and
+    parameters, ``extra_body`` merged into the body and ``extra_headers`` into
+    ``headers``."""
     params = request.params
     body: dict[str, Any] = {
         "model": wire_model(request.model),
         "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-    }
-    headers = {
-        "Authorization": f"Bearer {api_key_for(endpoint)}",
-        "Content-Type": "application/json",
-        "Accept-Encoding": "gzip, deflate",  # what the reply is inflated from, with a bound
     }
     if "extra_body" in params or "extra_headers" in params:
         params = dict(params)
@@ -139,35 +219,24 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
         if isinstance(extra_body, dict):
             body.update(extra_body)
         if isinstance(extra_headers, dict):
-            headers.update({str(k): str(v) for k, v in extra_headers.items()})
+            headers = {**headers, **{str(k): str(v) for k, v in extra_headers.items()}}
     else:
         body.update(params)
-    # pydantic-core's encoder: a third of the json module's time for a prompt and schema.
-    data = pydantic_core.to_json(body)
-    if isinstance(pool, WirePool):
-        raw = await _post_on_wire(pool, data, headers, endpoint, timeout_s)
-    else:
-        raw = await _post_through_proxy(pool, url, data, headers, endpoint, timeout_s)
-    return completion(endpoint, request.model, raw)
+    return pydantic_core.to_json(body), headers
 
 
-async def _post_on_wire(
-    pool: WirePool, data: bytes, headers: dict[str, str], endpoint: Endpoint, timeout_s: float
-) -> bytes:
-    """The body of a 2xx answer to ``data`` over the lean client; the errors of this
-    module otherwise."""
+async def _post_on_wire(pool: WirePool, head: bytes, data: bytes, endpoint: Endpoint) -> bytes:
+    """The body of a 2xx answer to ``data`` sent with the request ``head`` over the lean
+    client; the errors of this module otherwise."""
     try:
-        async with asyncio.timeout(timeout_s):
-            reply = await pool.post(data, headers, endpoint.max_reply_bytes)
-    except TimeoutError as exc:
-        raise _timeout(endpoint, timeout_s) from exc
+        status, reason, headers, body = await pool.exchange(head, data, endpoint.max_reply_bytes)
     except OSError as exc:
         raise _unreachable(endpoint, exc) from exc
-    if not 200 <= reply.status < 300:
-        raise status_error(endpoint, reply.status, reply.reason, reply.body or b"", reply.headers)
-    if reply.body is None:
+    if not 200 <= status < 300:
+        raise status_error(endpoint, status, reason, body or b"", headers)
+    if body is None:
         raise _over_cap(endpoint)
-    return reply.body
+    return body
 
 
 async def _post_through_proxy(
@@ -176,15 +245,13 @@ async def _post_through_proxy(
     data: bytes,
     headers: dict[str, str],
     endpoint: Endpoint,
-    timeout_s: float,
 ) -> bytes:
-    """The same as :func:`_post_on_wire`, through aiohttp (which speaks to proxies)."""
+    """The same as :func:`_post_on_wire`, through aiohttp (which speaks to proxies); its
+    wait is bounded by the caller."""
     import aiohttp
 
     try:
-        async with session.post(
-            url, data=data, headers=headers, timeout=_client_timeout(timeout_s)
-        ) as response:
+        async with session.post(url, data=data, headers=headers, timeout=_no_timeout()) as response:
             status = response.status
             raw = await read_capped(response, endpoint.max_reply_bytes)
             if not 200 <= status < 300:
@@ -194,8 +261,6 @@ async def _post_through_proxy(
             return raw
     except HTTPTransportError:
         raise
-    except TimeoutError as exc:
-        raise _timeout(endpoint, timeout_s) from exc
     except (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError) as exc:
         raise InvalidURLError(f"api_base {endpoint.api_base!r} is not an http(s) URL") from exc
     except (aiohttp.ClientError, OSError) as exc:
@@ -222,8 +287,10 @@ def _over_cap(endpoint: Endpoint) -> MalformedReplyError:
     )
 
 
-@functools.lru_cache(maxsize=64)
-def _client_timeout(timeout_s: float) -> aiohttp.ClientTimeout:
+@functools.cache
+def _no_timeout() -> aiohttp.ClientTimeout:
+    """No timeout of aiohttp's own (its session's default is 5 minutes): the caller's
+    bounds the request."""
     import aiohttp
 
-    return aiohttp.ClientTimeout(total=timeout_s)
+    return aiohttp.ClientTimeout()

@@ -113,11 +113,32 @@ class WirePool:
     async def post(self, body: bytes, headers: Mapping[str, str], cap: int) -> WireReply:
         """Send ``body`` with ``headers`` and read the answer (its body cut off past
         ``cap`` bytes, compressed or inflated)."""
-        request = self._request(body, headers)
+        return WireReply(*await self.exchange(self.request_head(headers), body, cap))
+
+    def request_head(self, headers: Mapping[str, str]) -> bytes:
+        """The request's line and ``headers`` as :meth:`exchange` sends them: made once
+        for headers sent with many bodies. A ``ValueError`` for a header holding a line
+        break or a colon in its name."""
+        lines = [self._head]
+        for name, value in headers.items():
+            if name.lower() in ("content-length", "host"):
+                continue  # each request's own, written by exchange
+            if any(c in name or c in value for c in "\r\n\0") or ":" in name:
+                raise ValueError(f"the header {name!r} holds a line break or a colon")
+            lines.append(f"{name}: {value}\r\n".encode("latin-1"))
+        return b"".join(lines)
+
+    async def exchange(
+        self, head: bytes, body: bytes, cap: int
+    ) -> tuple[int, str, dict[str, str], bytes | None]:
+        """:meth:`post` of ``body`` with the :meth:`request_head` ``head``: the answer's
+        status, reason, headers and body (None past ``cap``), as :class:`WireReply`
+        holds them."""
+        request = b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body)
         while True:
             connection, reused = await self._connection()
             try:
-                head, body_bytes = await connection.exchange(request, cap)
+                answer_head, body_bytes = await connection.exchange(request, cap)
             except _StaleConnection:
                 if reused:
                     continue
@@ -125,15 +146,17 @@ class WirePool:
             except BaseException:
                 connection.close()
                 raise
-            status, reason, answer_headers, keep = head
+            status, reason, answer_headers, keep = answer_head
             if keep and not connection.closed:
                 self._idle.append((time.monotonic(), connection))
             else:
                 connection.close()
             if body_bytes is None:
-                return WireReply(status, reason, answer_headers, None)
-            inflated = inflate_capped(body_bytes, answer_headers.get("content-encoding", ""), cap)
-            return WireReply(status, reason, answer_headers, inflated)
+                return status, reason, answer_headers, None
+            encoding = answer_headers.get("content-encoding")
+            if encoding is None and len(body_bytes) <= cap:
+                return status, reason, answer_headers, body_bytes  # as inflate_capped gives it
+            return status, reason, answer_headers, inflate_capped(body_bytes, encoding or "", cap)
 
     def close(self) -> None:
         """Close every idle connection; the pool takes no more requests."""
@@ -141,18 +164,6 @@ class WirePool:
         idle, self._idle = self._idle, []
         for _since, connection in idle:
             connection.close()
-
-    def _request(self, body: bytes, headers: Mapping[str, str]) -> bytes:
-        lines = [self._head]
-        for name, value in headers.items():
-            if name.lower() in ("content-length", "host"):
-                continue  # this request's own, written here
-            if any(c in name or c in value for c in "\r\n\0") or ":" in name:
-                raise ValueError(f"the header {name!r} holds a line break or a colon")
-            lines.append(f"{name}: {value}\r\n".encode("latin-1"))
-        lines.append(b"Content-Length: %d\r\n\r\n" % len(body))
-        lines.append(body)
-        return b"".join(lines)
 
     async def _connection(self) -> tuple[_Connection, bool]:
         now = time.monotonic()

@@ -29,7 +29,7 @@ from sotopia_are.llm.errors import MalformedReplyError
 from sotopia_are.llm.http_transport import PLACEHOLDER_KEY, json_problem, malformed
 from sotopia_are.llm.request import LLMRequest, LLMResponse
 
-__all__ = ["PLACEHOLDER_KEY", "missing_key_variables", "send"]
+__all__ = ["PLACEHOLDER_KEY", "Sender", "missing_key_variables", "send"]
 
 
 async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLMResponse:
@@ -44,6 +44,40 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
         response = await http_transport.send(request, endpoint, timeout_s)
     else:
         response = await _send_litellm(request, endpoint, timeout_s)
+    return _checked(endpoint, response)
+
+
+class Sender:
+    """:func:`send` for many requests to one endpoint from the running loop, with what
+    they share made once (see :class:`~sotopia_are.llm.http_transport.Sender`).
+
+    Through litellm each request is bounded by ``timeout_s``, as by :func:`send`; over
+    HTTP it is not (:attr:`bounded` is False): the caller bounds each request's wait to
+    ``timeout_s`` and raises :meth:`timed_out` past it, the error :func:`send` raises."""
+
+    __slots__ = ("_http", "bounded", "endpoint", "timeout_s")
+
+    def __init__(self, endpoint: Endpoint, timeout_s: float) -> None:
+        self.endpoint, self.timeout_s = endpoint, timeout_s
+        self._http = http_transport.Sender(endpoint) if endpoint.transport == "http" else None
+        self.bounded = self._http is None
+
+    def timed_out(self) -> Exception:
+        """The error of a request over HTTP that waited ``timeout_s`` without an answer."""
+        assert self._http is not None, "litellm bounds its own requests"
+        return self._http.timed_out(self.timeout_s)
+
+    async def send(self, request: LLMRequest) -> LLMResponse:
+        """:func:`send` of ``request`` (its wait unbounded over HTTP)."""
+        if self._http is not None:
+            return _checked(self.endpoint, await self._http.send(request))
+        return _checked(self.endpoint, await _send_litellm(request, self.endpoint, self.timeout_s))
+
+
+def _checked(endpoint: Endpoint, response: LLMResponse) -> LLMResponse:
+    """``response``, unless its text is malformed (see :func:`_unencodable`)."""
+    if response.text.isascii():  # nothing to encode: the common case, without a copy
+        return response
     problem = _unencodable(response.text)
     if problem is not None:
         raise _malformed(endpoint, problem)
