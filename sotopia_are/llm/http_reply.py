@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from sotopia_are.llm.config import Endpoint
 
-__all__ = ["completion", "read_capped"]
+__all__ = ["completion", "read_capped", "unencodable"]
 
 
 async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes | None:
@@ -74,6 +74,10 @@ def completion(endpoint: Endpoint, model: str, raw: bytes) -> LLMResponse:
         completion_tokens = _count(usage.get("completion_tokens"))
     timings = reply.get("timings")
     text = content if isinstance(content, str) else "" if content is None else str(content)
+    if not text.isascii():  # ASCII encodes as it is: the common case, without a copy
+        problem = unencodable(text)
+        if problem is not None:
+            raise malformed(endpoint, problem)
     # Each field is of its type already (read and checked here): not validated again.
     return of_valid_fields(
         LLMResponse,
@@ -85,6 +89,22 @@ def completion(endpoint: Endpoint, model: str, raw: bytes) -> LLMResponse:
             "service_s": None if timings is None else _service_seconds(timings),
         },
     )
+
+
+def unencodable(text: str) -> str | None:
+    """What is wrong with a reply's ``text`` that cannot be encoded as UTF-8 (a lone
+    surrogate, which a JSON body may carry as a ``\\ud800`` escape), else None. Such text
+    would fail the episode later, when its record is written; as a malformed reply it is
+    asked for again (on either transport)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = f"\\u{ord(text[error.start]):04x}"
+        return (
+            f"a reply whose text is not valid Unicode (a lone surrogate {code} at character "
+            f"{error.start})"
+        )
+    return None
 
 
 def _loads(endpoint: Endpoint, raw: bytes) -> Any:

@@ -46,9 +46,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pydantic_core
+from pydantic import JsonValue
 
 from sotopia_are.llm.errors import MalformedReplyError
 from sotopia_are.llm.http_errors import (
@@ -70,7 +72,7 @@ from sotopia_are.llm.http_errors import (
     status_error,
 )
 from sotopia_are.llm.http_pools import POOLS, Route, aclose
-from sotopia_are.llm.http_reply import completion, read_capped
+from sotopia_are.llm.http_reply import completion, read_capped, unencodable
 from sotopia_are.llm.http_wire import WirePool
 from sotopia_are.llm.openai_compatible import (
     OPENAI_COMPATIBLE_PROVIDERS,
@@ -112,6 +114,7 @@ __all__ = [
     "key_variables",
     "malformed",
     "send",
+    "unencodable",
     "wire_model",
 ]
 
@@ -136,7 +139,7 @@ class Sender:
     :class:`~sotopia_are.llm.watchdog.Watchdog` does: a timer per request costs more than
     the rest of this module's work on it)."""
 
-    __slots__ = ("_head", "_model", "_prefix", "_route", "endpoint", "headers")
+    __slots__ = ("_head", "_model", "_prefix", "_route", "_tails", "endpoint", "headers")
 
     def __init__(self, endpoint: Endpoint) -> None:
         assert endpoint.api_base is not None, "the HTTP transport needs an api_base"
@@ -151,6 +154,7 @@ class Sender:
         self._head = b""
         self._model = ""
         self._prefix = b""
+        self._tails: dict[tuple[object, ...], tuple[object, bytes]] = {}
 
     def timed_out(self, timeout_s: float) -> Timeout:
         """The error of a request that waited ``timeout_s`` without an answer."""
@@ -171,18 +175,26 @@ class Sender:
             data = self._body(request)
         else:
             data, headers = _body(request, headers)
-        if isinstance(pool, WirePool):
-            if headers is self.headers:
-                raw = await _post_on_wire(pool, self._head, data, endpoint)
-            else:
-                raw = await _post_on_wire(pool, pool.request_head(headers), data, endpoint)
-        else:
+        if not isinstance(pool, WirePool):
             raw = await _post_through_proxy(pool, url, data, headers, endpoint)
-        return completion(endpoint, request.model, raw)
+            return completion(endpoint, request.model, raw)
+        head = self._head if headers is self.headers else pool.request_head(headers)
+        try:
+            status, reason, answer_headers, body = await pool.exchange(
+                head, data, endpoint.max_reply_bytes
+            )
+        except OSError as exc:
+            raise _unreachable(endpoint, exc) from exc
+        if not 200 <= status < 300:
+            raise status_error(endpoint, status, reason, body or b"", answer_headers)
+        if body is None:
+            raise _over_cap(endpoint)
+        return completion(endpoint, request.model, body)
 
     def _body(self, request: LLMRequest) -> bytes:
         """The JSON :func:`_body` makes, of parts: the model's part is the same for every
-        request, and pydantic-core's encoder (a third of the json module's time for a
+        request, and so is the parameters' for the requests of one output type (see
+        :meth:`_tail`). pydantic-core's encoder (a third of the json module's time for a
         prompt and schema) writes the same compact JSON of each part as of the whole."""
         if request.model != self._model:
             self._model = request.model
@@ -192,10 +204,48 @@ class Sender:
         messages = pydantic_core.to_json(
             [{"role": m.role, "content": m.content} for m in request.messages]
         )
-        params = request.params
+        return b"%s%s%s" % (self._prefix, messages, self._tail(request.params))
+
+    def _tail(self, params: Mapping[str, JsonValue]) -> bytes:
+        """The end of a body with ``params``: ``,"max_tokens":…,"response_format":…}``
+        (``}`` without parameters).
+
+        A structured call's parameters end with its response format, the same object for
+        every request of its output type (see
+        :func:`~sotopia_are.llm.structured.response_format_for`; never changed once made),
+        whose JSON schema is most of the body's parameters: a tail is kept by that object's
+        identity (the object kept with it) and the other values, when they are ints,
+        strings or floats (each with its type: ``1``, ``1.0`` and ``True`` are equal but
+        written apart), a few per sender."""
         if not params:
-            return b"%s%s}" % (self._prefix, messages)
-        return b"%s%s,%s" % (self._prefix, messages, pydantic_core.to_json(params)[1:])
+            return b"}"
+        *others, (name, format_) = params.items()
+        key: tuple[object, ...] | None = None
+        if name == "response_format" and isinstance(format_, dict):
+            parts: list[object] = [id(format_)]
+            for other, value in others:
+                kind = type(value)
+                if kind is float:
+                    value = value.hex()  # type: ignore[union-attr]  # 0.0 and -0.0 apart
+                elif kind is not int and kind is not str:
+                    break  # (a bool is equal to an int and written otherwise)
+                parts += (other, kind, value)
+            else:
+                key = tuple(parts)
+                found = self._tails.get(key)
+                if found is not None and found[0] is format_:
+                    return found[1]
+        tail = b",%s" % pydantic_core.to_json(params)[1:]
+        if key is not None:
+            if len(self._tails) >= _KEPT_TAILS:
+                self._tails.clear()
+            self._tails[key] = (format_, tail)
+        return tail
+
+
+_KEPT_TAILS = 64
+"""Parameters' tails a sender keeps (see :meth:`Sender._tail`): a batch's output types are
+one per agent name and set of actions, a few at a time per worker."""
 
 
 _PLAIN_BODY = frozenset({"extra_body", "extra_headers", "model", "messages"})
@@ -225,20 +275,6 @@ def _body(request: LLMRequest, headers: dict[str, str]) -> tuple[bytes, dict[str
     return pydantic_core.to_json(body), headers
 
 
-async def _post_on_wire(pool: WirePool, head: bytes, data: bytes, endpoint: Endpoint) -> bytes:
-    """The body of a 2xx answer to ``data`` sent with the request ``head`` over the lean
-    client; the errors of this module otherwise."""
-    try:
-        status, reason, headers, body = await pool.exchange(head, data, endpoint.max_reply_bytes)
-    except OSError as exc:
-        raise _unreachable(endpoint, exc) from exc
-    if not 200 <= status < 300:
-        raise status_error(endpoint, status, reason, body or b"", headers)
-    if body is None:
-        raise _over_cap(endpoint)
-    return body
-
-
 async def _post_through_proxy(
     session: aiohttp.ClientSession,
     url: str,
@@ -246,8 +282,8 @@ async def _post_through_proxy(
     headers: dict[str, str],
     endpoint: Endpoint,
 ) -> bytes:
-    """The same as :func:`_post_on_wire`, through aiohttp (which speaks to proxies); its
-    wait is bounded by the caller."""
+    """The body of a 2xx answer to ``data``, through aiohttp (which speaks to proxies); the
+    errors of this module otherwise. Its wait is bounded by the caller."""
     import aiohttp
 
     try:

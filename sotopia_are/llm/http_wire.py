@@ -136,9 +136,12 @@ class WirePool:
         holds them."""
         request = b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body)
         while True:
-            connection, reused = await self._connection()
+            connection = self._reusable()
+            reused = connection is not None
+            if connection is None:
+                connection = await self._connect()
             try:
-                answer_head, body_bytes = await connection.exchange(request, cap)
+                answer_head, body_bytes = await connection.send(request, cap)
             except _StaleConnection:
                 if reused:
                     continue
@@ -146,6 +149,8 @@ class WirePool:
             except BaseException:
                 connection.close()
                 raise
+            finally:
+                connection.finish()
             status, reason, answer_headers, keep = answer_head
             if keep and not connection.closed:
                 self._idle.append((time.monotonic(), connection))
@@ -165,13 +170,17 @@ class WirePool:
         for _since, connection in idle:
             connection.close()
 
-    async def _connection(self) -> tuple[_Connection, bool]:
+    def _reusable(self) -> _Connection | None:
+        """A fresh idle connection, if there is one (the stale ones are closed)."""
         now = time.monotonic()
         while self._idle:
             since, connection = self._idle.pop()
             if not connection.closed and now - since < IDLE_S:
-                return connection, True
+                return connection
             connection.close()
+        return None
+
+    async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
         _transport, connection = await loop.create_connection(
             _Connection,
@@ -180,7 +189,7 @@ class WirePool:
             ssl=self._ssl,
             server_hostname=self.host if self.secure else None,
         )
-        return connection, False
+        return connection
 
 
 Head = tuple[int, str, dict[str, str], bool]
@@ -246,20 +255,22 @@ class _Connection(asyncio.Protocol):
 
     # -- an exchange --------------------------------------------------------------------
 
-    async def exchange(self, request: bytes, cap: int) -> tuple[Head, bytes | None]:
-        """Write ``request``; the answer's head and raw body (None once past ``cap``)."""
+    def send(self, request: bytes, cap: int) -> asyncio.Future[tuple[Head, bytes | None]]:
+        """Write ``request``: the future of the answer's head and raw body (None once past
+        ``cap``). Call :meth:`finish` once it is done (or abandoned)."""
         assert self.transport is not None and self._waiter is None
-        self._waiter = asyncio.get_running_loop().create_future()
+        waiter = self._waiter = asyncio.get_running_loop().create_future()
         self._cap = cap
         self._buffer.clear()
         self._received = False
         self.transport.write(request)
-        try:
-            return await self._waiter
-        finally:
-            self._waiter = None
-            self._head = None
-            self._chunks = []
+        return waiter
+
+    def finish(self) -> None:
+        """The exchange :meth:`send` began is over: ready for the next."""
+        self._waiter = None
+        self._head = None
+        self._chunks = []
 
     def close(self) -> None:
         self.closed = True

@@ -76,6 +76,10 @@ class LLMSession:
     empty): a long-lived parent, such as a batch worker's, whose episodes' records live
     with the episodes, so its memory stays flat however many episodes it finishes. Its
     scoped children keep theirs as usual.
+
+    The ``SOTOPIA_ARE_*`` environment variables are read on a session's (or its tree's)
+    first call to a model, and a provider's key variable (``OPENAI_API_KEY``) on an event
+    loop's first request to an endpoint over HTTP: set them before.
     """
 
     def __init__(
@@ -104,6 +108,9 @@ class LLMSession:
         self._count = 0
         self._tally = UsageTally()  # the totals of the calls not retained
         self._parent: LLMSession | None = None
+        # The endpoint of each (model, api_base, api_key) a call asked for, under the
+        # config it was made with; shared with the scoped children (see _endpoint).
+        self._endpoints: dict[tuple[str, str | None, str | None], tuple[LLMConfig, Endpoint]] = {}
 
     @classmethod
     def recording(
@@ -150,6 +157,7 @@ class LLMSession:
             output_modes=self.output_modes,
         )
         child._parent = self
+        child._endpoints = self._endpoints
         return child
 
     @property
@@ -238,7 +246,7 @@ class LLMSession:
         Every call, failed or not, is appended to :attr:`calls`; raised
         :class:`LLMError`\\ s carry it as ``.call``.
         """
-        endpoint = self.config.endpoint(model, api_base=api_base, api_key=api_key)
+        endpoint = self._endpoint(model, api_base, api_key)
         mode: OutputMode | None = None
         if output_type is not None:
             mode = resolve_output_mode(
@@ -270,6 +278,21 @@ class LLMSession:
                 if weaker is None:
                     raise
                 mode = weaker
+
+    def _endpoint(self, model: str, api_base: str | None, api_key: str | None) -> Endpoint:
+        """``config.endpoint(model, api_base=…, api_key=…)``, made on the first call that
+        asks for it (in this session or another of its tree): the ``SOTOPIA_ARE_*``
+        variables are read then, not on every call (a missing variable's lookup raises and
+        catches a KeyError)."""
+        key = (model, api_base, api_key)
+        found = self._endpoints.get(key)
+        if found is not None and found[0] is self.config:
+            return found[1]
+        endpoint = self.config.endpoint(model, api_base=api_base, api_key=api_key)
+        if len(self._endpoints) >= _KEPT_ENDPOINTS:
+            self._endpoints.clear()
+        self._endpoints[key] = (self.config, endpoint)
+        return endpoint
 
     async def _generate_in_mode(
         self,
@@ -462,6 +485,9 @@ def _answered(
         "normalized": [],
     }
 
+
+_KEPT_ENDPOINTS = 64
+"""Endpoints a session tree keeps (see :meth:`LLMSession._endpoint`): a run calls a few."""
 
 _PARAMS: TypeAdapter[dict[str, JsonValue]] = TypeAdapter(dict[str, JsonValue])
 """A caller's request parameters, checked (and copied) as a request checks its own."""
