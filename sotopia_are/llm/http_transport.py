@@ -139,7 +139,16 @@ class Sender:
     :class:`~sotopia_are.llm.watchdog.Watchdog` does: a timer per request costs more than
     the rest of this module's work on it)."""
 
-    __slots__ = ("_head", "_model", "_prefix", "_route", "_tails", "endpoint", "headers")
+    __slots__ = (
+        "_contents",
+        "_head",
+        "_model",
+        "_prefix",
+        "_route",
+        "_tails",
+        "endpoint",
+        "headers",
+    )
 
     def __init__(self, endpoint: Endpoint) -> None:
         assert endpoint.api_base is not None, "the HTTP transport needs an api_base"
@@ -155,6 +164,7 @@ class Sender:
         self._model = ""
         self._prefix = b""
         self._tails: dict[tuple[object, ...], tuple[object, bytes]] = {}
+        self._contents: dict[int, tuple[str, bytes]] = {}
 
     def timed_out(self, timeout_s: float) -> Timeout:
         """The error of a request that waited ``timeout_s`` without an answer."""
@@ -194,17 +204,31 @@ class Sender:
     def _body(self, request: LLMRequest) -> bytes:
         """The JSON :func:`_body` makes, of parts: the model's part is the same for every
         request, and so is the parameters' for the requests of one output type (see
-        :meth:`_tail`). pydantic-core's encoder (a third of the json module's time for a
-        prompt and schema) writes the same compact JSON of each part as of the whole."""
+        :meth:`_tail`) and a system message's, when it is the same text (a prompt's system
+        message is, for each agent: see :class:`~sotopia_are.llm.templates.PromptLibrary`),
+        kept by the text's identity (the text kept with it). pydantic-core's encoder (a
+        third of the json module's time for a prompt and schema) writes the same compact
+        JSON of each part as of the whole."""
         if request.model != self._model:
             self._model = request.model
             self._prefix = b'{"model":%s,"messages":' % pydantic_core.to_json(
                 wire_model(request.model)
             )
-        messages = pydantic_core.to_json(
-            [{"role": m.role, "content": m.content} for m in request.messages]
-        )
-        return b"%s%s%s" % (self._prefix, messages, self._tail(request.params))
+        contents = self._contents
+        parts = []
+        for message in request.messages:
+            content = message.content
+            kept = contents.get(id(content))
+            if kept is not None and kept[0] is content:
+                encoded = kept[1]
+            else:
+                encoded = pydantic_core.to_json(content)
+                if message.role == "system":
+                    if len(contents) >= _KEPT_CONTENTS:
+                        contents.clear()
+                    contents[id(content)] = (content, encoded)
+            parts.append(b'{"role":"%s","content":%s}' % (_ROLES[message.role], encoded))
+        return b"%s[%s]%s" % (self._prefix, b",".join(parts), self._tail(request.params))
 
     def _tail(self, params: Mapping[str, JsonValue]) -> bytes:
         """The end of a body with ``params``: ``,"max_tokens":…,"response_format":…}``
@@ -242,6 +266,12 @@ class Sender:
             self._tails[key] = (format_, tail)
         return tail
 
+
+_ROLES = {"system": b"system", "user": b"user", "assistant": b"assistant"}
+"""A message's role as its JSON string holds it (no character to escape)."""
+
+_KEPT_CONTENTS = 256
+"""System messages' JSON a sender keeps (see :meth:`Sender._body`): one per agent name."""
 
 _KEPT_TAILS = 64
 """Parameters' tails a sender keeps (see :meth:`Sender._tail`): a batch's output types are

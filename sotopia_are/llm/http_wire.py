@@ -291,26 +291,25 @@ class _Connection(asyncio.Protocol):
                 raise WireProtocolError("the connection ended inside the answer's headers")
             return False
         assert self._head is not None
+        buffer, start = self._buffer, self._body_start
         if self._chunked:
             body = self._read_chunks()
+            consumed = self._chunk_at
         elif self._length is not None:
-            end = self._body_start + self._length
-            body = bytes(self._buffer[self._body_start : end]) if len(self._buffer) >= end else None
+            consumed = start + self._length
+            body = bytes(buffer[start:consumed]) if len(buffer) >= consumed else None
         else:
-            body = bytes(self._buffer[self._body_start :]) if eof else None
+            body = bytes(buffer[start:]) if eof else None
+            consumed = len(buffer)
         if body is None or len(body) > self._cap:
-            if len(self._buffer) - self._body_start > self._cap:
-                self._done(None, keep=False)  # what is left of it is not read
+            if len(buffer) - start > self._cap:
+                self._done(None, False)  # what is left of it is not read
                 return True
             return False
-        keep = self._head[3] and len(self._buffer) == self._body_start + self._consumed(body)
-        self._done(body, keep=keep)
+        self._done(body, self._head[3] and len(buffer) == consumed)
         return True
 
-    def _consumed(self, body: bytes) -> int:
-        return self._chunk_at if self._chunked else len(body)
-
-    def _done(self, body: bytes | None, *, keep: bool) -> None:
+    def _done(self, body: bytes | None, keep: bool) -> None:
         assert self._waiter is not None and self._head is not None
         status, reason, headers, _keep = self._head
         self._waiter.set_result(((status, reason, headers, keep), body))
@@ -323,7 +322,7 @@ class _Connection(asyncio.Protocol):
             raise WireProtocolError(f"headers over {_MAX_HEAD:,} bytes")
         if end < 0:
             return False
-        lines = bytes(self._buffer[:end]).decode("latin-1").split("\r\n")
+        lines = self._buffer[:end].decode("latin-1").split("\r\n")
         status_line = lines[0].split(" ", 2)
         if len(status_line) < 2 or not status_line[0].startswith("HTTP/1."):
             raise WireProtocolError(f"no HTTP status line: {lines[0][:80]!r}")
