@@ -205,6 +205,7 @@ class _Connection(asyncio.Protocol):
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
         self._buffer = bytearray()
         self._waiter: asyncio.Future[tuple[Head, bytes | None]] | None = None
@@ -222,6 +223,7 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports have the methods of asyncio.Transport, not the class.
         self.transport = cast(asyncio.Transport, transport)
+        self._loop = asyncio.get_running_loop()
 
     def data_received(self, data: bytes) -> None:
         self._received = True
@@ -259,7 +261,8 @@ class _Connection(asyncio.Protocol):
         """Write ``request``: the future of the answer's head and raw body (None once past
         ``cap``). Call :meth:`finish` once it is done (or abandoned)."""
         assert self.transport is not None and self._waiter is None
-        waiter = self._waiter = asyncio.get_running_loop().create_future()
+        # The loop's future, made without the loop's create_future (a layer in Python).
+        waiter = self._waiter = asyncio.Future(loop=self._loop)
         self._cap = cap
         self._buffer.clear()
         self._received = False
