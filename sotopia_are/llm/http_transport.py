@@ -19,7 +19,8 @@ run's records do not depend on the transport:
   ``extra_headers`` into the headers, as litellm and the openai SDK do), with the model's
   provider prefix (``openai/``, ``hosted_vllm/``) taken off, as litellm does;
 * the key is the endpoint's, else the provider's variable (``OPENAI_API_KEY`` for
-  ``openai/``), else :data:`~sotopia_are.llm.transport.PLACEHOLDER_KEY`;
+  ``openai/``), else :data:`~sotopia_are.llm.transport.PLACEHOLDER_KEY` (a model call reads
+  the variable on its event loop's first request to the endpoint, see :class:`Sender`);
 * usage is the reply's ``usage`` (None when the server sends none); cost is priced from
   litellm's bundled price table when the model has a price there (``openai/gpt-4o-mini``
   behind a proxy), else None, as litellm would (a local model has no price);
@@ -29,7 +30,7 @@ run's records do not depend on the transport:
   which :mod:`sotopia_are.llm.failures` classifies without importing litellm; a 200 that
   is no chat completion is a :class:`~sotopia_are.llm.errors.MalformedReplyError` with the
   same words as the litellm path;
-* ``timeout_s`` bounds the whole request.
+* ``timeout_s`` bounds the whole request (a :class:`Sender`'s caller bounds it instead).
 
 Neither litellm nor this module's pool is imported by ``import sotopia_are``; a process
 that only talks to OpenAI-compatible servers never imports litellm (about 200 MB and 3 s

@@ -18,8 +18,9 @@ Lowering the limit stops at the server's decoding slots when it says how many
 (:mod:`~sotopia_are.llm.server_slots`, asked on an endpoint's first request): there a
 request outliving its timeout means slow decoding, not a queue fewer requests would cut.
 
-``LLMConfig.max_wait_s`` bounds one request's wait whatever the endpoint does (the
-transport's own timeout): a server that answers its model list but never a chat request is
+``LLMConfig.max_wait_s`` bounds one request's wait whatever the endpoint does (litellm's
+own timeout, or the watchdog's deadline over the HTTP transport, which keeps no timer per
+request of its own): a server that answers its model list but never a chat request is
 reported then.
 """
 
