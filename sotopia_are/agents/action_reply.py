@@ -200,7 +200,9 @@ def action_output_type(
     """
     recipients = [name for name in participants if name != sender]
 
-    def check_action_type(value: ActionType, _info: ValidationInfo) -> ActionType:
+    # Validators that do not read the other fields take no ValidationInfo: pydantic makes
+    # one for every call of a validator that asks for it.
+    def check_action_type(value: ActionType) -> ActionType:
         if value not in available_actions:
             raise ValueError(
                 f"{value!r} is not available now; choose one of {list(available_actions)}"
@@ -219,7 +221,7 @@ def action_output_type(
             )
         return value
 
-    def check_recipients(value: list[str] | None, _info: ValidationInfo) -> list[str] | None:
+    def check_recipients(value: list[str] | None) -> list[str] | None:
         return validate_recipients(value, participants, sender) if value else None
 
     # The schema states the enums a server enforces while decoding; validation keeps the

@@ -35,8 +35,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Iterator
-from contextlib import AbstractAsyncContextManager, contextmanager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Protocol
@@ -192,6 +191,15 @@ class AdaptiveLimit:
     def locked(self) -> bool:
         """Whether an :meth:`acquire` would wait."""
         return self._held >= self.limit or bool(self._waiters)
+
+    def take(self) -> int | None:
+        """A free slot at once (the epoch to hand back to :meth:`release`), if no one waits
+        for one; else None. What :meth:`acquire` does without a coroutine, when it would
+        not wait."""
+        if self._held < self.limit and not self._waiters:
+            self._held += 1
+            return self.epoch
+        return None
 
     async def acquire(self) -> int:
         """Wait for a slot; return the epoch to hand back to :meth:`release`."""
@@ -496,17 +504,18 @@ class ConcurrencyRegistry:
         local = self.limit(endpoint, limit)
         return local if self.shared is None else _SharedGate(local, self.shared, endpoint)
 
-    @contextmanager
-    def sending(self) -> Iterator[None]:
-        """Count one request in flight for the duration of the block."""
+    def sending(self) -> int:
+        """Count one request in flight from now; the ticket to hand to :meth:`sent` when
+        it ends."""
         with self._lock:
             ticket = next(self._tickets)
             self._sent[ticket] = time.monotonic()
-        try:
-            yield
-        finally:
-            with self._lock:
-                del self._sent[ticket]
+        return ticket
+
+    def sent(self, ticket: int) -> None:
+        """The request :meth:`sending` gave ``ticket`` is no longer in flight."""
+        with self._lock:
+            del self._sent[ticket]
 
     def in_flight(self) -> InFlight:
         """The requests in flight in this process now, and what its limits allow (safe from

@@ -113,17 +113,47 @@ class WirePool:
     async def post(self, body: bytes, headers: Mapping[str, str], cap: int) -> WireReply:
         """Send ``body`` with ``headers`` and read the answer (its body cut off past
         ``cap`` bytes, compressed or inflated)."""
-        return await self._exchange(self._request(body, headers), cap)
+        return WireReply(*await self.exchange(self.request_head(headers), body, cap))
 
     async def get(self, headers: Mapping[str, str], cap: int) -> WireReply:
-        """``GET`` the pool's URL with ``headers`` and read the answer, as :meth:`post`."""
-        return await self._exchange(self._request(None, headers), cap)
+        """``GET`` the pool's URL with ``headers`` (no body) and read the answer, as
+        :meth:`post`."""
+        head = b"GET " + self.request_head(headers).removeprefix(b"POST ")
+        return WireReply(*await self._send(head + b"\r\n", cap))
 
-    async def _exchange(self, request: bytes, cap: int) -> WireReply:
+    def request_head(self, headers: Mapping[str, str]) -> bytes:
+        """The request's line and ``headers`` as :meth:`exchange` sends them: made once
+        for headers sent with many bodies. A ``ValueError`` for a header holding a line
+        break or a colon in its name."""
+        lines = [self._head]
+        for name, value in headers.items():
+            if name.lower() in ("content-length", "host"):
+                continue  # each request's own, written by exchange
+            if any(c in name or c in value for c in "\r\n\0") or ":" in name:
+                raise ValueError(f"the header {name!r} holds a line break or a colon")
+            lines.append(f"{name}: {value}\r\n".encode("latin-1"))
+        return b"".join(lines)
+
+    async def exchange(
+        self, head: bytes, body: bytes, cap: int
+    ) -> tuple[int, str, dict[str, str], bytes | None]:
+        """:meth:`post` of ``body`` with the :meth:`request_head` ``head``: the answer's
+        status, reason, headers and body (None past ``cap``), as :class:`WireReply`
+        holds them."""
+        return await self._send(b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body), cap)
+
+    async def _send(
+        self, request: bytes, cap: int
+    ) -> tuple[int, str, dict[str, str], bytes | None]:
+        """Send the bytes of ``request`` on a connection and read the answer, as
+        :meth:`exchange` says."""
         while True:
-            connection, reused = await self._connection()
+            connection = self._reusable()
+            reused = connection is not None
+            if connection is None:
+                connection = await self._connect()
             try:
-                head, body_bytes = await connection.exchange(request, cap)
+                answer_head, body_bytes = await connection.send(request, cap)
             except _StaleConnection:
                 if reused:
                     continue
@@ -131,15 +161,19 @@ class WirePool:
             except BaseException:
                 connection.close()
                 raise
-            status, reason, answer_headers, keep = head
+            finally:
+                connection.finish()
+            status, reason, answer_headers, keep = answer_head
             if keep and not connection.closed:
                 self._idle.append((time.monotonic(), connection))
             else:
                 connection.close()
             if body_bytes is None:
-                return WireReply(status, reason, answer_headers, None)
-            inflated = inflate_capped(body_bytes, answer_headers.get("content-encoding", ""), cap)
-            return WireReply(status, reason, answer_headers, inflated)
+                return status, reason, answer_headers, None
+            encoding = answer_headers.get("content-encoding")
+            if encoding is None and len(body_bytes) <= cap:
+                return status, reason, answer_headers, body_bytes  # as inflate_capped gives it
+            return status, reason, answer_headers, inflate_capped(body_bytes, encoding or "", cap)
 
     def close(self) -> None:
         """Close every idle connection; the pool takes no more requests."""
@@ -148,29 +182,17 @@ class WirePool:
         for _since, connection in idle:
             connection.close()
 
-    def _request(self, body: bytes | None, headers: Mapping[str, str]) -> bytes:
-        """The bytes of a POST of ``body``, or of a GET (None: no body, no length)."""
-        lines = [self._head if body is not None else b"GET " + self._head.removeprefix(b"POST ")]
-        for name, value in headers.items():
-            if name.lower() in ("content-length", "host"):
-                continue  # this request's own, written here
-            if any(c in name or c in value for c in "\r\n\0") or ":" in name:
-                raise ValueError(f"the header {name!r} holds a line break or a colon")
-            lines.append(f"{name}: {value}\r\n".encode("latin-1"))
-        if body is None:
-            lines.append(b"\r\n")
-        else:
-            lines.append(b"Content-Length: %d\r\n\r\n" % len(body))
-            lines.append(body)
-        return b"".join(lines)
-
-    async def _connection(self) -> tuple[_Connection, bool]:
+    def _reusable(self) -> _Connection | None:
+        """A fresh idle connection, if there is one (the stale ones are closed)."""
         now = time.monotonic()
         while self._idle:
             since, connection = self._idle.pop()
             if not connection.closed and now - since < IDLE_S:
-                return connection, True
+                return connection
             connection.close()
+        return None
+
+    async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
         _transport, connection = await loop.create_connection(
             _Connection,
@@ -179,7 +201,7 @@ class WirePool:
             ssl=self._ssl,
             server_hostname=self.host if self.secure else None,
         )
-        return connection, False
+        return connection
 
 
 Head = tuple[int, str, dict[str, str], bool]
@@ -195,6 +217,7 @@ class _Connection(asyncio.Protocol):
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
         self._buffer = bytearray()
         self._waiter: asyncio.Future[tuple[Head, bytes | None]] | None = None
@@ -212,6 +235,7 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports have the methods of asyncio.Transport, not the class.
         self.transport = cast(asyncio.Transport, transport)
+        self._loop = asyncio.get_running_loop()
 
     def data_received(self, data: bytes) -> None:
         self._received = True
@@ -245,20 +269,23 @@ class _Connection(asyncio.Protocol):
 
     # -- an exchange --------------------------------------------------------------------
 
-    async def exchange(self, request: bytes, cap: int) -> tuple[Head, bytes | None]:
-        """Write ``request``; the answer's head and raw body (None once past ``cap``)."""
+    def send(self, request: bytes, cap: int) -> asyncio.Future[tuple[Head, bytes | None]]:
+        """Write ``request``: the future of the answer's head and raw body (None once past
+        ``cap``). Call :meth:`finish` once it is done (or abandoned)."""
         assert self.transport is not None and self._waiter is None
-        self._waiter = asyncio.get_running_loop().create_future()
+        # The loop's future, made without the loop's create_future (a layer in Python).
+        waiter = self._waiter = asyncio.Future(loop=self._loop)
         self._cap = cap
         self._buffer.clear()
         self._received = False
         self.transport.write(request)
-        try:
-            return await self._waiter
-        finally:
-            self._waiter = None
-            self._head = None
-            self._chunks = []
+        return waiter
+
+    def finish(self) -> None:
+        """The exchange :meth:`send` began is over: ready for the next."""
+        self._waiter = None
+        self._head = None
+        self._chunks = []
 
     def close(self) -> None:
         self.closed = True
@@ -279,26 +306,25 @@ class _Connection(asyncio.Protocol):
                 raise WireProtocolError("the connection ended inside the answer's headers")
             return False
         assert self._head is not None
+        buffer, start = self._buffer, self._body_start
         if self._chunked:
             body = self._read_chunks()
+            consumed = self._chunk_at
         elif self._length is not None:
-            end = self._body_start + self._length
-            body = bytes(self._buffer[self._body_start : end]) if len(self._buffer) >= end else None
+            consumed = start + self._length
+            body = bytes(buffer[start:consumed]) if len(buffer) >= consumed else None
         else:
-            body = bytes(self._buffer[self._body_start :]) if eof else None
+            body = bytes(buffer[start:]) if eof else None
+            consumed = len(buffer)
         if body is None or len(body) > self._cap:
-            if len(self._buffer) - self._body_start > self._cap:
-                self._done(None, keep=False)  # what is left of it is not read
+            if len(buffer) - start > self._cap:
+                self._done(None, False)  # what is left of it is not read
                 return True
             return False
-        keep = self._head[3] and len(self._buffer) == self._body_start + self._consumed(body)
-        self._done(body, keep=keep)
+        self._done(body, self._head[3] and len(buffer) == consumed)
         return True
 
-    def _consumed(self, body: bytes) -> int:
-        return self._chunk_at if self._chunked else len(body)
-
-    def _done(self, body: bytes | None, *, keep: bool) -> None:
+    def _done(self, body: bytes | None, keep: bool) -> None:
         assert self._waiter is not None and self._head is not None
         status, reason, headers, _keep = self._head
         self._waiter.set_result(((status, reason, headers, keep), body))
@@ -311,7 +337,7 @@ class _Connection(asyncio.Protocol):
             raise WireProtocolError(f"headers over {_MAX_HEAD:,} bytes")
         if end < 0:
             return False
-        lines = bytes(self._buffer[:end]).decode("latin-1").split("\r\n")
+        lines = self._buffer[:end].decode("latin-1").split("\r\n")
         status_line = lines[0].split(" ", 2)
         if len(status_line) < 2 or not status_line[0].startswith("HTTP/1."):
             raise WireProtocolError(f"no HTTP status line: {lines[0][:80]!r}")

@@ -69,6 +69,8 @@ async def retrying(
     *,
     target: str = "the model",
     timeout_s: float | None = None,
+    failed: Exception | None = None,
+    started: float | None = None,
 ) -> T:
     """Await ``request()`` until it succeeds, retrying transient failures per ``policy``.
 
@@ -77,8 +79,15 @@ async def retrying(
     requests that timed out (after ``timeout_s`` each, the per-request timeout, for the
     message), the time waited and the settings that change them. A ``Retry-After``
     beyond the policy's cap is a :class:`TransientLLMError` naming ``target``.
+
+    ``failed``: the first request was made already (by the caller, from ``started``, a
+    ``time.monotonic()``) and failed with this transient error; the requests that follow
+    are ``request()``'s. Most requests succeed at once, so a caller sends the first
+    itself, without this function's machinery (closures, counting), and comes here only
+    when it failed.
     """
-    started = time.monotonic()
+    if started is None:
+        started = time.monotonic()
     requests = timeouts = 0
 
     async def counted() -> T:
@@ -90,16 +99,19 @@ async def retrying(
             timeouts += _is_timeout(exc)
             raise
 
-    # Most requests succeed at once: the first goes out without tenacity's machinery
-    # (tens of microseconds a call, a tenth of the HTTP transport's cost). A failure is
-    # then handed to tenacity as its first attempt's outcome, so what follows (waits,
-    # Retry-After, stops) is exactly what tenacity would have done from the start.
-    try:
-        return await counted()
-    except Exception as exc:
-        if not is_transient(exc):
-            raise
-        first: Exception | None = exc
+    if failed is None:
+        # The first goes out without tenacity's machinery (tens of microseconds a call).
+        try:
+            return await counted()
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            failed = exc
+    else:
+        requests, timeouts = 1, int(_is_timeout(failed))
+    # The failure is handed to tenacity as its first attempt's outcome, so what follows
+    # (waits, Retry-After, stops) is exactly what tenacity would have done from the start.
+    first: Exception | None = failed
 
     async def after_the_first() -> T:
         nonlocal first

@@ -76,6 +76,10 @@ class LLMSession:
     empty): a long-lived parent, such as a batch worker's, whose episodes' records live
     with the episodes, so its memory stays flat however many episodes it finishes. Its
     scoped children keep theirs as usual.
+
+    The ``SOTOPIA_ARE_*`` environment variables are read on a session's (or its tree's)
+    first call to a model, and a provider's key variable (``OPENAI_API_KEY``) on an event
+    loop's first request to an endpoint over HTTP: set them before.
     """
 
     def __init__(
@@ -104,6 +108,9 @@ class LLMSession:
         self._count = 0
         self._tally = UsageTally()  # the totals of the calls not retained
         self._parent: LLMSession | None = None
+        # The endpoint of each (model, api_base, api_key) a call asked for, under the
+        # config it was made with; shared with the scoped children (see _endpoint).
+        self._endpoints: dict[tuple[str, str | None, str | None], tuple[LLMConfig, Endpoint]] = {}
 
     @classmethod
     def recording(
@@ -150,6 +157,7 @@ class LLMSession:
             output_modes=self.output_modes,
         )
         child._parent = self
+        child._endpoints = self._endpoints
         return child
 
     @property
@@ -238,7 +246,7 @@ class LLMSession:
         Every call, failed or not, is appended to :attr:`calls`; raised
         :class:`LLMError`\\ s carry it as ``.call``.
         """
-        endpoint = self.config.endpoint(model, api_base=api_base, api_key=api_key)
+        endpoint = self._endpoint(model, api_base, api_key)
         mode: OutputMode | None = None
         if output_type is not None:
             mode = resolve_output_mode(
@@ -271,6 +279,21 @@ class LLMSession:
                     raise
                 mode = weaker
 
+    def _endpoint(self, model: str, api_base: str | None, api_key: str | None) -> Endpoint:
+        """``config.endpoint(model, api_base=…, api_key=…)``, made on the first call that
+        asks for it (in this session or another of its tree): the ``SOTOPIA_ARE_*``
+        variables are read then, not on every call (a missing variable's lookup raises and
+        catches a KeyError)."""
+        key = (model, api_base, api_key)
+        found = self._endpoints.get(key)
+        if found is not None and found[0] is self.config:
+            return found[1]
+        endpoint = self.config.endpoint(model, api_base=api_base, api_key=api_key)
+        if len(self._endpoints) >= _KEPT_ENDPOINTS:
+            self._endpoints.clear()
+        self._endpoints[key] = (self.config, endpoint)
+        return endpoint
+
     async def _generate_in_mode(
         self,
         model: str,
@@ -293,28 +316,11 @@ class LLMSession:
             if mode != "json_schema":
                 messages = self._with_format_instructions(messages, output_type)
         attempts: list[Attempt] = []
-
-        def record(**outcome: Any) -> LLMCall:
-            # Every part is valid already: the messages were rendered as Messages, the
-            # attempts built from validated answers, and the parameters are those of the
-            # requests (see _request), which no transport changes.
-            call = LLMCall.of_valid_parts(
-                attempts,
-                model=model,
-                api_base=endpoint.api_base,
-                scope=self.scope,
-                template=template,
-                output_type=output_type.__name__ if output_type is not None else None,
-                output_mode=mode,
-                messages=messages,
-                params=request_params,
-                latency_s=time.perf_counter() - started,
-                **outcome,
-            )
-            self._record(call)
-            return call
-
-        conversation = list(messages)
+        # What every record of this call says (see _record_call).
+        call = _Call(
+            self, model, endpoint, template, output_type, mode, messages, request_params, started
+        )
+        conversation = messages
         added: list[Message] = []  # what the next request sends beyond the previous one
         for _ in range(self.config.output_attempts):
             request = _request(model, conversation, request_params, endpoint)
@@ -326,26 +332,29 @@ class LLMSession:
             except Exception as exc:
                 error = as_llm_error(exc, endpoint, len(attempts))
                 failure = error if error is not None else exc
-                call = record(error=describe(failure), error_type=type(failure).__name__)
+                record = call.record(
+                    attempts, error=describe(failure), error_type=type(failure).__name__
+                )
                 if error is None:
                     raise
-                error.call = call
+                error.call = record
                 raise error from (exc if error is not exc else None)
             # The attempt's parts are valid already: the response was validated as such,
             # the rest is ours (see _answered).
             answered = _answered(
-                number=len(attempts) + 1,
+                len(attempts) + 1,
                 # After transient failures, the first failed attempt carries the addition.
-                added_messages=added if len(attempts) == first else [],
-                source=source,
-                latency_s=latency,
-                queued_s=queued,
-                response=response,
+                added if len(attempts) == first else [],
+                source,
+                latency,
+                queued,
+                response,
             )
             if output_type is None:
                 attempts.append(of_valid_fields(Attempt, answered))
                 return Generation(
-                    response.text, record(raw_text=response.text, parsed=response.text)
+                    response.text,
+                    call.record(attempts, raw_text=response.text, parsed=response.text),
                 )
             try:
                 parsed = parse_reply(response.text, output_type)
@@ -360,13 +369,16 @@ class LLMSession:
                         {"error": str(invalid), "schema": schema_text(output_type)},
                     ),
                 ]
-                conversation += added
+                conversation = [*conversation, *added]
                 continue
-            answered["normalized"] = list(parsed.normalizations)
+            if parsed.normalizations:
+                answered["normalized"] = list(parsed.normalizations)
             attempts.append(of_valid_fields(Attempt, answered))
             return Generation(
                 parsed.value,
-                record(raw_text=response.text, parsed=parsed.value.model_dump(mode="json")),
+                call.record(
+                    attempts, raw_text=response.text, parsed=parsed.value.model_dump(mode="json")
+                ),
             )
         assert output_type is not None  # text output returns on its first answer
         last_error = attempts[-1].error
@@ -376,7 +388,8 @@ class LLMSession:
             f"last error: {last_error}",
             attempts,
         )
-        generation_error.call = record(
+        generation_error.call = call.record(
+            attempts,
             raw_text=attempts[-1].raw_text,
             error=str(generation_error),
             error_type="GenerationError",
@@ -424,19 +437,8 @@ class LLMSession:
             self.recorder.record(request, response, self.scope)
         return response, source, time.perf_counter() - started, queued
 
-    def _record(self, call: LLMCall) -> None:
-        session: LLMSession | None = self
-        while session is not None:  # this session, then each parent up the chain
-            session._count += 1
-            if session.retain_calls:
-                session._calls.append(call)
-            else:
-                session._tally.add_call(call)
-            session = session._parent
-
 
 def _answered(
-    *,
     number: int,
     added_messages: list[Message],
     source: ResponseSource,
@@ -462,6 +464,87 @@ def _answered(
         "normalized": [],
     }
 
+
+class _Call:
+    """What every record of one :meth:`LLMSession.generate` call in one output mode says,
+    and how it is recorded."""
+
+    __slots__ = (
+        "endpoint",
+        "messages",
+        "mode",
+        "model",
+        "output_type",
+        "params",
+        "session",
+        "started",
+        "template",
+    )
+
+    def __init__(
+        self,
+        session: LLMSession,
+        model: str,
+        endpoint: Endpoint,
+        template: str,
+        output_type: type[BaseModel] | None,
+        mode: OutputMode | None,
+        messages: list[Message],
+        params: dict[str, JsonValue],
+        started: float,
+    ) -> None:
+        self.session, self.model, self.endpoint, self.template = session, model, endpoint, template
+        self.output_type, self.mode, self.messages, self.params = (
+            output_type,
+            mode,
+            messages,
+            params,
+        )
+        self.started = started
+
+    def record(
+        self,
+        attempts: list[Attempt],
+        *,
+        raw_text: str | None = None,
+        parsed: JsonValue = None,
+        error: str | None = None,
+        error_type: str | None = None,
+    ) -> LLMCall:
+        """The call's record, with its outcome; reported to its session and up the chain."""
+        # Every part is valid already: the messages were rendered as Messages, the
+        # attempts built from validated answers, and the parameters are those of the
+        # requests (see _request), which no transport changes.
+        output_type = self.output_type
+        call = LLMCall.of_valid_parts(
+            attempts,
+            model=self.model,
+            api_base=self.endpoint.api_base,
+            scope=self.session.scope,
+            template=self.template,
+            output_type=output_type.__name__ if output_type is not None else None,
+            output_mode=self.mode,
+            messages=self.messages,
+            params=self.params,
+            latency_s=time.perf_counter() - self.started,
+            raw_text=raw_text,
+            parsed=parsed,
+            error=error,
+            error_type=error_type,
+        )
+        session: LLMSession | None = self.session
+        while session is not None:  # this session, then each parent up the chain
+            session._count += 1
+            if session.retain_calls:
+                session._calls.append(call)
+            else:
+                session._tally.add_call(call)
+            session = session._parent
+        return call
+
+
+_KEPT_ENDPOINTS = 64
+"""Endpoints a session tree keeps (see :meth:`LLMSession._endpoint`): a run calls a few."""
 
 _PARAMS: TypeAdapter[dict[str, JsonValue]] = TypeAdapter(dict[str, JsonValue])
 """A caller's request parameters, checked (and copied) as a request checks its own."""

@@ -22,6 +22,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
+import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from sotopia_are import SotopiaAreError
@@ -182,8 +183,11 @@ def schema_text(output_type: type[BaseModel]) -> str:
     return json.dumps(_json_schema(output_type), indent=2)
 
 
+@functools.lru_cache(maxsize=512)
 def response_format_for(mode: OutputMode, output_type: type[BaseModel]) -> dict[str, Any] | None:
-    """The ``response_format`` request parameter for a concrete ``mode`` (None: send none)."""
+    """The ``response_format`` request parameter for a concrete ``mode`` (None: send none):
+    the same object for every request of ``output_type`` (the HTTP transport keeps its JSON
+    by it), shared by the requests and records of its calls: never change it."""
     if mode == "json_schema":
         return {
             "type": "json_schema",
@@ -204,7 +208,13 @@ def extract_json(text: str) -> Any:
     """The JSON value in ``text``: the whole text, a fenced block, or the first JSON
     object or array embedded in prose."""
     # The whole text first (most replies); the fences are looked for only when it is not
-    # JSON.
+    # JSON. pydantic-core's parser reads JSON as json.loads does (the same values) in a
+    # third of its time; what it refuses (a lone surrogate, deep nesting, text that is
+    # not all JSON), json.loads reads or refuses.
+    try:
+        return pydantic_core.from_json(text)
+    except (ValueError, TypeError):  # (TypeError: a str with a lone surrogate of its own)
+        pass
     try:
         return json.loads(text.strip())
     except json.JSONDecodeError:

@@ -17,13 +17,15 @@ from the current working directory.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
 import jinja2
+from jinja2 import nodes
+from jinja2.runtime import Context
 
 from sotopia_are.llm.errors import TemplateError
 from sotopia_are.llm.request import Message, Role
@@ -68,26 +70,51 @@ class PromptLibrary:
             # Read once per library: a stat of the file per model call is measurable.
             auto_reload=False,
         )
-        self._templates: dict[str, jinja2.Template] = {}
+        self._templates: dict[str, _Loaded] = {}
+        # The messages of plain blocks (see _plain_names), by template, block and values.
+        self._plain: dict[tuple[object, ...], Message] = {}
 
     def render(self, name: str, variables: Mapping[str, Any] | None = None) -> list[Message]:
         """Render template ``name`` with ``variables`` into chat messages."""
-        template = self._load(name)
+        loaded = self._templates.get(name) or self._load(name)
+        template = loaded.template
         messages: list[Message] = []
+        variables = variables or {}
         try:
-            if not template.blocks:
-                text = template.render(dict(variables or {})).strip()
+            if not loaded.blocks:
+                text = template.render(dict(variables)).strip()
                 if text:
                     messages.append(of_valid_fields(Message, {"role": "user", "content": text}))
                 return messages
-            # The context Jinja makes of the globals and the variables, merged once here.
-            context = template.new_context({**template.globals, **(variables or {})}, shared=True)
-            for block, render in template.blocks.items():
-                role = _role_of(name, block)  # every block is a message, empty or not
+            context: Context | None = None
+            for block, role, render, plain in loaded.blocks:
+                if role is None:
+                    _role_of(name, block)  # not a message's name: a TemplateError
+                key = _plain_key(name, block, plain, variables) if plain is not None else None
+                if key is not None:
+                    message = self._plain.get(key)
+                    if message is not None:
+                        messages.append(message)
+                        continue
+                if context is None:
+                    # What template.new_context(variables, shared=True) makes (its parent
+                    # the globals and variables merged once here), without its two layers.
+                    context = Context(
+                        template.environment,
+                        {**template.globals, **variables},
+                        template.name,
+                        template.blocks,
+                        template.globals,
+                    )
                 content = "".join(render(context)).strip()
-                if content:
+                if content:  # every block is a message, empty or not
                     # A role of the convention's and rendered text: a valid message.
-                    messages.append(of_valid_fields(Message, {"role": role, "content": content}))
+                    message = of_valid_fields(Message, {"role": role, "content": content})
+                    messages.append(message)
+                    if key is not None:
+                        if len(self._plain) >= _KEPT_PLAIN:
+                            self._plain.clear()
+                        self._plain[key] = message
         except jinja2.UndefinedError as exc:
             raise TemplateError(
                 f"prompt template {name!r}: {exc.message}; pass it in the template variables"
@@ -108,12 +135,15 @@ class PromptLibrary:
         source, _, _ = self._env.loader.get_source(self._env, name)
         return f"{name}@{hashlib.sha256(source.encode()).hexdigest()[:12]}"
 
-    def _load(self, name: str) -> jinja2.Template:
+    def _load(self, name: str) -> _Loaded:
         loaded = self._templates.get(name)
         if loaded is not None:
             return loaded
         try:
             template = self._env.get_template(name)
+            assert self._env.loader is not None
+            source, _, _ = self._env.loader.get_source(self._env, name)
+            tree = self._env.parse(source, name)
         except jinja2.TemplateNotFound as exc:
             searched = ", ".join(str(p) for p in self.search_path)
             raise TemplateError(f"prompt template {name!r} not found in {searched}") from exc
@@ -126,14 +156,75 @@ class PromptLibrary:
         # render). Nothing adds globals to this library's private environment, so one
         # flat copy says the same.
         template.globals = dict(template.globals)
-        self._templates[name] = template
-        return template
+        plain = {block.name: _plain_names(block) for block in tree.find_all(nodes.Block)}
+        loaded = self._templates[name] = _Loaded(
+            template,
+            tuple(
+                (block, _role(block), render, plain.get(block))
+                for block, render in template.blocks.items()
+            ),
+        )
+        return loaded
 
 
-@functools.lru_cache(maxsize=1024)  # asked of every block of every render
-def _role_of(template: str, block: str) -> str:
+@dataclass(frozen=True)
+class _Loaded:
+    """A loaded template and its blocks: each one's name, role, render function, and the
+    variables it shows when it is plain (see :func:`_plain_names`). A block whose name is
+    no role's fails the render that reaches it."""
+
+    template: jinja2.Template
+    blocks: tuple[
+        tuple[str, str | None, Callable[[Context], Iterator[str]], tuple[str, ...] | None], ...
+    ]
+
+
+_KEPT_PLAIN = 1024
+"""Plain blocks' messages a library keeps (an agent's system message: one per agent name)."""
+
+_PLAIN_TYPES = (str, int)
+
+
+def _plain_names(block: nodes.Block) -> tuple[str, ...] | None:
+    """The variables a block shows, when it is plain: text and variables only (no filter,
+    test, call, condition or loop), so that its text is a function of those variables'
+    values alone; else None."""
+    names: dict[str, None] = {}
+    for node in block.body:
+        if not isinstance(node, nodes.Output):
+            return None
+        for part in node.nodes:
+            if isinstance(part, nodes.Name) and part.ctx == "load":
+                names[part.name] = None
+            elif not isinstance(part, nodes.TemplateData):
+                return None
+    return tuple(names)
+
+
+def _plain_key(
+    template: str, block: str, names: tuple[str, ...], variables: Mapping[str, Any]
+) -> tuple[object, ...] | None:
+    """What a plain block's message is kept by: the template, the block and the values of
+    its variables, when each is given and is a string or an int (exactly: their text is
+    then their value's); else None (rendered as any block)."""
+    key: list[object] = [template, block]
+    for variable in names:
+        value = variables.get(variable, _PLAIN_TYPES)
+        if type(value) not in _PLAIN_TYPES:
+            return None
+        key += (type(value), value)
+    return tuple(key)
+
+
+def _role(block: str) -> str | None:
+    """The role of the message of ``block`` (None: it names none)."""
     role = block.split("_", 1)[0]
-    if role not in _ROLES:
+    return role if role in _ROLES else None
+
+
+def _role_of(template: str, block: str) -> str:
+    role = _role(block)
+    if role is None:
         raise TemplateError(
             f"prompt template {template!r}: block {block!r} is not a message; "
             f"name blocks system, user or assistant (optionally with a _suffix)"

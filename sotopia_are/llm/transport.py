@@ -20,16 +20,17 @@ transport, so it is asked for again rather than failing the episode when it is s
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sotopia_are.llm import http_transport
 from sotopia_are.llm._litellm import load_litellm
 from sotopia_are.llm.config import Endpoint
 from sotopia_are.llm.errors import MalformedReplyError
-from sotopia_are.llm.http_transport import PLACEHOLDER_KEY, json_problem, malformed
+from sotopia_are.llm.http_transport import PLACEHOLDER_KEY, json_problem, malformed, unencodable
 from sotopia_are.llm.request import LLMRequest, LLMResponse
 
-__all__ = ["PLACEHOLDER_KEY", "missing_key_variables", "send"]
+__all__ = ["PLACEHOLDER_KEY", "Sender", "missing_key_variables", "send"]
 
 
 async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLMResponse:
@@ -41,29 +42,37 @@ async def send(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLM
     either way.
     """
     if endpoint.transport == "http":
-        response = await http_transport.send(request, endpoint, timeout_s)
-    else:
-        response = await _send_litellm(request, endpoint, timeout_s)
-    problem = _unencodable(response.text)
-    if problem is not None:
-        raise _malformed(endpoint, problem)
-    return response
+        return await http_transport.send(request, endpoint, timeout_s)
+    return await _send_litellm(request, endpoint, timeout_s)
 
 
-def _unencodable(text: str) -> str | None:
-    """What is wrong with a reply's ``text`` that cannot be encoded as UTF-8 (a lone
-    surrogate, which a JSON body may carry as a ``\\ud800`` escape), else None. Such text
-    would fail the episode later, when its record is written; as a malformed reply it is
-    asked for again."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        code = f"\\u{ord(text[error.start]):04x}"
-        return (
-            f"a reply whose text is not valid Unicode (a lone surrogate {code} at character "
-            f"{error.start})"
+class Sender:
+    """:func:`send` for many requests to one endpoint from the running loop, with what
+    they share made once (see :class:`~sotopia_are.llm.http_transport.Sender`).
+
+    :attr:`send` sends one request. Through litellm each request is bounded by
+    ``timeout_s``, as by :func:`send`; over HTTP it is not (:attr:`bounded` is False):
+    the caller bounds each request's wait to ``timeout_s`` and raises :meth:`timed_out`
+    past it, the error :func:`send` raises."""
+
+    __slots__ = ("_http", "bounded", "endpoint", "send", "timeout_s")
+
+    def __init__(self, endpoint: Endpoint, timeout_s: float) -> None:
+        self.endpoint, self.timeout_s = endpoint, timeout_s
+        self._http = http_transport.Sender(endpoint) if endpoint.transport == "http" else None
+        self.bounded = self._http is None
+        # The HTTP sender's own method, called without a layer of this class's between.
+        self.send: Callable[[LLMRequest], Awaitable[LLMResponse]] = (
+            self._send_litellm if self._http is None else self._http.send
         )
-    return None
+
+    def timed_out(self) -> Exception:
+        """The error of a request over HTTP that waited ``timeout_s`` without an answer."""
+        assert self._http is not None, "litellm bounds its own requests"
+        return self._http.timed_out(self.timeout_s)
+
+    async def _send_litellm(self, request: LLMRequest) -> LLMResponse:
+        return await _send_litellm(request, self.endpoint, self.timeout_s)
 
 
 async def _send_litellm(request: LLMRequest, endpoint: Endpoint, timeout_s: float) -> LLMResponse:
@@ -96,6 +105,9 @@ async def _send_litellm(request: LLMRequest, endpoint: Endpoint, timeout_s: floa
     if message is None:
         raise _malformed(endpoint, "a reply whose first choice has no message")
     usage = getattr(response, "usage", None)
+    problem = unencodable(message.content or "")
+    if problem is not None:
+        raise _malformed(endpoint, problem)
     return LLMResponse(
         text=message.content or "",
         prompt_tokens=getattr(usage, "prompt_tokens", None),

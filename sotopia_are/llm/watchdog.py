@@ -18,8 +18,9 @@ Lowering the limit stops at the server's decoding slots when it says how many
 (:mod:`~sotopia_are.llm.server_slots`, asked on an endpoint's first request): there a
 request outliving its timeout means slow decoding, not a queue fewer requests would cut.
 
-``LLMConfig.max_wait_s`` bounds one request's wait whatever the endpoint does (the
-transport's own timeout): a server that answers its model list but never a chat request is
+``LLMConfig.max_wait_s`` bounds one request's wait whatever the endpoint does (litellm's
+own timeout, or the watchdog's deadline over the HTTP transport, which keeps no timer per
+request of its own): a server that answers its model list but never a chat request is
 reported then.
 """
 
@@ -28,14 +29,14 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import Awaitable
+from collections.abc import Callable
+from typing import Any
 
 from sotopia_are.llm.concurrency import AdaptiveLimit
 from sotopia_are.llm.config import Endpoint
 from sotopia_are.llm.http_errors import Timeout
-from sotopia_are.llm.request import LLMResponse
 
-__all__ = ["PROBE_TIMEOUT_S", "STRETCH", "await_answer"]
+__all__ = ["PROBE_TIMEOUT_S", "STRETCH", "Watch", "Watchdog"]
 
 STRETCH = 3.0
 """An endpoint is stuck after answering nothing for this many times its slowest recent
@@ -47,71 +48,130 @@ PROBE_TIMEOUT_S = 5.0
 _PROBES: weakref.WeakKeyDictionary[AdaptiveLimit, asyncio.Task[bool]] = weakref.WeakKeyDictionary()
 
 
-async def await_answer(
-    sending: Awaitable[LLMResponse],
-    *,
-    limit: AdaptiveLimit,
-    epoch: int,
-    endpoint: Endpoint,
-    timeout_s: float,
-) -> LLMResponse:
-    """The answer ``sending`` gives, waited for as the module says; a :class:`Timeout`
-    marked ``stuck`` (and ``sending`` cancelled) once the endpoint is stuck.
+class Watchdog:
+    """The watch over the requests one event loop sends to one endpoint with one
+    ``timeout_s``, as the module says: :meth:`watch` each request when it is sent and
+    stop its :class:`Watch` when it ends.
 
-    Awaited in the calling task with one timer beside it (no task of its own per request:
-    this is on every model call's path)."""
-    task = asyncio.current_task()
-    assert task is not None, "await_answer runs in a task"
-    watch = _Watch(task, limit, epoch, endpoint, timeout_s)
-    try:
-        return await sending
-    except asyncio.CancelledError:
-        if watch.stuck is not None and task.uncancel() == 0:
-            timeout = Timeout(watch.stuck)
-            timeout.stuck = True
-            raise timeout from None
-        raise
-    finally:
-        watch.stop()
+    Most requests are answered well within their timeout, so they share one timer: it
+    fires when the oldest request waiting reaches its timeout (requests are watched in the
+    order they are sent, each for as long), and only a request that outlives its timeout
+    gets timers of its own. (A timer per request cost more than the rest of the watch: a
+    timer and its cancelling push and pop the loop's heap, in Python, twice.)
 
-
-class _Watch:
-    """The timer beside one waiting request: when it fires, the endpoint is busy (the
-    limit is lowered, the timer set again) or stuck (the request's task is cancelled,
-    with :attr:`stuck` saying why)."""
+    ``deadline_s`` (None: none) bounds one request's wait whatever the endpoint does, for
+    a transport that does not bound its own: past it the request is cancelled and
+    :meth:`Watch.ended` is ``expired()``, the transport's own timeout error.
+    """
 
     def __init__(
         self,
-        task: asyncio.Task[object],
         limit: AdaptiveLimit,
-        epoch: int,
         endpoint: Endpoint,
         timeout_s: float,
+        *,
+        deadline_s: float | None = None,
+        expired: Callable[[], Exception] | None = None,
     ) -> None:
-        self.task, self.limit, self.epoch = task, limit, epoch
-        self.endpoint, self.timeout_s = endpoint, timeout_s
-        self.overloaded = False  # the limit was lowered for this request already
+        if deadline_s is not None and expired is None:
+            raise ValueError("a deadline needs the error to raise past it")
+        self.limit, self.endpoint, self.timeout_s = limit, endpoint, timeout_s
+        self.deadline_s, self.expired = deadline_s, expired
         self.loop = asyncio.get_running_loop()
+        self._waiting: dict[Watch, None] = {}  # in the order they were sent
+        self._timer: asyncio.TimerHandle | None = None
+
+    def watch(self, epoch: int) -> Watch:
+        """Watch the running task's request, sent now under the limit's ``epoch``."""
+        task = asyncio.current_task(self.loop)
+        assert task is not None, "a request is watched in a task"
+        watch = Watch(self, task, epoch)
+        self._waiting[watch] = None
+        if self._timer is None:
+            self._timer = self.loop.call_later(self.timeout_s, self._sweep)
+        return watch
+
+    def _sweep(self) -> None:
+        """Check every request that has waited ``timeout_s``; the timer is set again for
+        the oldest of the others."""
+        self._timer = None
+        now = time.monotonic()
+        waiting = self._waiting
+        while waiting:
+            watch = next(iter(waiting))
+            left = watch.sent + self.timeout_s - now
+            if left > _EARLY_S:
+                self._timer = self.loop.call_later(left, self._sweep)
+                return
+            del waiting[watch]
+            watch.check()
+
+
+_EARLY_S = 0.001
+"""A timer may run this early (the loop's clock resolution): what is due within it is due."""
+
+
+class Watch:
+    """One waiting request of a :class:`Watchdog`. Once it outlived its timeout, the
+    endpoint is busy (the limit is lowered, its timer set again) or stuck (the request's
+    task is cancelled, with :attr:`ended` saying why)."""
+
+    __slots__ = (
+        "_deadline",
+        "deciding",
+        "ended",
+        "epoch",
+        "overloaded",
+        "sent",
+        "task",
+        "timer",
+        "watchdog",
+    )
+
+    def __init__(self, watchdog: Watchdog, task: asyncio.Task[Any], epoch: int) -> None:
+        self.watchdog, self.task, self.epoch = watchdog, task, epoch
         self.sent = time.monotonic()
-        self.stuck: str | None = None
+        self.overloaded = False  # the limit was lowered for this request already
+        self.ended: Exception | None = None
+        """Why the request's task was cancelled: a :class:`Timeout` marked ``stuck``, or
+        the deadline's error (None: not by the watch)."""
+        self.timer: asyncio.TimerHandle | None = None
+        self._deadline: asyncio.TimerHandle | None = None
         self.deciding: asyncio.Task[None] | None = None
-        self.timer = self.loop.call_later(timeout_s, self.check)
 
     def stop(self) -> None:
-        self.timer.cancel()
+        """The request ended: stop watching it."""
+        watchdog = self.watchdog
+        if watchdog._waiting.pop(self, 0) is None:  # waiting still: no timer of its own
+            return
+        if self.timer is not None:
+            self.timer.cancel()
+        if self._deadline is not None:
+            self._deadline.cancel()
         if self.deciding is not None and not self.deciding.done():
             self.deciding.cancel()
 
     def check(self) -> None:
-        stuck_after = max(self.timeout_s, STRETCH * self.limit.slowest_recent_s)
+        watchdog = self.watchdog
+        limit, timeout_s = watchdog.limit, watchdog.timeout_s
+        stuck_after = max(timeout_s, STRETCH * limit.slowest_recent_s)
         now = time.monotonic()
-        heard = self.limit.last_answer_at
-        if heard is None or now - heard >= self.timeout_s:
+        deadline_s = watchdog.deadline_s
+        if deadline_s is not None and self._deadline is None:
+            # The deadline is set once the request outlived its timeout: at that point, or
+            # later (another check of the same round may lower the limit first).
+            self._deadline = watchdog.loop.call_later(
+                max(0.0, self.sent + deadline_s - now), self.expire
+            )
+        heard = limit.last_answer_at
+        if heard is None or now - heard >= timeout_s:
             quiet_since = self.sent if heard is None else max(self.sent, heard)
             if now - quiet_since < stuck_after:  # slow answers are its habit
-                self.timer = self.loop.call_later(quiet_since + stuck_after - now, self.check)
+                self.timer = watchdog.loop.call_later(quiet_since + stuck_after - now, self.check)
             else:
-                self.deciding = self.loop.create_task(self.probe(now - quiet_since, stuck_after))
+                self.deciding = watchdog.loop.create_task(
+                    self.probe(now - quiet_since, stuck_after)
+                )
             return
         self.busy()
 
@@ -119,18 +179,30 @@ class _Watch:
         """The endpoint answers, just not this request yet."""
         if not self.overloaded:
             self.overloaded = True
-            self.limit.overloaded(self.epoch)
-        self.timer = self.loop.call_later(self.timeout_s, self.check)
+            self.watchdog.limit.overloaded(self.epoch)
+        self.timer = self.watchdog.loop.call_later(self.watchdog.timeout_s, self.check)
+
+    def expire(self) -> None:
+        """The request waited its deadline: it ends with the transport's timeout."""
+        if self.ended is None:
+            assert self.watchdog.expired is not None
+            self.ended = self.watchdog.expired()
+            self.task.cancel()
 
     async def probe(self, quiet_s: float, stuck_after: float) -> None:
-        if await _probe(self.limit, self.endpoint, self.timeout_s):
+        watchdog = self.watchdog
+        if await _probe(watchdog.limit, watchdog.endpoint, watchdog.timeout_s):
             self.busy()
             return
-        self.stuck = (
-            f"the endpoint {_where(self.endpoint)} answered nothing for {quiet_s:.1f} s while "
-            f"this request waited (stuck after {stuck_after:.1f} s: LLMConfig.timeout_s, or "
-            f"{STRETCH:g} x its slowest recent answer)"
+        if self.ended is not None:
+            return  # its deadline ended it meanwhile
+        stuck = Timeout(
+            f"the endpoint {_where(watchdog.endpoint)} answered nothing for {quiet_s:.1f} s "
+            f"while this request waited (stuck after {stuck_after:.1f} s: "
+            f"LLMConfig.timeout_s, or {STRETCH:g} x its slowest recent answer)"
         )
+        stuck.stuck = True
+        self.ended = stuck
         self.task.cancel()
 
 

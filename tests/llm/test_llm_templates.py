@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
+import jinja2
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sotopia_are.llm import Message, PromptLibrary, TemplateError, packaged_prompts_dir
@@ -64,3 +65,39 @@ def test_extra_directories_override_packaged_templates(tmp_path: Path) -> None:
     (tmp_path / "llm" / "repair.j2").write_text("custom {{ error }}")
     [message] = PromptLibrary(tmp_path).render("llm/repair.j2", {"error": "E", "schema": "{}"})
     assert message.content == "custom E"
+
+
+PLAIN = "{% block system %}You are {{ name }}, turn {{ turn }}.{% endblock %}"
+FILTERED = "{% block system %}You are {{ name | upper }}{{ range(2) | list }}.{% endblock %}"
+
+
+@settings(deadline=None, max_examples=50)
+@given(
+    names=st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=6),
+    turns=st.lists(st.integers(-3, 3) | st.booleans() | st.floats(-1, 1), min_size=1),
+)
+def test_a_plain_block_kept_by_its_values_renders_as_jinja_does(
+    tmp_path_factory: pytest.TempPathFactory, names: list[str], turns: list[object]
+) -> None:
+    # A block of text and variables only is kept by its variables' values: each render,
+    # kept or not, says what Jinja renders (True and 1, 1 and 1.0 are equal values, not
+    # the same text).
+    directory = tmp_path_factory.mktemp("plain")
+    (directory / "plain.j2").write_text(PLAIN)
+    (directory / "filtered.j2").write_text(FILTERED)
+    library = PromptLibrary(directory)
+    for template, source in (("plain.j2", PLAIN), ("filtered.j2", FILTERED)):
+        reference = jinja2.Template(source)
+        for name in names:
+            for turn in [*turns, *turns]:
+                expected = reference.render(name=name, turn=turn).strip()
+                got = library.render(template, {"name": name, "turn": turn})
+                assert got == ([Message(role="system", content=expected)] if expected else [])
+
+
+def test_a_plain_block_still_needs_its_variables(tmp_path: Path) -> None:
+    (tmp_path / "plain.j2").write_text(PLAIN)
+    library = PromptLibrary(tmp_path)
+    library.render("plain.j2", {"name": "Ada", "turn": 1})
+    with pytest.raises(TemplateError, match="'turn' is undefined"):
+        library.render("plain.j2", {"name": "Ada"})
