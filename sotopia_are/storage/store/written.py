@@ -34,7 +34,7 @@ from typing import Any
 
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_log import EpisodeLog
-from sotopia_are.storage.exported import exported_text
+from sotopia_are.storage.exported import ExportHead, exported_parts
 from sotopia_are.storage.keys import (
     EPISODES_BY_TIME,
     EXPORTED_FIELD,
@@ -152,10 +152,12 @@ def hash_fields(log: EpisodeLog, names: Collection[str] | None = None) -> dict[s
 class Written:
     """An episode's hash as this store last wrote it: ``log``, and ``fields`` the exact
     texts of its fields (the listed summary included). The texts of :meth:`volatile`
-    fields may since have changed in Redis."""
+    fields may since have changed in Redis. ``head`` is the head of its export line (of
+    a finished episode), for the next step's line to take when its fields are the same."""
 
     log: EpisodeLog
     fields: Mapping[str, str]
+    head: ExportHead | None = None
 
     def volatile(self) -> dict[str, str]:
         """The fields others may change while the episode is in this state, and the form
@@ -214,6 +216,7 @@ class Step:
     keys: list[str]
     args: list[str]
     fields: dict[str, str]
+    head: ExportHead | None = None
 
     @classmethod
     def of(
@@ -249,7 +252,7 @@ class Step:
                     deletes.append(name)
             checked = [name for name in old.fields if name not in volatile]
             digest = old.digest(checked)
-        exported = exported_text(new, fields)
+        exported, head = exported_parts(new, fields, old.head if old is not None else None)
         if exported is None:
             if fields.pop(EXPORTED_FIELD, None) is not None:
                 deletes.append(EXPORTED_FIELD)
@@ -276,14 +279,14 @@ class Step:
             entry = [part for pair in call.items() for part in pair]
             args += [str(len(entry)), *entry]
         streams = [episode_calls_key(new.pk), episode_events_key(new.pk)]
-        return cls([key, EPISODES_BY_TIME, *streams, *leaves, *joins], args, fields)
+        return cls([key, EPISODES_BY_TIME, *streams, *leaves, *joins], args, fields, head)
 
     def written(self, new: EpisodeLog, event_count: str) -> tuple[EpisodeLog, Written]:
         """``new`` as stored, given the ``event_count`` text the script answered, and what
         to remember of it."""
         fields = {**self.fields, "event_count": event_count}
         stored: EpisodeLog = new.model_copy(update={"event_count": int(event_count)})
-        return stored, Written(stored, fields)
+        return stored, Written(stored, fields, self.head)
 
 
 def changed_log(
