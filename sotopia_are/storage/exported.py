@@ -35,7 +35,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pydantic_core
 from pydantic import PydanticUserError, TypeAdapter
@@ -58,6 +58,8 @@ __all__ = [
     "exported_parts",
     "exported_text",
 ]
+
+Payload = TypeVar("Payload", str, bytes)
 
 FORM_FIELD = "form"
 """The stream-entry field, beside the payload, naming the :func:`export_form` in which the
@@ -95,11 +97,11 @@ def export_form() -> str | None:
     return hashlib.sha256(described.encode()).hexdigest()[:16]
 
 
-def entry_fields(field: str, payload: str, value: object) -> dict[str, str]:
+def entry_fields(field: str, payload: Payload, value: object) -> dict[str, str | Payload]:
     """The fields of the stream entry storing ``value`` (an event or call) as ``payload``:
     marked with :data:`FORM_FIELD` when ``payload`` is its exact model's
-    ``model_dump_json()``, what the export line holds of it (a subclass would be exported
-    as the declared model, a mapping is not that JSON)."""
+    ``model_dump_json()`` (as text, or its UTF-8 bytes), what the export line holds of it
+    (a subclass would be exported as the declared model, a mapping is not that JSON)."""
     form = export_form()
     if form is None or type(value) not in (ExportedCompletedEvent, LLMCall):
         return {field: payload}

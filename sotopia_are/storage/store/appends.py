@@ -9,8 +9,9 @@ writes there (another type, a count that is no integer) is left to one EVALSHA o
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import redis
@@ -124,7 +125,7 @@ class EpisodeAppends(StoreClient):
         return self._append_entry(episode_id, episode_calls_key(episode_id), fields, counts=False)
 
     def _append_entry(
-        self, episode_id: str, stream: str, fields: dict[str, str], *, counts: bool
+        self, episode_id: str, stream: str, fields: Mapping[str, str | bytes], *, counts: bool
     ) -> str:
         self._queued.flush()
         (entry,) = self._write_appends([QueuedAppend(episode_id, stream, fields, counts)])
@@ -137,8 +138,8 @@ class EpisodeAppends(StoreClient):
         one append); for each, its stream entry id or what refused it (a lost connection
         raises :class:`StorageUnavailableError`)."""
         now = repr(self._clock())
-        keys = [k for a in appends for k in (EpisodeLog.redis_key(a.episode_id), a.stream)]
-        args = [now]
+        keys = [k for a in appends for k in (_hash_key(a.episode_id), a.stream)]
+        args: list[str | bytes] = [now]
         for append in appends:
             texts = [part for pair in append.fields.items() for part in pair]
             args += ["1" if append.counts else "0", str(len(texts)), *texts]
@@ -187,6 +188,13 @@ class EpisodeAppends(StoreClient):
                 )
             replies: list[Any] = pipe.execute(raise_on_error=False)
         return replies
+
+
+@functools.lru_cache(maxsize=4096)
+def _hash_key(episode_id: str) -> str:
+    """``EpisodeLog.redis_key(episode_id)``, made once per episode of the last few
+    thousand (redis-om builds it anew each time; an episode appends 20 events or more)."""
+    return EpisodeLog.redis_key(episode_id)
 
 
 def _not_running(episode_id: str) -> EpisodeStateError:

@@ -50,16 +50,23 @@ CALL_FIELD = "call"
 """The field of a calls-stream entry holding the call record's JSON."""
 
 
-def call_entries(calls: Iterable[CallData]) -> list[dict[str, str]]:
+def call_entries(calls: Iterable[CallData]) -> list[dict[str, str | bytes]]:
     """Call records as calls-stream entries (an ``LLMCall`` as its JSON, marked as the
     export line holds it; a mapping as canonical JSON); ``TypeError``/``ValueError`` if
     one is not JSON-serialisable."""
     return [
-        entry_fields(CALL_FIELD, call.model_dump_json(), call)
+        entry_fields(CALL_FIELD, _json_of(call), call)
         if isinstance(call, LLMCall)
         else {CALL_FIELD: dumps_canonical(call)}
         for call in calls
     ]
+
+
+def _json_of(call: LLMCall) -> bytes:
+    """``call.model_dump_json()`` as the UTF-8 bytes Redis keeps of it: what that method
+    has its serializer write, without decoding it to text that sending encodes again
+    (about 4 kB a call, 20 calls an episode)."""
+    return type(call).__pydantic_serializer__.to_json(call)
 
 
 def decode_call(payload: str) -> dict[str, Any]:

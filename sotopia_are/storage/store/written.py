@@ -224,7 +224,7 @@ class Step:
         old: Written | None,
         new: EpisodeLog,
         changed: Collection[str] = (),
-        calls: Sequence[Mapping[str, str]] = (),
+        calls: Sequence[Mapping[str, str | bytes]] = (),
         texts: Mapping[str, str] | None = None,
     ) -> Step:
         """The step from ``old`` to ``new`` (``changed`` is not read for a start);
