@@ -73,9 +73,8 @@ export part then stops matching, and episodes are exported the full way until re
 _CHANGED_BY_APPENDS = ("updated_at", "event_count")
 """The record fields the stream appends change in place (not in the digest)."""
 
-_NOT_DIGESTED = frozenset(
-    name.encode() for name in (*_CHANGED_BY_APPENDS, SUMMARY_FIELD, EXPORTED_FIELD)
-)
+_NOT_DIGESTED_NAMES = frozenset((*_CHANGED_BY_APPENDS, SUMMARY_FIELD, EXPORTED_FIELD))
+_NOT_DIGESTED = frozenset(name.encode() for name in _NOT_DIGESTED_NAMES)
 _EXPORTED, _FORM = EXPORTED_FIELD.encode(), FORM_FIELD.encode()
 
 
@@ -190,8 +189,7 @@ def exported_parts(
         without_tail = record.model_copy(update=dict.fromkeys(_TAIL, ()))
         head = ExportHead(texts, without_tail, record.model_dump_json(include=set(head_fields)))
     tail = record.model_dump_json(include=set(tail_fields))
-    stored = {name.encode(): _as_stored(value).encode() for name, value in written.items()}
-    return "\n".join((form, _digest(stored), head.text[:-1], tail[1:])), head
+    return "\n".join((form, _digest_of_texts(written), head.text[:-1], tail[1:])), head
 
 
 _TAIL = ("verdicts", "problems")
@@ -297,3 +295,14 @@ def _digest(fields: Mapping[bytes, bytes]) -> str:
         digest.update(b"%d:%s%d:" % (len(name), name, len(value)))
         digest.update(value)
     return digest.hexdigest()
+
+
+def _digest_of_texts(written: Mapping[str, object]) -> str:
+    """:func:`_digest` of the hash fields ``written`` (as the store sends them: text, or
+    numbers written as their ``repr``), encoded as Redis keeps them. The same bytes, in
+    the same order (UTF-8 keeps the order of the names' code points), hashed at once."""
+    parts = []
+    for name in sorted(written.keys() - _NOT_DIGESTED_NAMES):
+        key, value = name.encode(), _as_stored(written[name]).encode()
+        parts.append(b"%d:%s%d:%s" % (len(key), key, len(value), value))
+    return hashlib.sha1(b"".join(parts), usedforsecurity=False).hexdigest()
