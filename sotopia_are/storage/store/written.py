@@ -42,6 +42,7 @@ from sotopia_are.storage.keys import (
     episode_calls_key,
     episode_events_key,
 )
+from sotopia_are.storage.store.entries import entry_args
 from sotopia_are.storage.store.index import index_entries, listing_text
 
 __all__ = [
@@ -60,8 +61,9 @@ __all__ = [
 # ARGV: pk, digest ('' = there must be no hash), the checked names (count, names), the
 # volatile fields (count, then name and 'int' or 'float' each), n_rem, the created-at
 # score, the fields to set (count, name value...), the fields to delete (count, names),
-# then for each call to append how many texts its entry has and those texts (field,
-# value...).
+# then each call to append as ``entries.entry_args`` sends it: how many texts its entry
+# has and those texts (field, value...), or '=' and its payload alone (the previous
+# entry's fields, the payload first).
 # Replies {1, event_count} once written, {0} when nothing was (the hash is not the one
 # remembered, or a key holds another type).
 STEP_SCRIPT = """
@@ -124,9 +126,15 @@ if #deletes > 0 then redis.call('HDEL', key, unpack(deletes)) end
 for i = 5, 4 + n_rem do redis.call('SREM', KEYS[i], pk) end
 for i = 5 + n_rem, #KEYS do redis.call('SADD', KEYS[i], pk) end
 redis.call('ZADD', KEYS[2], created, pk)
+local entry = {}
 while at <= #ARGV do
-  local entry = {}
-  for j = 1, tonumber(take()) do entry[j] = take() end
+  local count = take()
+  if count == '=' then
+    entry[2] = take()
+  else
+    entry = {}
+    for j = 1, tonumber(count) do entry[j] = take() end
+  end
   redis.call('XADD', KEYS[3], '*', unpack(entry))
 end
 return {1, redis.call('HGET', key, 'event_count')}
@@ -275,9 +283,10 @@ class Step:
         for name, value in sets.items():
             args += [name, value]
         args += [str(len(deletes)), *deletes]
+        previous = None
         for call in calls:
-            entry = [part for pair in call.items() for part in pair]
-            args += [str(len(entry)), *entry]
+            args += entry_args(call, previous)
+            previous = call
         streams = [episode_calls_key(new.pk), episode_events_key(new.pk)]
         return cls([key, EPISODES_BY_TIME, *streams, *leaves, *joins], args, fields, head)
 
