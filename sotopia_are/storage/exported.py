@@ -198,13 +198,21 @@ the same names)."""
 
 
 def _read_back(log: EpisodeLog, written: Mapping[str, object]) -> EpisodeLog:
-    """``log`` as reading its hash gives it back: its JSON-text fields parsed from the text
-    written (canonical JSON sorts the keys of their mappings, which reading keeps, so the
-    record read back serialises them sorted); the rest reads back as it is."""
+    """``log`` as reading its hash gives it back, in the fields its record is read from
+    (:data:`_HEAD_FIELDS` and :data:`_TAIL`; the others are left as they are): its
+    JSON-text fields parsed from the text written (canonical JSON sorts the keys of their
+    mappings, which reading keeps, so the record read back serialises them sorted); the
+    rest reads back as it is."""
     read_back: EpisodeLog = log.model_copy(
-        update={name: _read_back_field(log, written, name) for name in _reordered_fields()}
+        update={name: _read_back_field(log, written, name) for name in _read_for_record()}
     )
     return read_back
+
+
+@functools.cache
+def _read_for_record() -> frozenset[str]:
+    """The JSON-text fields a stored record is read from whose text may reorder keys."""
+    return _reordered_fields() & {*_HEAD_FIELDS, *_TAIL}
 
 
 def _read_back_field(log: EpisodeLog, written: Mapping[str, object], name: str) -> Any:
