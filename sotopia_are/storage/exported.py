@@ -130,9 +130,12 @@ class ExportHead:
     made from: ``texts``, the stored texts of the fields it is read from
     (:data:`_HEAD_FIELDS`), and ``record``, the record they read back as, without its
     verdicts and problems. A store keeps it from an episode's end to its verdict, whose
-    export line has the same head."""
+    export line has the same head. ``spec`` is the ``EpisodeLog.spec`` it was read from:
+    that field is read as the log holds it, not from its text (canonical JSON, whose
+    sorted keys could hide an order the record keeps), so it is matched by identity."""
 
     texts: tuple[str | None, ...]
+    spec: object
     record: EpisodeRecord
     text: str
 
@@ -161,9 +164,9 @@ def exported_parts(
 ) -> tuple[str | None, ExportHead | None]:
     """:func:`exported_text` and the :class:`ExportHead` its head came from (None, None
     when there is no line). ``head``, when its texts are those of ``written``, is taken
-    instead of reading the head's fields back again: the same texts read back as the same
-    record (the verdict a batch adds to an episode it just finished changes none of
-    them)."""
+    instead of reading the head's fields back again: the same texts (and the same spec)
+    read back as the same record (the verdict a batch adds to an episode it just finished
+    changes none of them)."""
     form = export_form()
     if form is None or log.status is EpisodeStatus.RUNNING or log.record_version == 0:
         return None, None
@@ -171,7 +174,7 @@ def exported_parts(
         None if (value := written.get(name)) is None else _as_stored(value) for name in _HEAD_FIELDS
     )
     head_fields, tail_fields = _parts_of_record()
-    if head is not None and head.texts == texts:
+    if head is not None and head.texts == texts and head.spec is log.spec:
         try:
             # The whole record validated, its head fields as the head's record read them
             # (validated models are kept as they are), its tail as read back.
@@ -187,7 +190,8 @@ def exported_parts(
             return None, None
         # Its head fields read back as they did without its tail (read field by field).
         without_tail = record.model_copy(update=dict.fromkeys(_TAIL, ()))
-        head = ExportHead(texts, without_tail, record.model_dump_json(include=set(head_fields)))
+        head_text = record.model_dump_json(include=set(head_fields))
+        head = ExportHead(texts, log.spec, without_tail, head_text)
     tail = record.model_dump_json(include=set(tail_fields))
     return "\n".join((form, _digest_of_texts(written), head.text[:-1], tail[1:])), head
 
