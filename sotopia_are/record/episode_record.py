@@ -10,7 +10,7 @@ an older version on read and refuses a newer one.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sotopia_are import SotopiaAreError
 from sotopia_are.evaluation import Evaluation
 from sotopia_are.llm import LLMCall, Sampling, Usage
+from sotopia_are.llm.accounting import UsageTally
 from sotopia_are.messages import AgentAction
 from sotopia_are.simulation.data_handler.exporter import convert_completed_event, take_export
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent, ExportedTrace
@@ -50,6 +51,7 @@ __all__ = [
     "migrate_v0",
     "record_from_are_json",
     "record_of_result",
+    "usage_after",
 ]
 
 RECORD_VERSION = 3
@@ -189,8 +191,8 @@ class EpisodeRecord(BaseModel):
     @functools.cached_property
     def usage(self) -> Usage:
         """Tokens, cost and latency of every model call: the agents' and every judge's."""
-        judged = [call for verdict in self.verdicts for call in verdict.evaluation.calls]
-        return Usage.of([*self.calls, *judged])
+        judged = (call for verdict in self.verdicts for call in verdict.evaluation.calls)
+        return usage_after(None, (*self.calls, *judged))
 
     def trace(self, *, annotation_date: float = 0.0) -> ExportedTrace:
         """The episode as ARE's ``ExportedTrace``: its scenario rebuilt from the spec, the
@@ -242,7 +244,12 @@ class EpisodeRecord(BaseModel):
         if not replace:
             self.check_new_verdict(verdict.key)
         kept = tuple(v for v in self.verdicts if v.key != verdict.key)
-        return self.model_copy(update={"verdicts": (*kept, verdict)})
+        record = self.model_copy(update={"verdicts": (*kept, verdict)})
+        if len(kept) == len(self.verdicts) and "usage" in self.__dict__:
+            # Its calls are this record's and the verdict's, summed in that order: the
+            # same floats as summing them all again.
+            record.__dict__["usage"] = usage_after(self.usage, verdict.evaluation.calls)
+        return record
 
     def check_new_verdict(self, key: str) -> None:
         """:class:`VerdictExistsError` if the judge of :attr:`Verdict.key` ``key`` already
@@ -256,6 +263,18 @@ class EpisodeRecord(BaseModel):
     def to_json(self, *, indent: int | None = None) -> str:
         """The record as JSON (``version`` first); :func:`load_record` reads it back."""
         return self.model_dump_json(indent=indent)
+
+
+def usage_after(usage: Usage | None, calls: Iterable[LLMCall]) -> Usage:
+    """``Usage.of`` of the calls ``usage`` sums (none when None) followed by ``calls``:
+    the same totals, the floats added in the same order, without a mapping per call
+    (``UsageTally.add_call``)."""
+    tally = UsageTally()
+    if usage is not None:
+        tally.add(vars(usage))  # from zero: the sums as they were
+    for call in calls:
+        tally.add_call(call)
+    return tally.usage()
 
 
 def record_of_result(

@@ -29,6 +29,7 @@ __all__ = [
     "summary_from_listing",
     "summary_of",
     "usage_summary",
+    "verdicts_in_rubric_order",
 ]
 
 
@@ -66,6 +67,12 @@ def record_from_stored(
         record = load_record({**log.to_document(), "events": list(events), "calls": list(calls)})
     else:
         record = _record_of(log, events, calls)
+    return verdicts_in_rubric_order(record)
+
+
+def verdicts_in_rubric_order(record: EpisodeRecord) -> EpisodeRecord:
+    """``record`` as read from the store: the dimensions of verdicts stored with sorted
+    keys put back in their built-in rubric's order (``record`` itself when none was)."""
     if not any(map(_sorted_by_store, record.verdicts)):
         return record
     return record.model_copy(update={"verdicts": tuple(map(_in_rubric_order, record.verdicts))})

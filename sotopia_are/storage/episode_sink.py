@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
-from sotopia_are.llm import LLMCall, Sampling, Usage
+from sotopia_are.llm import LLMCall, Sampling
 from sotopia_are.record import RECORD_VERSION, EpisodeRecord, Verdict, agent_calls
+from sotopia_are.record.episode_record import usage_after
 from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import EpisodeResult, EpisodeSpec, EpisodeStatus
 from sotopia_are.social.spec import check_safe_id
@@ -120,7 +121,7 @@ class EpisodeRecorder:
         # The events are in the stream already: only the calls and the ending are written.
         streamed = self._streamed.pop(episode_id, None)
         calls = agent_calls(result) if streamed is None else ()
-        usage = Usage.of(calls if streamed is None else streamed)
+        usage = usage_after(None, calls if streamed is None else streamed)  # Usage.of's sums
         complete = result.status is EpisodeStatus.COMPLETE
         self.store.finish_episode(
             episode_id,

@@ -34,7 +34,8 @@ import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pydantic_core
 from pydantic import PydanticUserError, TypeAdapter
@@ -43,18 +44,22 @@ from sotopia_are.llm import LLMCall
 from sotopia_are.record import RECORD_VERSION, EpisodeRecord
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage.episode_layout import record_from_stored
+from sotopia_are.storage.episode_layout import record_from_stored, verdicts_in_rubric_order
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.fields import AsJsonText
 from sotopia_are.storage.keys import EXPORTED_FIELD, SUMMARY_FIELD
 
 __all__ = [
     "FORM_FIELD",
+    "ExportHead",
     "entry_fields",
     "export_form",
     "export_line",
+    "exported_parts",
     "exported_text",
 ]
+
+Payload = TypeVar("Payload", str, bytes)
 
 FORM_FIELD = "form"
 """The stream-entry field, beside the payload, naming the :func:`export_form` in which the
@@ -68,9 +73,8 @@ export part then stops matching, and episodes are exported the full way until re
 _CHANGED_BY_APPENDS = ("updated_at", "event_count")
 """The record fields the stream appends change in place (not in the digest)."""
 
-_NOT_DIGESTED = frozenset(
-    name.encode() for name in (*_CHANGED_BY_APPENDS, SUMMARY_FIELD, EXPORTED_FIELD)
-)
+_NOT_DIGESTED_NAMES = frozenset((*_CHANGED_BY_APPENDS, SUMMARY_FIELD, EXPORTED_FIELD))
+_NOT_DIGESTED = frozenset(name.encode() for name in _NOT_DIGESTED_NAMES)
 _EXPORTED, _FORM = EXPORTED_FIELD.encode(), FORM_FIELD.encode()
 
 
@@ -92,11 +96,11 @@ def export_form() -> str | None:
     return hashlib.sha256(described.encode()).hexdigest()[:16]
 
 
-def entry_fields(field: str, payload: str, value: object) -> dict[str, str]:
+def entry_fields(field: str, payload: Payload, value: object) -> dict[str, str | Payload]:
     """The fields of the stream entry storing ``value`` (an event or call) as ``payload``:
     marked with :data:`FORM_FIELD` when ``payload`` is its exact model's
-    ``model_dump_json()``, what the export line holds of it (a subclass would be exported
-    as the declared model, a mapping is not that JSON)."""
+    ``model_dump_json()`` (as text, or its UTF-8 bytes), what the export line holds of it
+    (a subclass would be exported as the declared model, a mapping is not that JSON)."""
     form = export_form()
     if form is None or type(value) not in (ExportedCompletedEvent, LLMCall):
         return {field: payload}
@@ -117,37 +121,121 @@ def exported_text(log: EpisodeLog, written: Mapping[str, object]) -> str | None:
     (JSON text holds no newline). None when no line is joined for it: no form, a running
     episode (its streams still grow), the older layout (its record needs its streams), or
     a record that does not read (exporting it the full way says why)."""
+    return exported_parts(log, written)[0]
+
+
+@dataclass(frozen=True)
+class ExportHead:
+    """The head of an export line (the record's JSON before its events) and what it was
+    made from: ``texts``, the stored texts of the fields it is read from
+    (:data:`_HEAD_FIELDS`), and ``record``, the record they read back as, without its
+    verdicts and problems. A store keeps it from an episode's end to its verdict, whose
+    export line has the same head. ``spec`` is the ``EpisodeLog.spec`` it was read from:
+    that field is read as the log holds it, not from its text (canonical JSON, whose
+    sorted keys could hide an order the record keeps), so it is matched by identity."""
+
+    texts: tuple[str | None, ...]
+    spec: object
+    record: EpisodeRecord
+    text: str
+
+
+_HEAD_FIELDS = (
+    "pk",
+    "record_version",
+    "spec",
+    "agents",
+    "models",
+    "agent_sampling",
+    "tag",
+    "scenario_id",
+    "status",
+    "termination_reason",
+    "error",
+    "failed_agent",
+    "turns_played",
+)
+"""The ``EpisodeLog`` fields a stored record is read from (``record_from_stored``) but
+for ``verdicts`` and ``problems``, which make its export line's tail."""
+
+
+def exported_parts(
+    log: EpisodeLog, written: Mapping[str, object], head: ExportHead | None = None
+) -> tuple[str | None, ExportHead | None]:
+    """:func:`exported_text` and the :class:`ExportHead` its head came from (None, None
+    when there is no line). ``head``, when its texts are those of ``written``, is taken
+    instead of reading the head's fields back again: the same texts (and the same spec)
+    read back as the same record (the verdict a batch adds to an episode it just finished
+    changes none of them)."""
     form = export_form()
     if form is None or log.status is EpisodeStatus.RUNNING or log.record_version == 0:
-        return None
-    try:
-        record = record_from_stored(_read_back(log, written), (), ())
-    except ValueError:
-        return None
+        return None, None
+    texts = tuple(
+        None if (value := written.get(name)) is None else _as_stored(value) for name in _HEAD_FIELDS
+    )
     head_fields, tail_fields = _parts_of_record()
-    head = record.model_dump_json(include=set(head_fields))
+    if head is not None and head.texts == texts and head.spec is log.spec:
+        try:
+            # The whole record validated, its head fields as the head's record read them
+            # (validated models are kept as they are), its tail as read back.
+            fields = {name: getattr(head.record, name) for name in EpisodeRecord.model_fields}
+            tail_read = {name: _read_back_field(log, written, name) for name in _TAIL}
+            record = verdicts_in_rubric_order(EpisodeRecord.model_validate({**fields, **tail_read}))
+        except (ValueError, RecursionError):  # load_record's RecordFormatError for the latter
+            return None, None
+    else:
+        try:
+            record = record_from_stored(_read_back(log, written), (), ())
+        except ValueError:
+            return None, None
+        # Its head fields read back as they did without its tail (read field by field).
+        without_tail = record.model_copy(update=dict.fromkeys(_TAIL, ()))
+        head_text = record.model_dump_json(include=set(head_fields))
+        head = ExportHead(texts, log.spec, without_tail, head_text)
     tail = record.model_dump_json(include=set(tail_fields))
-    stored = {name.encode(): _as_stored(value).encode() for name, value in written.items()}
-    return "\n".join((form, _digest(stored), head[:-1], tail[1:]))
+    return "\n".join((form, _digest_of_texts(written), head.text[:-1], tail[1:])), head
+
+
+_TAIL = ("verdicts", "problems")
+"""The ``EpisodeLog`` fields that make an export line's tail (as the record's fields of
+the same names)."""
 
 
 def _read_back(log: EpisodeLog, written: Mapping[str, object]) -> EpisodeLog:
-    """``log`` as reading its hash gives it back: its JSON-text fields parsed from the text
-    written (canonical JSON sorts the keys of their mappings, which reading keeps, so the
-    record read back serialises them sorted); the rest reads back as it is."""
-    fields = [name for name in _json_text_fields() if name in written]
+    """``log`` as reading its hash gives it back, in the fields its record is read from
+    (:data:`_HEAD_FIELDS` and :data:`_TAIL`; the others are left as they are): its
+    JSON-text fields parsed from the text written (canonical JSON sorts the keys of their
+    mappings, which reading keeps, so the record read back serialises them sorted); the
+    rest reads back as it is."""
     read_back: EpisodeLog = log.model_copy(
-        update={name: json.loads(str(written[name])) for name in fields}
+        update={name: _read_back_field(log, written, name) for name in _read_for_record()}
     )
     return read_back
 
 
 @functools.cache
-def _json_text_fields() -> tuple[str, ...]:
-    return tuple(
+def _read_for_record() -> frozenset[str]:
+    """The JSON-text fields a stored record is read from whose text may reorder keys."""
+    return _reordered_fields() & {*_HEAD_FIELDS, *_TAIL}
+
+
+def _read_back_field(log: EpisodeLog, written: Mapping[str, object], name: str) -> Any:
+    """Field ``name`` of ``log`` as reading its hash gives it back (see :func:`_read_back`).
+    Only the JSON text written with sorted keys is parsed: an ordered field's text is the
+    dump of the value itself, keys in their order, which parsing gives back (as JSON, the
+    value a field of JSON text holds)."""
+    if name in _reordered_fields() and name in written:
+        return json.loads(str(written[name]))
+    return getattr(log, name)
+
+
+@functools.cache
+def _reordered_fields() -> frozenset[str]:
+    """The ``EpisodeLog`` fields written as canonical JSON text (keys sorted)."""
+    return frozenset(
         name
         for name, field in EpisodeLog.model_fields.items()
-        if any(isinstance(marker, AsJsonText) for marker in field.metadata)
+        if any(isinstance(marker, AsJsonText) and not marker.ordered for marker in field.metadata)
     )
 
 
@@ -219,3 +307,14 @@ def _digest(fields: Mapping[bytes, bytes]) -> str:
         digest.update(b"%d:%s%d:" % (len(name), name, len(value)))
         digest.update(value)
     return digest.hexdigest()
+
+
+def _digest_of_texts(written: Mapping[str, object]) -> str:
+    """:func:`_digest` of the hash fields ``written`` (as the store sends them: text, or
+    numbers written as their ``repr``), encoded as Redis keeps them. The same bytes, in
+    the same order (UTF-8 keeps the order of the names' code points), hashed at once."""
+    parts = []
+    for name in sorted(written.keys() - _NOT_DIGESTED_NAMES):
+        key, value = name.encode(), _as_stored(written[name]).encode()
+        parts.append(b"%d:%s%d:%s" % (len(key), key, len(value), value))
+    return hashlib.sha1(b"".join(parts), usedforsecurity=False).hexdigest()

@@ -39,6 +39,7 @@ class AsJsonText:
     ``ordered`` (see module doc)."""
 
     def __init__(self, *, ordered: bool = False) -> None:
+        self.ordered = ordered
         self.dumps = dumps_ordered if ordered else dumps_canonical
 
     def __get_pydantic_core_schema__(

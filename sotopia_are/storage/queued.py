@@ -12,7 +12,7 @@ episode's next append or its end, never into the loop.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = ["QueuedAppend", "QueuedAppends"]
@@ -25,7 +25,7 @@ class QueuedAppend:
 
     episode_id: str
     stream: str
-    fields: dict[str, str]
+    fields: Mapping[str, str | bytes]
     counts: bool
 
 

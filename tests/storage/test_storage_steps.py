@@ -210,3 +210,25 @@ def test_a_batch_s_steps_take_one_round_trip_each(
     take(general, ("verdict", "p0", 0))
     assert "cmdstat_watch" in general_client.info("commandstats")
     assert dump(fast_client) == dump(general_client)
+
+
+def test_calls_of_mixed_forms_are_appended_as_the_general_way_appends_them(
+    twins: tuple[redis.Redis[str], redis.Redis[str]],
+) -> None:
+    """An episode's end sends a call entry with the fields and form of the one before it
+    as its payload alone: mappings (no form) and records (marked), in any order, land as
+    the general way writes them, and read back as given."""
+    fast_client, general_client = twins
+    record = RECORDS["p0"]
+    as_data = [call.model_dump(mode="json") for call in record.calls[:3]]
+    calls = [as_data[0], record.calls[0], record.calls[1], as_data[1], as_data[2], record.calls[2]]
+    results = []
+    for client, general in ((fast_client, False), (general_client, True)):
+        twin = Twin(client, general=general)
+        twin.recorder.start(record.spec, scenario_id=record.scenario_id)
+        twin.store.finish_episode("p0", termination_reason=record.reason, calls=calls)
+        results.append(twin.store.read_calls("p0"))
+    assert dump(fast_client) == dump(general_client)
+    fast_calls, general_calls = results
+    assert fast_calls == general_calls
+    assert len(fast_calls) == len(calls)

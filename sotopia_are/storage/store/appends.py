@@ -9,8 +9,9 @@ writes there (another type, a count that is no integer) is left to one EVALSHA o
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import redis
@@ -23,7 +24,7 @@ from sotopia_are.storage.events import event_entry
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.queued import QueuedAppend
 from sotopia_are.storage.store.client import StoreClient
-from sotopia_are.storage.store.entries import CallData, call_entries
+from sotopia_are.storage.store.entries import CallData, call_entries, entry_args
 
 __all__ = ["EpisodeAppends"]
 
@@ -44,21 +45,27 @@ return redis.call('XADD', KEYS[2], '*', unpack(ARGV, 3))
 _APPEND_SHA = hashlib.sha1(_APPEND_SCRIPT.encode()).hexdigest()
 
 # Many appends in one script: KEYS are each append's hash and stream, ARGV the time, then
-# for each append whether it counts as an event, how many texts its entry has and those
-# texts (field, value, field, value...). Each append is the one
+# for each append whether it counts as an event and its entry as ``entries.entry_args``
+# sends it: how many texts it has and those texts (field, value, field, value...), or
+# '=' and its payload alone (the previous entry's fields, the payload first). Each append is the one
 # above, given keys the store wrote: for each, its entry id, -1 (not running) or 0 (left
 # to the script above, as are its episode's later appends: a key of another type, or an
 # event count HINCRBY would refuse).
 _APPENDS_SCRIPT = """
 local now = ARGV[1]
 local at = 2
-local out, left = {}, {}
+local out, left, entry = {}, {}, {}
 for i = 1, #KEYS / 2 do
   local key, stream = KEYS[2 * i - 1], KEYS[2 * i]
   local counts = ARGV[at] == '1'
-  local entry = {}
-  for j = 1, tonumber(ARGV[at + 1]) do entry[j] = ARGV[at + 1 + j] end
-  at = at + 2 + #entry
+  if ARGV[at + 1] == '=' then
+    entry[2] = ARGV[at + 2]
+    at = at + 3
+  else
+    entry = {}
+    for j = 1, tonumber(ARGV[at + 1]) do entry[j] = ARGV[at + 1 + j] end
+    at = at + 2 + #entry
+  end
   out[i] = 0
   if not left[key] then
     local kind = redis.call('TYPE', key)['ok']
@@ -124,7 +131,7 @@ class EpisodeAppends(StoreClient):
         return self._append_entry(episode_id, episode_calls_key(episode_id), fields, counts=False)
 
     def _append_entry(
-        self, episode_id: str, stream: str, fields: dict[str, str], *, counts: bool
+        self, episode_id: str, stream: str, fields: Mapping[str, str | bytes], *, counts: bool
     ) -> str:
         self._queued.flush()
         (entry,) = self._write_appends([QueuedAppend(episode_id, stream, fields, counts)])
@@ -137,11 +144,12 @@ class EpisodeAppends(StoreClient):
         one append); for each, its stream entry id or what refused it (a lost connection
         raises :class:`StorageUnavailableError`)."""
         now = repr(self._clock())
-        keys = [k for a in appends for k in (EpisodeLog.redis_key(a.episode_id), a.stream)]
-        args = [now]
+        keys = [k for a in appends for k in (_hash_key(a.episode_id), a.stream)]
+        args: list[str | bytes] = [now]
+        previous = None
         for append in appends:
-            texts = [part for pair in append.fields.items() for part in pair]
-            args += ["1" if append.counts else "0", str(len(texts)), *texts]
+            args += ["1" if append.counts else "0", *entry_args(append.fields, previous)]
+            previous = append.fields
         client = cast(Any, self.client)  # redis-py's script calls are untyped
         with self._guard():
             try:
@@ -187,6 +195,13 @@ class EpisodeAppends(StoreClient):
                 )
             replies: list[Any] = pipe.execute(raise_on_error=False)
         return replies
+
+
+@functools.lru_cache(maxsize=4096)
+def _hash_key(episode_id: str) -> str:
+    """``EpisodeLog.redis_key(episode_id)``, made once per episode of the last few
+    thousand (redis-om builds it anew each time; an episode appends 20 events or more)."""
+    return EpisodeLog.redis_key(episode_id)
 
 
 def _not_running(episode_id: str) -> EpisodeStateError:

@@ -28,6 +28,7 @@ __all__ = [
     "call_entries",
     "decode_call",
     "decode_entries",
+    "entry_args",
     "from_hash",
     "read_episode",
     "read_hash",
@@ -50,16 +51,45 @@ CALL_FIELD = "call"
 """The field of a calls-stream entry holding the call record's JSON."""
 
 
-def call_entries(calls: Iterable[CallData]) -> list[dict[str, str]]:
+def call_entries(calls: Iterable[CallData]) -> list[dict[str, str | bytes]]:
     """Call records as calls-stream entries (an ``LLMCall`` as its JSON, marked as the
     export line holds it; a mapping as canonical JSON); ``TypeError``/``ValueError`` if
     one is not JSON-serialisable."""
     return [
-        entry_fields(CALL_FIELD, call.model_dump_json(), call)
+        entry_fields(CALL_FIELD, _json_of(call), call)
         if isinstance(call, LLMCall)
         else {CALL_FIELD: dumps_canonical(call)}
         for call in calls
     ]
+
+
+def _json_of(call: LLMCall) -> bytes:
+    """``call.model_dump_json()`` as the UTF-8 bytes Redis keeps of it: what that method
+    has its serializer write, without decoding it to text that sending encodes again
+    (about 4 kB a call, 20 calls an episode)."""
+    return type(call).__pydantic_serializer__.to_json(call)
+
+
+_SAME_SHAPE = "="
+"""The count of an entry :func:`entry_args` sends as its payload alone."""
+
+
+def entry_args(
+    entry: Mapping[str, str | bytes], previous: Mapping[str, str | bytes] | None
+) -> list[str | bytes]:
+    """Stream ``entry`` as the store's scripts take it after ``previous`` (the entry sent
+    just before it in the same script call, if any): how many texts it has, then those
+    texts (field, value, field, value...); or, when it has the previous entry's fields
+    and all its values but the first (the payload: an event or a call, the rest their
+    form), ``=`` and its payload alone. Each argument costs the client a
+    few microseconds to send, and a batch sends an episode's 20 events and 20 calls."""
+    if previous is not None and len(entry) == len(previous) and len(entry) > 0:
+        first, *rest = entry.items()
+        before, *others = previous.items()
+        if first[0] == before[0] and rest == others:
+            return [_SAME_SHAPE, first[1]]
+    texts = [part for pair in entry.items() for part in pair]
+    return [str(len(texts)), *texts]
 
 
 def decode_call(payload: str) -> dict[str, Any]:

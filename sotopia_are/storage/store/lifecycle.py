@@ -332,7 +332,7 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         old: Written | None,
         new: EpisodeLog,
         changed: Sequence[str] = (),
-        calls: Sequence[Mapping[str, str]] = (),
+        calls: Sequence[Mapping[str, str | bytes]] = (),
         *,
         texts: Mapping[str, str] | None = None,
     ) -> EpisodeLog | None:

@@ -34,7 +34,7 @@ from typing import Any
 
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_log import EpisodeLog
-from sotopia_are.storage.exported import exported_text
+from sotopia_are.storage.exported import ExportHead, exported_parts
 from sotopia_are.storage.keys import (
     EPISODES_BY_TIME,
     EXPORTED_FIELD,
@@ -42,6 +42,7 @@ from sotopia_are.storage.keys import (
     episode_calls_key,
     episode_events_key,
 )
+from sotopia_are.storage.store.entries import entry_args
 from sotopia_are.storage.store.index import index_entries, listing_text
 
 __all__ = [
@@ -60,8 +61,9 @@ __all__ = [
 # ARGV: pk, digest ('' = there must be no hash), the checked names (count, names), the
 # volatile fields (count, then name and 'int' or 'float' each), n_rem, the created-at
 # score, the fields to set (count, name value...), the fields to delete (count, names),
-# then for each call to append how many texts its entry has and those texts (field,
-# value...).
+# then each call to append as ``entries.entry_args`` sends it: how many texts its entry
+# has and those texts (field, value...), or '=' and its payload alone (the previous
+# entry's fields, the payload first).
 # Replies {1, event_count} once written, {0} when nothing was (the hash is not the one
 # remembered, or a key holds another type).
 STEP_SCRIPT = """
@@ -124,9 +126,15 @@ if #deletes > 0 then redis.call('HDEL', key, unpack(deletes)) end
 for i = 5, 4 + n_rem do redis.call('SREM', KEYS[i], pk) end
 for i = 5 + n_rem, #KEYS do redis.call('SADD', KEYS[i], pk) end
 redis.call('ZADD', KEYS[2], created, pk)
+local entry = {}
 while at <= #ARGV do
-  local entry = {}
-  for j = 1, tonumber(take()) do entry[j] = take() end
+  local count = take()
+  if count == '=' then
+    entry[2] = take()
+  else
+    entry = {}
+    for j = 1, tonumber(count) do entry[j] = take() end
+  end
   redis.call('XADD', KEYS[3], '*', unpack(entry))
 end
 return {1, redis.call('HGET', key, 'event_count')}
@@ -152,10 +160,12 @@ def hash_fields(log: EpisodeLog, names: Collection[str] | None = None) -> dict[s
 class Written:
     """An episode's hash as this store last wrote it: ``log``, and ``fields`` the exact
     texts of its fields (the listed summary included). The texts of :meth:`volatile`
-    fields may since have changed in Redis."""
+    fields may since have changed in Redis. ``head`` is the head of its export line (of
+    a finished episode), for the next step's line to take when its fields are the same."""
 
     log: EpisodeLog
     fields: Mapping[str, str]
+    head: ExportHead | None = None
 
     def volatile(self) -> dict[str, str]:
         """The fields others may change while the episode is in this state, and the form
@@ -214,6 +224,7 @@ class Step:
     keys: list[str]
     args: list[str]
     fields: dict[str, str]
+    head: ExportHead | None = None
 
     @classmethod
     def of(
@@ -221,7 +232,7 @@ class Step:
         old: Written | None,
         new: EpisodeLog,
         changed: Collection[str] = (),
-        calls: Sequence[Mapping[str, str]] = (),
+        calls: Sequence[Mapping[str, str | bytes]] = (),
         texts: Mapping[str, str] | None = None,
     ) -> Step:
         """The step from ``old`` to ``new`` (``changed`` is not read for a start);
@@ -249,7 +260,7 @@ class Step:
                     deletes.append(name)
             checked = [name for name in old.fields if name not in volatile]
             digest = old.digest(checked)
-        exported = exported_text(new, fields)
+        exported, head = exported_parts(new, fields, old.head if old is not None else None)
         if exported is None:
             if fields.pop(EXPORTED_FIELD, None) is not None:
                 deletes.append(EXPORTED_FIELD)
@@ -272,18 +283,19 @@ class Step:
         for name, value in sets.items():
             args += [name, value]
         args += [str(len(deletes)), *deletes]
+        previous = None
         for call in calls:
-            entry = [part for pair in call.items() for part in pair]
-            args += [str(len(entry)), *entry]
+            args += entry_args(call, previous)
+            previous = call
         streams = [episode_calls_key(new.pk), episode_events_key(new.pk)]
-        return cls([key, EPISODES_BY_TIME, *streams, *leaves, *joins], args, fields)
+        return cls([key, EPISODES_BY_TIME, *streams, *leaves, *joins], args, fields, head)
 
     def written(self, new: EpisodeLog, event_count: str) -> tuple[EpisodeLog, Written]:
         """``new`` as stored, given the ``event_count`` text the script answered, and what
         to remember of it."""
         fields = {**self.fields, "event_count": event_count}
         stored: EpisodeLog = new.model_copy(update={"event_count": int(event_count)})
-        return stored, Written(stored, fields)
+        return stored, Written(stored, fields, self.head)
 
 
 def changed_log(
