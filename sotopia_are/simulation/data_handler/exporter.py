@@ -446,9 +446,10 @@ def convert_event(event: AbstractEvent) -> ExportedEvent:
 
 def convert_completed_event(event: CompletedEvent) -> ExportedCompletedEvent:
     """One completed event as the format writes it; ``ScenarioExportError`` if impossible."""
-    if type(event) not in (CompletedEvent, CompletedOracleEvent):
+    event_class = type(event)
+    if event_class is not CompletedEvent and event_class is not CompletedOracleEvent:
         raise ScenarioExportError(
-            f"completed event {event.event_id}: class {type(event).__name__} cannot be exported"
+            f"completed event {event.event_id}: class {event_class.__name__} cannot be exported"
         )
     if event.event_time is None:
         raise ScenarioExportError(f"completed event {event.event_id} has no event_time")
@@ -458,21 +459,26 @@ def convert_completed_event(event: CompletedEvent) -> ExportedCompletedEvent:
     elif isinstance(event.action, ConditionCheckAction):
         action = _condition_action(event.action)
     metadata = event.metadata
-    try:
-        value, value_type = encode_return_value(metadata.return_value)
-    except ValueError as error:
-        raise ScenarioExportError(
-            f"completed event {event.event_id}: return value {error}"
-        ) from None
+    returned = metadata.return_value
+    value: str | None = None
+    value_type: str | None = None
+    if returned is not None:  # most calls return nothing
+        try:
+            value, value_type = encode_return_value(returned)
+        except ValueError as error:
+            raise ScenarioExportError(
+                f"completed event {event.event_id}: return value {error}"
+            ) from None
+    parents = event.dependencies
     # Validated as one document: one validation of the whole costs far less than one per
     # part, and less than making the models in Python without validating them.
     return ExportedCompletedEvent.model_validate(
         {
-            "class_name": type(event).__name__,
-            "event_type": _NAMES[event.event_type],
+            "class_name": event_class.__name__,
+            "event_type": _name(event.event_type),
             "event_time": event.event_time,
             "event_id": event.event_id,
-            "dependencies": [parent.event_id for parent in event.dependencies],
+            "dependencies": [parent.event_id for parent in parents] if parents else [],
             "event_relative_time": event.event_relative_time,
             "action": action,
             "metadata": {
@@ -600,11 +606,19 @@ def _escaped(text: str) -> str:
     return _to_json(text).decode()[1:-1]
 
 
-# The names of the kernel's enums as the format writes them, looked up once per export
-# (an enum's ``name`` is a descriptor call, and every logged call is exported).
+# The names of the kernel's enums as the format writes them.
 _NAMES: dict[EventType | OperationType, str] = {
     member: member.name for members in (EventType, OperationType) for member in members
 }
+
+
+def _name(member: EventType | OperationType) -> str:
+    """``member.name``, read where it is kept: every logged call's export asks it twice, and
+    ``name`` is a descriptor call and an enum's hash a Python function. Anything else is
+    looked up (and refused) as before."""
+    if type(member) is EventType or type(member) is OperationType:
+        return member._name_
+    return _NAMES[member]
 
 
 def convert_action(action: Action, where: str) -> ExportedAction:
@@ -633,7 +647,7 @@ def _action_document(action: Action, where: str) -> dict[str, Any]:
             if app is not None
             else _reference(action.function, where)
         ),
-        "operation_type": _NAMES[action.operation_type],
+        "operation_type": _name(action.operation_type),
         "args": documents,
     }
 
