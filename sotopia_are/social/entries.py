@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sotopia_are.messages import AgentAction, GameMove, render_action
-from sotopia_are.simulation.actions import function_name
+from sotopia_are.simulation.actions import Action, function_name
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.data_handler.values import decode_value
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
@@ -89,7 +89,9 @@ def entry_of(
     if event.event_type is not EventType.AGENT:
         message = notifications.convert_to_message(event)
         notified = None if message is None else message.message
-    elif function == "act" and isinstance(action.app, ConversationApp):
+    elif (
+        function == "act" and isinstance(action, Action) and isinstance(action.app, ConversationApp)
+    ):
         validated = action.app.take_validated_action(
             args.get("action_type", ""), args.get("argument", ""), args.get("to")
         )
