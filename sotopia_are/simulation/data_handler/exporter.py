@@ -546,37 +546,41 @@ def _plain_call_json(event: CompletedEvent) -> str | None:
         and type(function) is str
     ):
         return None
-    args: list[tuple[str, str | None]] = []
     returned = metadata.return_value
+    args = action.resolved_args or action.args
+    # Each argument is written as it stands, its texts kept to be checked at once below.
+    parts: list[str] = []
     texts = [event_id, action_id, app_name, function, returned or ""]
-    for name, value in (action.resolved_args or action.args).items():
+    for name, value in args.items():
         if name == "self":
             continue
-        if type(name) is not str or not (value is None or type(value) is str):
+        if type(name) is not str:
             return None
-        args.append((name, value))
-        texts.append(name)
-        if value is not None:
+        if type(value) is str:
+            parts.append(f'{{"name":"{name}","value":"{value}","value_type":"str"}}')
             texts.append(value)
-    # Every text goes between quotes as it is when none needs escaping (checked at once),
-    # else as pydantic escapes it.
+        elif value is None:
+            parts.append(f'{{"name":"{name}","value":null,"value_type":null}}')
+        else:
+            return None
+        texts.append(name)
     if not _as_they_are("".join(texts)):
+        # Some text needs escaping: every text as pydantic escapes it.
         event_id, action_id, app_name, function = (
             _escaped(event_id),
             _escaped(action_id),
             _escaped(app_name),
             _escaped(function),
         )
-        args = [(_escaped(n), None if v is None else _escaped(v)) for n, v in args]
         returned = None if returned is None else _escaped(returned)
-    arg_texts = ",".join(
-        [
-            f'{{"name":"{name}","value":"{value}","value_type":"str"}}'
+        parts = [
+            f'{{"name":"{_escaped(name)}","value":"{_escaped(value)}","value_type":"str"}}'
             if value is not None
-            else f'{{"name":"{name}","value":null,"value_type":null}}'
-            for name, value in args
+            else f'{{"name":"{_escaped(name)}","value":null,"value_type":null}}'
+            for name, value in args.items()
+            if name != "self"
         ]
-    )
+    arg_texts = ",".join(parts)
     return (
         f'{{"class_name":"CompletedEvent","event_type":"{event.event_type._name_}",'
         f'"event_time":{time!r},"event_id":"{event_id}","dependencies":[],'
