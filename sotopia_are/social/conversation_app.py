@@ -42,6 +42,7 @@ class ConversationApp(App):
     def __init__(self, participants: Sequence[str] = (), name: str | None = None) -> None:
         super().__init__(name)
         self._set_participants(participants)
+        self._validated: tuple[str, str, list[str] | None, AgentAction] | None = None
 
     def _set_participants(self, participants: Sequence[str]) -> None:
         if len(set(participants)) != len(participants):
@@ -81,6 +82,19 @@ class ConversationApp(App):
         )
         if action.action_type == "leave":
             self.left.add(sender)
+        self._validated = (action_type, argument, to, action)
+
+    def take_validated_action(
+        self, action_type: str, argument: str, to: list[str] | None
+    ) -> AgentAction | None:
+        """The action the last :meth:`act` validated, if it was given these arguments; once
+        (then None until the next call). The conversation's entry of the call takes it
+        rather than validating the same arguments again: validation is a function of them
+        (the participants only refuse), so it would make an equal action."""
+        kept, self._validated = self._validated, None
+        if kept is None or kept[0] != action_type or kept[1] != argument or kept[2] != to:
+            return None
+        return kept[3]
 
     @event_registered(operation_type=OperationType.WRITE, event_type=EventType.AGENT)
     def move(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sotopia_are.messages import AgentAction, GameMove, render_action
-from sotopia_are.simulation.actions import function_name
+from sotopia_are.simulation.actions import Action, function_name
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.data_handler.values import decode_value
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
@@ -83,16 +83,26 @@ def entry_of(
     if action is None or event.metadata.exception is not None or action.app_name != app_name:
         return None
     notified = None
+    validated = None
+    function = function_name(action.function)
+    args = event.get_args()
     if event.event_type is not EventType.AGENT:
         message = notifications.convert_to_message(event)
         notified = None if message is None else message.message
+    elif (
+        function == "act" and isinstance(action, Action) and isinstance(action.app, ConversationApp)
+    ):
+        validated = action.app.take_validated_action(
+            args.get("action_type", ""), args.get("argument", ""), args.get("to")
+        )
     return _entry(
         event.event_type,
-        function_name(action.function),
-        event.get_args(),
+        function,
+        args,
         turn=round((event.event_time or 0.0) / turn_seconds),
         event_id=event.event_id,
         notified=notified,
+        validated=validated,
     )
 
 
@@ -140,18 +150,22 @@ def _entry(
     turn: int,
     event_id: str,
     notified: str | None,
+    validated: AgentAction | None = None,
 ) -> ConversationEntry | None:
     """The entry of a completed call of the conversation app's ``function`` with
     ``args``; ``notified`` is the text the notification system gives an ENV event (None
-    when it notifies nobody)."""
+    when it notifies nobody); ``validated`` the action the app made of an ``act`` call's
+    ``args`` (see ``ConversationApp.take_validated_action``), if known."""
     if event_type is EventType.AGENT:
         if function == "move":
             return _move_entry(args, turn=turn, event_id=event_id)
         if function != "act":
             return None
         to = args.get("to") or None
-        agent_action = AgentAction(
-            action_type=args["action_type"], argument=args["argument"], to=to
+        agent_action = (
+            validated
+            if validated is not None
+            else AgentAction(action_type=args["action_type"], argument=args["argument"], to=to)
         )
         return ConversationEntry(turn, event_id, args["sender"], _audience(to), action=agent_action)
     if notified is None:

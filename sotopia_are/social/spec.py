@@ -320,7 +320,10 @@ class EpisodeSpec(BaseModel):
             goal if self.omniscient or name == viewer else HIDDEN_GOAL
             for name, goal in zip(self.agent_names, self.agent_goals, strict=True)
         ]
-        return ScriptBackground(
+        # Not validated again: the spec validated its background when it was made (see
+        # _consistent; it is frozen), and hiding goals keeps one text per participant.
+        # Validating the names once per viewer was most of making an episode's views.
+        return ScriptBackground.model_construct(
             scenario=self.scenario,
             agent_names=list(self.agent_names),
             agent_backgrounds=list(self.agent_backgrounds),

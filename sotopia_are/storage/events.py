@@ -9,10 +9,10 @@ raise ``ScenarioExportError`` before anything is written.
 
 from __future__ import annotations
 
-from sotopia_are.simulation.data_handler.exporter import export_and_keep
+from sotopia_are.simulation.data_handler.exporter import completed_event_json
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.types import CompletedEvent
-from sotopia_are.storage.exported import entry_fields
+from sotopia_are.storage.exported import FORM_FIELD, entry_fields, export_form
 
 __all__ = ["EVENT_FIELD", "decode_event", "encode_event", "event_entry"]
 
@@ -21,18 +21,24 @@ EVENT_FIELD = "event"
 
 
 def encode_event(event: CompletedEvent | ExportedCompletedEvent) -> str:
-    """``event`` as deterministic JSON text (a completed event's export is kept for the
-    record of its episode, see ``export_and_keep``)."""
-    exported = event if isinstance(event, ExportedCompletedEvent) else export_and_keep(event)
-    return exported.model_dump_json()
+    """``event`` as deterministic JSON text: its ``ExportedCompletedEvent``'s
+    ``model_dump_json()``."""
+    if isinstance(event, ExportedCompletedEvent):
+        return event.model_dump_json()
+    return completed_event_json(event)
 
 
 def event_entry(event: CompletedEvent | ExportedCompletedEvent) -> dict[str, str]:
     """The fields of the stream entry storing ``event``: its JSON (see
     :func:`encode_event`), marked as the export line holds it
     (:func:`~sotopia_are.storage.exported.entry_fields`)."""
-    exported = event if isinstance(event, ExportedCompletedEvent) else export_and_keep(event)
-    return entry_fields(EVENT_FIELD, exported.model_dump_json(), exported)
+    if isinstance(event, ExportedCompletedEvent):
+        return entry_fields(EVENT_FIELD, event.model_dump_json(), event)
+    # The text is the exact model's model_dump_json() (completed_event_json), the form
+    # entry_fields marks, without the model it would need to be shown.
+    form = export_form()
+    text = completed_event_json(event)
+    return {EVENT_FIELD: text} if form is None else {EVENT_FIELD: text, FORM_FIELD: form}
 
 
 def decode_event(text: str) -> ExportedCompletedEvent:

@@ -1,14 +1,20 @@
 """ConversationApp: one AGENT event per action, loud validation, ENV tools, registry."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from sotopia_are.messages import AgentAction
+from sotopia_are.messages.action import ActionType
 from sotopia_are.simulation.apps.registry import default_app_registry
 from sotopia_are.simulation.environment import Environment, EnvironmentConfig
 from sotopia_are.simulation.notification_system import BaseNotificationSystem, MessageType
 from sotopia_are.simulation.types import Event, EventType, OperationType
 from sotopia_are.social import ConversationApp
+from sotopia_are.social.entries import entry_of
 
 NAMES = ["Ana", "Bo", "Cy"]
+NOTIFIED = BaseNotificationSystem(ConversationApp(NAMES).notification_config())
 
 
 def hosted() -> tuple[Environment, ConversationApp]:
@@ -122,3 +128,44 @@ def test_registered_for_the_importer_and_state_round_trips() -> None:
     fresh = ConversationApp()
     fresh.load_state(app.get_state())
     assert fresh.participants == tuple(NAMES) and fresh.active_participants() == ("Ana", "Bo")
+
+
+_ARGUMENTS = st.text(st.sampled_from(["a", " ", "\n", "\r", "é", '"']), max_size=8)
+
+
+@given(
+    st.sampled_from(["none", "speak", "non-verbal communication", "action", "leave"]),
+    _ARGUMENTS,
+    st.sampled_from([None, [], ["Bo"], ["Bo", "Cy"]]),
+)
+def test_an_acts_entry_is_the_action_of_its_logged_arguments(
+    action_type: ActionType, argument: str, to: list[str] | None
+) -> None:
+    # The entry takes the action the app validated (see take_validated_action): the one
+    # its logged arguments make, and made afresh for any other reader of the log.
+    env, app = hosted()
+    try:
+        app.act("Ana", action_type, argument, to)
+    except ValueError:
+        return  # refused (a line break in an action's description): no entry
+    [event] = env.event_log.list_view()
+    args = event.get_args()
+    expected = AgentAction(
+        action_type=args["action_type"], argument=args["argument"], to=args["to"] or None
+    )
+    first = entry_of(event, app_name=app.name, turn_seconds=1.0, notifications=NOTIFIED)
+    again = entry_of(event, app_name=app.name, turn_seconds=1.0, notifications=NOTIFIED)
+    assert first is not None and again is not None
+    assert first.action == again.action == expected
+    assert first.action is not again.action  # taken once
+
+
+def test_an_action_validated_for_other_arguments_is_not_taken() -> None:
+    _env, app = hosted()
+    app.act("Ana", "speak", "one")
+    assert app.take_validated_action("speak", "two", None) is None
+    app.act("Ana", "speak", "one", ["Bo"])
+    assert app.take_validated_action("speak", "one", None) is None
+    app.act("Ana", "speak", "one", ["Bo"])
+    taken = app.take_validated_action("speak", "one", ["Bo"])
+    assert taken == AgentAction(action_type="speak", argument="one", to=["Bo"])

@@ -75,8 +75,24 @@ class App:
     def set_seed(self, seed: int) -> None:
         """Reseed ``rng`` and the app's event ids from ``seed`` and the app name."""
         self.seed = seed
-        self.rng = random.Random(derive_seed(seed, self.name))
+        # The generator is made when first used (see rng): seeding a Mersenne Twister
+        # costs more than the rest of making an app, most apps never draw from it, and an
+        # app is seeded twice before it runs (when made, and by its scenario).
+        self._rng: random.Random | None = None
+        self._rng_name = self.name
         self._ids = IdSource(f"app:{self.name}:{seed}")
+
+    @property
+    def rng(self) -> random.Random:
+        """The app's random generator, seeded from the app name and :meth:`set_seed`'s
+        seed as they were when it was set."""
+        if self._rng is None:
+            self._rng = random.Random(derive_seed(self.seed, self._rng_name))
+        return self._rng
+
+    @rng.setter
+    def rng(self, generator: random.Random) -> None:
+        self._rng = generator
 
     def next_event_id(self) -> str:
         """A fresh id for an event this app logs (deterministic for a given seed)."""

@@ -14,10 +14,12 @@ import logging
 import os
 import tempfile
 import time
-import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from pydantic_core import PydanticSerializationError
+from pydantic_core import to_json as _to_json
 
 from sotopia_are.simulation.actions import function_name
 from sotopia_are.simulation.apps.app import App
@@ -444,9 +446,10 @@ def convert_event(event: AbstractEvent) -> ExportedEvent:
 
 def convert_completed_event(event: CompletedEvent) -> ExportedCompletedEvent:
     """One completed event as the format writes it; ``ScenarioExportError`` if impossible."""
-    if type(event) not in (CompletedEvent, CompletedOracleEvent):
+    event_class = type(event)
+    if event_class is not CompletedEvent and event_class is not CompletedOracleEvent:
         raise ScenarioExportError(
-            f"completed event {event.event_id}: class {type(event).__name__} cannot be exported"
+            f"completed event {event.event_id}: class {event_class.__name__} cannot be exported"
         )
     if event.event_time is None:
         raise ScenarioExportError(f"completed event {event.event_id} has no event_time")
@@ -456,21 +459,26 @@ def convert_completed_event(event: CompletedEvent) -> ExportedCompletedEvent:
     elif isinstance(event.action, ConditionCheckAction):
         action = _condition_action(event.action)
     metadata = event.metadata
-    try:
-        value, value_type = encode_return_value(metadata.return_value)
-    except ValueError as error:
-        raise ScenarioExportError(
-            f"completed event {event.event_id}: return value {error}"
-        ) from None
-    # Validated as one document: every logged call is exported (once for the store, once
-    # for its record), and one validation of the whole costs far less than one per part.
+    returned = metadata.return_value
+    value: str | None = None
+    value_type: str | None = None
+    if returned is not None:  # most calls return nothing
+        try:
+            value, value_type = encode_return_value(returned)
+        except ValueError as error:
+            raise ScenarioExportError(
+                f"completed event {event.event_id}: return value {error}"
+            ) from None
+    parents = event.dependencies
+    # Validated as one document: one validation of the whole costs far less than one per
+    # part, and less than making the models in Python without validating them.
     return ExportedCompletedEvent.model_validate(
         {
-            "class_name": type(event).__name__,
-            "event_type": _NAMES[event.event_type],
+            "class_name": event_class.__name__,
+            "event_type": _name(event.event_type),
             "event_time": event.event_time,
             "event_id": event.event_id,
-            "dependencies": [parent.event_id for parent in event.dependencies],
+            "dependencies": [parent.event_id for parent in parents] if parents else [],
             "event_relative_time": event.event_relative_time,
             "action": action,
             "metadata": {
@@ -483,34 +491,138 @@ def convert_completed_event(event: CompletedEvent) -> ExportedCompletedEvent:
     )
 
 
-# The names of the kernel's enums as the format writes them, looked up once per export
-# (an enum's ``name`` is a descriptor call, and every logged call is exported).
+take_export = convert_completed_event
+"""What the record of a run takes for each of its events: :func:`convert_completed_event`
+(the store's text of an event is written without its model: there is none to keep)."""
+
+
+def completed_event_json(event: CompletedEvent) -> str:
+    """``convert_completed_event(event).model_dump_json()``, byte for byte and with the
+    same errors: the text the store keeps of every logged call.
+
+    The text of a logged app call of plain fields (see :func:`_plain_call_json`) is
+    written directly, without the export's model: validating the model and serialising
+    it cost several times more than the rest of logging the call, and the model's JSON of
+    such a call is a fixed frame around the call's texts."""
+    try:
+        text = _plain_call_json(event)
+    except PydanticSerializationError:
+        text = None  # a text JSON cannot hold: the model's error, as the model raises it
+    return text if text is not None else convert_completed_event(event).model_dump_json()
+
+
+def _plain_call_json(event: CompletedEvent) -> str | None:
+    """The model's JSON of ``event`` if it is a completed app call the model holds as it
+    is: no dependencies, relative time or exception; its time a float that Python's
+    ``repr`` writes as pydantic's JSON does; every text exactly a ``str``, every argument
+    and the return value a ``str`` or None. None for any other event."""
+    action = event.action
+    metadata = event.metadata
+    if (
+        type(event) is not CompletedEvent
+        or type(action) is not Action
+        or action.app is None
+        or event.dependencies
+        or event.event_relative_time is not None
+        or not (metadata.return_value is None or type(metadata.return_value) is str)
+        or metadata.exception is not None
+        or metadata.exception_stack_trace is not None
+        or type(event.event_type) is not EventType
+        or type(action.operation_type) is not OperationType
+    ):
+        return None
+    time = event.event_time
+    # repr and pydantic's JSON write a float alike (the shortest digits that read back,
+    # positionally) between these bounds; outside them they differ (1e-05 and 1e-5,
+    # 1e+16 and 1e16), and NaN and the infinities fail both tests.
+    if type(time) is not float or not (time == 0.0 or 1e-3 <= abs(time) < 1e15):
+        return None
+    event_id, action_id, app_name = event.event_id, action.action_id, action.app.name
+    function = function_name(action.function)
+    if not (
+        type(event_id) is str
+        and type(action_id) is str
+        and type(app_name) is str
+        and type(function) is str
+    ):
+        return None
+    returned = metadata.return_value
+    args = action.resolved_args or action.args
+    # Each argument is written as it stands, its texts kept to be checked at once below.
+    parts: list[str] = []
+    texts = [event_id, action_id, app_name, function, returned or ""]
+    for name, value in args.items():
+        if name == "self":
+            continue
+        if type(name) is not str:
+            return None
+        if type(value) is str:
+            parts.append(f'{{"name":"{name}","value":"{value}","value_type":"str"}}')
+            texts.append(value)
+        elif value is None:
+            parts.append(f'{{"name":"{name}","value":null,"value_type":null}}')
+        else:
+            return None
+        texts.append(name)
+    if not _as_they_are("".join(texts)):
+        # Some text needs escaping: every text as pydantic escapes it.
+        event_id, action_id, app_name, function = (
+            _escaped(event_id),
+            _escaped(action_id),
+            _escaped(app_name),
+            _escaped(function),
+        )
+        returned = None if returned is None else _escaped(returned)
+        parts = [
+            f'{{"name":"{_escaped(name)}","value":"{_escaped(value)}","value_type":"str"}}'
+            if value is not None
+            else f'{{"name":"{_escaped(name)}","value":null,"value_type":null}}'
+            for name, value in args.items()
+            if name != "self"
+        ]
+    arg_texts = ",".join(parts)
+    return (
+        f'{{"class_name":"CompletedEvent","event_type":"{event.event_type._name_}",'
+        f'"event_time":{time!r},"event_id":"{event_id}","dependencies":[],'
+        f'"event_relative_time":null,"action":{{"action_id":"{action_id}",'
+        f'"app":"{app_name}","function":"{function}",'
+        f'"operation_type":"{action.operation_type._name_}","args":[{arg_texts}]}},'
+        '"metadata":{'
+        + (
+            '"return_value":null,"return_value_type":null'
+            if returned is None
+            else f'"return_value":"{returned}","return_value_type":"str"'
+        )
+        + ',"exception":null,"exception_stack_trace":null}}'
+    )
+
+
+def _as_they_are(text: str) -> bool:
+    """Whether pydantic's JSON writes ``text``'s characters as they are: no control
+    character, quote or backslash (``isprintable`` also refuses surrogates, which JSON
+    cannot hold, and some characters written as they are, which then take the longer
+    way)."""
+    return text.isprintable() and '"' not in text and "\\" not in text
+
+
+def _escaped(text: str) -> str:
+    """``text`` as pydantic's JSON writes it between its quotes."""
+    return _to_json(text).decode()[1:-1]
+
+
+# The names of the kernel's enums as the format writes them.
 _NAMES: dict[EventType | OperationType, str] = {
     member: member.name for members in (EventType, OperationType) for member in members
 }
 
 
-# Each logged call is exported twice in a stored run: as it happens, for the store's
-# stream, and when its episode ends, for the record. The first export is kept with the
-# event (weakly: until it is taken, or the event is gone) for the second to take.
-_KEPT: weakref.WeakKeyDictionary[CompletedEvent, ExportedCompletedEvent] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def export_and_keep(event: CompletedEvent) -> ExportedCompletedEvent:
-    """:func:`convert_completed_event`, kept for one later :func:`take_export` of the same
-    event (a completed event is never changed). Read the result, don't change it."""
-    exported = convert_completed_event(event)
-    _KEPT[event] = exported
-    return exported
-
-
-def take_export(event: CompletedEvent) -> ExportedCompletedEvent:
-    """The export :func:`export_and_keep` kept for ``event`` (no longer kept), else
-    :func:`convert_completed_event` of it: the same either way."""
-    kept = _KEPT.pop(event, None)
-    return kept if kept is not None else convert_completed_event(event)
+def _name(member: EventType | OperationType) -> str:
+    """``member.name``, read where it is kept: every logged call's export asks it twice, and
+    ``name`` is a descriptor call and an enum's hash a Python function. Anything else is
+    looked up (and refused) as before."""
+    if type(member) is EventType or type(member) is OperationType:
+        return member._name_
+    return _NAMES[member]
 
 
 def convert_action(action: Action, where: str) -> ExportedAction:
@@ -539,7 +651,7 @@ def _action_document(action: Action, where: str) -> dict[str, Any]:
             if app is not None
             else _reference(action.function, where)
         ),
-        "operation_type": _NAMES[action.operation_type],
+        "operation_type": _name(action.operation_type),
         "args": documents,
     }
 
