@@ -9,46 +9,28 @@ from __future__ import annotations
 import hashlib
 import itertools
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
 
 __all__ = ["IdSource", "id_namespace", "new_id", "uuid4_text"]
-
-
-def _builtin_sha256() -> Callable[[bytes], Any]:
-    """CPython's own SHA-256 (``_sha256`` up to 3.11, ``_sha2`` from 3.12), else
-    hashlib's. The same digests: the built-in one hashes a short text in about half the
-    instructions of OpenSSL's, whose context (copied or made) costs more than the
-    hashing, and an id is hashed twice per logged event."""
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        try:
-            from _sha2 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
-        except ImportError:
-            sha256 = hashlib.sha256
-    return sha256  # type: ignore[no-any-return,unused-ignore]
-
-
-_sha256 = _builtin_sha256()
 
 
 class IdSource:
     """A stream of reproducible uuid4-shaped ids: sha256(namespace, n) for n = 0, 1, …"""
 
-    __slots__ = ("_counter", "_prefix")
+    __slots__ = ("_counter", "_prefixed")
 
     def __init__(self, namespace: str) -> None:
-        self._prefix = namespace.encode() + b"\x00"
+        self._prefixed = hashlib.sha256(namespace.encode() + b"\x00")
         self._counter = itertools.count()
 
     def next(self) -> str:
         """The next id of the stream."""
-        # Hashed whole: a namespace is short, and copying a hashed prefix cost more.
-        # digest().hex(): the same text as hexdigest(), made more quickly.
-        text = _sha256(b"%s%d" % (self._prefix, next(self._counter))).digest().hex()
+        hashed = self._prefixed.copy()
+        hashed.update(b"%d" % next(self._counter))
+        # digest().hex(): the same text as hexdigest(), which OpenSSL makes more slowly.
+        text = hashed.digest().hex()
         # _uuid4_of_hex, inline: twice per logged event.
         return (
             f"{text[:8]}-{text[8:12]}-4{text[13:16]}-{_VARIANT_DIGIT[text[16]]}{text[17:20]}-"
