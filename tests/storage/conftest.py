@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from redis_servers import RedisServerProcess, redis_server_binary
 
 from sotopia_are.storage import EmbeddedRedis, EpisodeStore, connect
@@ -57,3 +58,22 @@ def redis_server(tmp_path: Path) -> Iterator[Callable[..., RedisServerProcess]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def twins(redis_url: str) -> Iterator[tuple[redis.Redis[str], redis.Redis[str]]]:
+    """Two clients of the server, on databases 14 and 15 (emptied after the test): a store
+    taking steps its usual way and its twin taking them the general way."""
+    pool = redis.Redis.from_url(redis_url, decode_responses=True).connection_pool
+    fast, general = (
+        redis.Redis(
+            connection_pool=redis.ConnectionPool(
+                connection_class=pool.connection_class, **{**pool.connection_kwargs, "db": db}
+            )
+        )
+        for db in (14, 15)
+    )
+    yield fast, general
+    for client in (fast, general):
+        client.flushdb()
+        client.close()

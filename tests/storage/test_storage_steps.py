@@ -5,12 +5,11 @@ happens in between: other writers, foreign keys, records that are not the stored
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-import pytest
 import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -159,23 +158,6 @@ def take(twin: Twin, step: Step) -> Any:
         return store.client.set(EpisodeLog(pk=pk).calls_key, "junk")
     # Another process changes the stored record (through its own store).
     return store.client.hset(EpisodeLog.redis_key(pk), "scenario_codename", f"renamed {n}")
-
-
-@pytest.fixture
-def twins(redis_url: str) -> Iterator[tuple[redis.Redis[str], redis.Redis[str]]]:
-    pool = redis.Redis.from_url(redis_url, decode_responses=True).connection_pool
-    fast, general = (
-        redis.Redis(
-            connection_pool=redis.ConnectionPool(
-                connection_class=pool.connection_class, **{**pool.connection_kwargs, "db": db}
-            )
-        )
-        for db in (14, 15)
-    )
-    yield fast, general
-    for client in (fast, general):
-        client.flushdb()
-        client.close()
 
 
 @settings(
