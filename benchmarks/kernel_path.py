@@ -20,11 +20,16 @@ import asyncio
 import gc
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from per_call import spec
 
 from sotopia_are.messages import AgentAction
 from sotopia_are.record import record_of_result
 from sotopia_are.simulation.types import CompletedEvent
-from sotopia_are.social import AgentTurn, EpisodeSpec
+from sotopia_are.social import AgentTurn
 from sotopia_are.storage.events import event_entry
 from sotopia_are.studies.playing import play_episode
 
@@ -54,22 +59,10 @@ class EncodingSink:
         event_entry(event)
 
 
-def spec(index: int) -> EpisodeSpec:
-    return EpisodeSpec(
-        episode_id=f"harvest-{index}",
-        scenario="Two allotment neighbours divide a shared apple harvest.",
-        agent_names=["Ines Moreau", "Kofi Mensah"],
-        agent_backgrounds=["Ines bakes pies for the market.", "Kofi presses cider."],
-        agent_goals=["Get at least 60% of the apples.", "Get the windfalls for cider."],
-        max_turns=TURNS,
-        max_stale_turns=TURNS,
-    )
-
-
 async def play(episodes: int) -> None:
     sinks = [EncodingSink()]
     for index in range(episodes):
-        episode = spec(index)
+        episode = spec(index, TURNS)
         agents = [InstantAgent(name) for name in episode.agent_names]
         result = await play_episode(episode, agents, sinks=sinks)
         record_of_result(result, models={})
