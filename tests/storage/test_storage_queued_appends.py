@@ -178,6 +178,7 @@ async def test_a_write_in_a_turn_does_not_split_the_next_turns_appends(
     ("plant", "refusal"),
     [
         pytest.param(lambda c: c.set(episode_events_key("odd"), "junk"), "WRONGTYPE", id="stream"),
+        pytest.param(lambda c: c.set(EpisodeLog.redis_key("odd"), "junk"), "WRONGTYPE", id="hash"),
         pytest.param(
             lambda c: c.hset(EpisodeLog.redis_key("odd"), "event_count", "007"),
             "not an integer",
