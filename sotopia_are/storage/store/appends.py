@@ -156,13 +156,8 @@ class EpisodeAppends(StoreClient):
         for append in appends:
             args += ["1" if append.counts else "0", *entry_args(append.fields, previous)]
             previous = append.fields
-        client = cast(Any, self.client)  # redis-py's script calls are untyped
         with self._guard():
-            try:
-                replies = client.evalsha(_APPENDS_SHA, len(keys), *keys, *args)
-            except redis.exceptions.NoScriptError:  # the server lost it
-                client.script_load(_APPENDS_SCRIPT)
-                replies = client.evalsha(_APPENDS_SHA, len(keys), *keys, *args)
+            replies = self._evalsha(_APPENDS_SHA, _APPENDS_SCRIPT, keys, args)
             left = [append for append, reply in zip(appends, replies, strict=True) if reply == 0]
             if left:
                 alone = iter(self._appends_alone(left, now))
