@@ -178,6 +178,7 @@ async def test_a_write_in_a_turn_does_not_split_the_next_turns_appends(
     ("plant", "refusal"),
     [
         pytest.param(lambda c: c.set(episode_events_key("odd"), "junk"), "WRONGTYPE", id="stream"),
+        pytest.param(lambda c: c.set(EpisodeLog.redis_key("odd"), "junk"), "WRONGTYPE", id="hash"),
         pytest.param(
             lambda c: c.hset(EpisodeLog.redis_key("odd"), "event_count", "007"),
             "not an integer",
@@ -200,3 +201,20 @@ async def test_an_append_to_keys_the_store_did_not_write_is_refused_alone(
     with pytest.raises(redis.ResponseError, match=refusal):
         store.queue_event("odd", events[2])
     assert [e.event_id for e in store.read_events("fine")] == [events[0].event_id]
+
+
+async def test_scripts_the_server_lost_are_loaded_again(store: EpisodeStore) -> None:
+    """A server that lost the store's scripts (SCRIPT FLUSH, a restart) gets each loaded
+    again by the write that needs it: a start, the queued appends, one append, an end."""
+    events = await played_events()
+    store.client.script_flush()
+    store.start_episode(EpisodeLog(pk="lost"))
+    store.client.script_flush()
+    store.queue_event("lost", events[0])
+    await asyncio.sleep(0)
+    store.client.script_flush()
+    store.append_event("lost", events[1])
+    store.client.script_flush()
+    finished = store.finish_episode("lost", turns_played=2)
+    assert finished.event_count == 2
+    assert [e.event_id for e in store.read_events("lost")] == [e.event_id for e in events[:2]]

@@ -68,22 +68,28 @@ for i = 1, #KEYS / 2 do
   end
   out[i] = 0
   if not left[key] then
-    local kind = redis.call('TYPE', key)['ok']
-    local streamed = redis.call('TYPE', stream)['ok']
+    -- No TYPE calls: a hash or stream of another type shows as HMGET's or XADD's
+    -- WRONGTYPE error (XADD comes before this append's other writes, so nothing is written
+    -- then); any other error is the script's reply, as redis.call would make it.
+    local read = redis.pcall('HMGET', key, 'status', 'event_count')
+    if read['err'] and not string.find(read['err'], 'WRONGTYPE', 1, true) then return read end
     local status, count = false, false
-    if kind == 'hash' then
-      status, count = unpack(redis.call('HMGET', key, 'status', 'event_count'))
-    end
-    if (kind ~= 'hash' and kind ~= 'none') or (streamed ~= 'stream' and streamed ~= 'none')
-        or (counts and status == 'running' and count and not (count == '0'
-            or (#count < 19 and string.match(count, '^%-?[1-9]%d*$')))) then
+    if not read['err'] then status, count = read[1], read[2] end
+    if read['err'] or (counts and status == 'running' and count and not (count == '0'
+        or (#count < 19 and string.match(count, '^%-?[1-9]%d*$')))) then
       left[key] = true
     elseif (counts and status ~= 'running') or not status then
       out[i] = -1
     else
-      if counts then redis.call('HINCRBY', key, 'event_count', 1) end
-      redis.call('HSET', key, 'updated_at', now)
-      out[i] = redis.call('XADD', stream, '*', unpack(entry))
+      local id = redis.pcall('XADD', stream, '*', unpack(entry))
+      if type(id) == 'table' and id['err'] then
+        if not string.find(id['err'], 'WRONGTYPE', 1, true) then return id end
+        left[key] = true
+      else
+        if counts then redis.call('HINCRBY', key, 'event_count', 1) end
+        redis.call('HSET', key, 'updated_at', now)
+        out[i] = id
+      end
     end
   end
 end
@@ -150,13 +156,8 @@ class EpisodeAppends(StoreClient):
         for append in appends:
             args += ["1" if append.counts else "0", *entry_args(append.fields, previous)]
             previous = append.fields
-        client = cast(Any, self.client)  # redis-py's script calls are untyped
         with self._guard():
-            try:
-                replies = client.evalsha(_APPENDS_SHA, len(keys), *keys, *args)
-            except redis.exceptions.NoScriptError:  # the server lost it
-                client.script_load(_APPENDS_SCRIPT)
-                replies = client.evalsha(_APPENDS_SHA, len(keys), *keys, *args)
+            replies = self._evalsha(_APPENDS_SHA, _APPENDS_SCRIPT, keys, args)
             left = [append for append, reply in zip(appends, replies, strict=True) if reply == 0]
             if left:
                 alone = iter(self._appends_alone(left, now))

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
-import redis
 from pydantic import JsonValue, ValidationError
 
 from sotopia_are.record import EpisodeRecord, Verdict
@@ -342,13 +341,8 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         step the general way)."""
         step = Step.of(old, new, changed, calls, texts)
         self._queued.flush()  # so that writes land in the order they were made
-        client = cast(Any, self.client)  # redis-py's script calls are untyped
         with self._guard():
-            try:
-                reply = client.evalsha(STEP_SHA, len(step.keys), *step.keys, *step.args)
-            except redis.exceptions.NoScriptError:  # the server lost it (or never had it)
-                client.script_load(STEP_SCRIPT)
-                reply = client.evalsha(STEP_SHA, len(step.keys), *step.keys, *step.args)
+            reply = self._evalsha(STEP_SHA, STEP_SCRIPT, step.keys, step.args)
         if not reply[0]:
             return None
         stored, written = step.written(new, reply[1])
