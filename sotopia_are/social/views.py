@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from sotopia_are.llm.valid_parts import of_valid_fields
 from sotopia_are.messages import Observation, ScriptBackground
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.simulation.notification_system import BaseNotificationSystem
@@ -176,10 +177,15 @@ class EpisodeViews:
             turn_number=turn_number,
             participants=self._participants,
             background=view.background,
-            observation=Observation(
-                last_turn=last_turn,
-                turn_number=turn_number,
-                available_actions=list(self._available),
+            # Made without validating again: a text and a turn number of ours, and the
+            # spec's action types, validated when the spec was (a copy, the turn's own).
+            observation=of_valid_fields(
+                Observation,
+                {
+                    "last_turn": last_turn,
+                    "turn_number": turn_number,
+                    "available_actions": list(self._available),
+                },
             ),
             transcript=view.transcript(),
             available_actions=self._available_tuple,
