@@ -35,6 +35,7 @@ from typing import Any
 from sotopia_are.llm.concurrency import AdaptiveLimit
 from sotopia_are.llm.config import Endpoint
 from sotopia_are.llm.http_errors import Timeout
+from sotopia_are.llm.http_pools import get_once
 
 __all__ = ["PROBE_TIMEOUT_S", "STRETCH", "Watch", "Watchdog"]
 
@@ -44,6 +45,9 @@ answer (or ``timeout_s``, whichever is longer)."""
 
 PROBE_TIMEOUT_S = 5.0
 """How long a ``GET /models`` probe of a quiet endpoint may take to count as an answer."""
+
+_PROBE_BODY_CAP = 64 * 1024
+"""A probe reads at most this much of the listing (past it, the body is dropped)."""
 
 _PROBES: weakref.WeakKeyDictionary[AdaptiveLimit, asyncio.Task[bool]] = weakref.WeakKeyDictionary()
 
@@ -224,17 +228,14 @@ async def _probe(limit: AdaptiveLimit, endpoint: Endpoint, timeout_s: float) -> 
 
 
 async def _get_models(api_base: str, timeout_s: float) -> bool:
-    import aiohttp
-
+    """Whether ``GET {api_base}/models`` answers (any status) within ``timeout_s``."""
     url = api_base.rstrip("/") + "/models"
     try:
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as client,
-            client.get(url),
-        ):
-            return True  # its status line is the answer; the listing itself is not needed
-    except (aiohttp.ClientError, OSError, TimeoutError, ValueError):
+        # Its status line is the answer; the listing itself is not needed.
+        await get_once(url, {}, _PROBE_BODY_CAP, timeout_s)
+    except (OSError, TimeoutError, ValueError):
         return False
+    return True
 
 
 def _where(endpoint: Endpoint) -> str:
