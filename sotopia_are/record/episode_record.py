@@ -20,7 +20,7 @@ from sotopia_are.evaluation import Evaluation
 from sotopia_are.llm import LLMCall, Sampling, Usage
 from sotopia_are.llm.accounting import UsageTally
 from sotopia_are.messages import AgentAction
-from sotopia_are.simulation.data_handler.exporter import convert_completed_event
+from sotopia_are.simulation.data_handler.exporter import convert_completed_event, take_export
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent, ExportedTrace
 from sotopia_are.simulation.data_handler.reader import loads_json
 from sotopia_are.social import (
@@ -303,7 +303,7 @@ def record_of_result(
         failed_agent=result.failed_agent,
         turns_played=result.turns_played,
         # Taken from the store's exports of the same events, when it stored them.
-        events=tuple(convert_completed_event(event) for event in result.events),
+        events=tuple(take_export(event) for event in result.events),
         calls=agent_calls(result),
     )
     # The views of these events are the run's own (EpisodeViews.of_exported rebuilds them
