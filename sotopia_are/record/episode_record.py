@@ -9,20 +9,29 @@ an older version on read and refuses a newer one.
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    field_validator,
+)
 
 from sotopia_are import SotopiaAreError
 from sotopia_are.evaluation import Evaluation
 from sotopia_are.llm import LLMCall, Sampling, Usage
 from sotopia_are.llm.accounting import UsageTally
 from sotopia_are.messages import AgentAction
-from sotopia_are.simulation.data_handler.exporter import convert_completed_event, take_export
+from sotopia_are.simulation.data_handler.exporter import convert_completed_event
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent, ExportedTrace
 from sotopia_are.simulation.data_handler.reader import loads_json
+from sotopia_are.simulation.types import CompletedEvent
 from sotopia_are.social import (
     ConversationEntry,
     EpisodeResult,
@@ -154,6 +163,14 @@ class EpisodeRecord(BaseModel):
             return spec
         return EpisodeSpec.model_validate(spec.model_dump(exclude_unset=True))
 
+    @field_serializer("events", mode="wrap")
+    def _exported_events(
+        self, events: Sequence[ExportedCompletedEvent], handler: SerializerFunctionWrapHandler
+    ) -> Any:
+        # Exports a run's events not yet exported (see _EventsOnRead); the field's own
+        # serialisation of the tuple, as for any record.
+        return handler(events.exported() if isinstance(events, _Exports) else events)
+
     # -- derived ---------------------------------------------------------------------------
 
     @property
@@ -222,6 +239,12 @@ class EpisodeRecord(BaseModel):
         return EpisodeViews.of_exported(self.spec, self.events)
 
     @property
+    def event_count(self) -> int:
+        """``len(self.events)``, without exporting the events of a run not yet read (see
+        :func:`record_of_result`)."""
+        return len(self.__dict__["events"])
+
+    @property
     def entries(self) -> list[ConversationEntry]:
         """Everything that happened in the conversation, in log order (omniscient)."""
         return list(self.views.entries)
@@ -265,6 +288,76 @@ class EpisodeRecord(BaseModel):
         return self.model_dump_json(indent=indent)
 
 
+class _Exports:
+    """The exports of a run's completed events, made when first read: the record of a run
+    holds this in place of its ``events`` tuple until then (see :class:`_EventsOnRead`).
+
+    Exporting an event validates seven models (~70,000 instructions a turn), and a batch
+    worker never reads them: it stores each event's text as it happens, and the judge
+    reads the run's views. Behaves as the tuple it stands for wherever pydantic passes
+    the record's value on without reading the attribute: equality, ``repr``, hashing,
+    pickling and copying (which give the tuple). Not thread-safe to make, but harmless:
+    two threads would make equal tuples."""
+
+    __slots__ = ("_events", "_exported")
+
+    def __init__(self, events: tuple[CompletedEvent, ...]) -> None:
+        self._events = events
+        self._exported: tuple[ExportedCompletedEvent, ...] | None = None
+
+    def exported(self) -> tuple[ExportedCompletedEvent, ...]:
+        """The exports, made on the first call (``ScenarioExportError`` if one cannot
+        be)."""
+        if self._exported is None:
+            self._exported = tuple(convert_completed_event(event) for event in self._events)
+            self._events = ()  # the run's events (and through them its apps) are let go
+        return self._exported
+
+    def __len__(self) -> int:
+        return len(self._exported if self._exported is not None else self._events)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Exports):
+            other = other.exported()
+        return self.exported() == other
+
+    def __hash__(self) -> int:
+        return hash(self.exported())
+
+    def __repr__(self) -> str:
+        return repr(self.exported())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (self.exported(),))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[ExportedCompletedEvent, ...]:
+        return copy.deepcopy(self.exported(), memo)
+
+
+class _EventsOnRead:
+    """``EpisodeRecord.events``: the tuple of exports, made (and kept in the instance's
+    ``__dict__`` in place of the :class:`_Exports`) when first read. A data descriptor,
+    so it is asked before the instance's ``__dict__``; setting is refused as the frozen
+    model refuses it (pydantic refuses before it would get here)."""
+
+    def __get__(
+        self, record: EpisodeRecord | None, owner: type[EpisodeRecord]
+    ) -> Any:  # the tuple, or this descriptor on the class
+        if record is None:
+            return self
+        events = record.__dict__["events"]
+        if type(events) is _Exports:
+            events = record.__dict__["events"] = events.exported()
+        return events
+
+    def __set__(self, record: EpisodeRecord, value: object) -> None:
+        raise AttributeError("an EpisodeRecord is frozen; use model_copy(update=...)")
+
+
+# Set on the built class: pydantic takes a class attribute named as a field for its default.
+type.__setattr__(EpisodeRecord, "events", _EventsOnRead())
+
+
 def usage_after(usage: Usage | None, calls: Iterable[LLMCall]) -> Usage:
     """``Usage.of`` of the calls ``usage`` sums (none when None) followed by ``calls``:
     the same totals, the floats added in the same order, without a mapping per call
@@ -288,7 +381,12 @@ def record_of_result(
     """The record of a finished run (no verdict yet): its events exported as ARE's
     completed events, and the agents' calls in participant order. ``sampling`` is the
     LLM agents' (by name); ``scenario_id`` defaults to the spec's ``name``, else the
-    episode's id."""
+    episode's id.
+
+    The events are exported when the record's ``events`` are first read (or the record
+    is dumped, compared, pickled or copied deeply), not before: a batch worker never reads
+    them. An event that cannot be exported (``ScenarioExportError``; a store that kept
+    the run refused it already) is raised then."""
     chosen = dict(models or {})
     sampled = dict(sampling or {})
     record = EpisodeRecord(
@@ -302,10 +400,11 @@ def record_of_result(
         reason=result.reason,
         failed_agent=result.failed_agent,
         turns_played=result.turns_played,
-        # Taken from the store's exports of the same events, when it stored them.
-        events=tuple(take_export(event) for event in result.events),
         calls=agent_calls(result),
     )
+    # Exported when first read (see _Exports): the run's own events, which need no
+    # validation to be held.
+    record.__dict__["events"] = _Exports(result.events)
     # The views of these events are the run's own (EpisodeViews.of_exported rebuilds them
     # entry for entry, see EpisodeRecord.views): kept, rather than derived again by
     # decoding every event, which would cost a judge more than its prompt.

@@ -491,11 +491,6 @@ def convert_completed_event(event: CompletedEvent) -> ExportedCompletedEvent:
     )
 
 
-take_export = convert_completed_event
-"""What the record of a run takes for each of its events: :func:`convert_completed_event`
-(the store's text of an event is written without its model: there is none to keep)."""
-
-
 def completed_event_json(event: CompletedEvent) -> str:
     """``convert_completed_event(event).model_dump_json()``, byte for byte and with the
     same errors: the text the store keeps of every logged call.
