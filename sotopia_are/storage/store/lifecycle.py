@@ -375,7 +375,7 @@ def _agrees(log: EpisodeLog, record: EpisodeRecord) -> bool:
     return (
         log.record_version == record.version
         and log.status is record.status
-        and log.event_count == len(record.events)
+        and log.event_count == record.event_count
         and log.turns_played == record.turns_played
         and log.tag == record.tag
         and log.scenario_id == record.scenario_id
