@@ -400,6 +400,7 @@ def record_of_result(
         reason=result.reason,
         failed_agent=result.failed_agent,
         turns_played=result.turns_played,
+        events=(),  # set, as given (model_fields_set); replaced just below
         calls=agent_calls(result),
     )
     # Exported when first read (see _Exports): the run's own events, which need no

@@ -21,6 +21,7 @@ FIRST_USES: dict[str, Callable[[EpisodeRecord], Any]] = {
     "json": lambda r: r.to_json(),
     "dump": lambda r: r.model_dump(),
     "dump-some": lambda r: r.model_dump_json(include={"events", "calls"}),
+    "dump-set": lambda r: (r.model_fields_set, r.model_dump_json(exclude_unset=True)),
     "repr": repr,
     # A run's record holds the run's views (their locks pickle and copy deeply with
     # neither): model_copy() leaves them out, not the events.
