@@ -18,7 +18,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
     field_serializer,
     field_validator,
 )
@@ -137,7 +136,9 @@ class EpisodeRecord(BaseModel):
     reason: str = ""
     failed_agent: str | None = None
     turns_played: int = 0
-    events: tuple[ExportedCompletedEvent, ...] = ()
+    # The serialiser below hides the default from the serialisation schema, which names the
+    # stored export lines' form (see storage.exported.export_form): said again here.
+    events: tuple[ExportedCompletedEvent, ...] = Field((), json_schema_extra={"default": []})
     calls: tuple[LLMCall, ...] = ()
     verdicts: tuple[Verdict, ...] = ()
     problems: tuple[str, ...] = ()
@@ -163,13 +164,14 @@ class EpisodeRecord(BaseModel):
             return spec
         return EpisodeSpec.model_validate(spec.model_dump(exclude_unset=True))
 
-    @field_serializer("events", mode="wrap")
+    @field_serializer("events")
     def _exported_events(
-        self, events: Sequence[ExportedCompletedEvent], handler: SerializerFunctionWrapHandler
-    ) -> Any:
-        # Exports a run's events not yet exported (see _EventsOnRead); the field's own
-        # serialisation of the tuple, as for any record.
-        return handler(events.exported() if isinstance(events, _Exports) else events)
+        self, events: Sequence[ExportedCompletedEvent]
+    ) -> tuple[ExportedCompletedEvent, ...]:
+        # Exports a run's events not yet exported (see _EventsOnRead), then serialised by
+        # the return type, the field's own: the record's serialisation schema, which names
+        # the stored export lines' form (storage.exported.export_form), stays the same.
+        return events.exported() if isinstance(events, _Exports) else tuple(events)
 
     # -- derived ---------------------------------------------------------------------------
 

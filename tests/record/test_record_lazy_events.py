@@ -97,3 +97,12 @@ def test_a_records_events_cannot_be_set() -> None:
         assert "frozen" in str(error)
     else:
         raise AssertionError("set the events of a frozen record")
+
+
+def test_the_serialisation_schema_is_the_declared_one() -> None:
+    # The serialisation schema names the form of the export lines a store keeps
+    # (storage.exported.export_form): a serialiser that changed a field's schema there
+    # would make every line stored before it be read again and exported the full way.
+    validation = EpisodeRecord.model_json_schema(mode="validation")["properties"]
+    serialization = EpisodeRecord.model_json_schema(mode="serialization")["properties"]
+    assert serialization == validation
