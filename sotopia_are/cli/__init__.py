@@ -5,6 +5,8 @@ Every command has ``--help``. Exit codes: 0 success, 1 a user or input error (on
 error, 130 Ctrl-C, 141 a closed output pipe (see :mod:`sotopia_are.cli.common`).
 """
 
+import gc
+
 import typer
 
 from sotopia_are.cli.agreement import agreement
@@ -61,3 +63,8 @@ def main() -> None:
         if BUG_NOTE not in getattr(error, "__notes__", ()):
             error.add_note(BUG_NOTE)
         raise
+    finally:
+        # The interpreter's last collection walks every object still alive: after a batch
+        # of 1,000 episodes, 0.12 s of a command whose work is done. Frozen objects are
+        # left out of it; the process ends next, so nothing is lost by not collecting them.
+        gc.freeze()
