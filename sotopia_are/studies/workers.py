@@ -274,16 +274,20 @@ def run_job(
         report(WorkerStopped(_first_error(error)))
 
 
-WORKER_GC_THRESHOLD = 10_000
+WORKER_GC_THRESHOLD = 100_000
 """Allocations between two young-generation collections in a worker (Python's default
-is 700)."""
+is 700). A batch's episodes make almost no cyclic garbage (some 70 objects collected in
+400 episodes): a collection walks the live objects of the episodes in flight and frees
+next to nothing, so the rarer the better while the young generation stays small beside
+them (measured, one worker, 400 episodes: 0.31 s of collections at 10,000, 0.20 s at
+100,000, the peak resident memory the same)."""
 
 
 @contextlib.contextmanager
 def _collector_for_many_episodes() -> Iterator[None]:
     """The garbage collector tuned for hundreds of episodes in flight, for the block:
     what is alive before it (modules, prompts, the store client) frozen out of every
-    collection, and young collections 14 times rarer. With Python's defaults the
+    collection, and young collections 140 times rarer. With Python's defaults the
     collector took about a fifth of a worker's CPU (measured: 1.56 → 1.30 ms per model
     call, for some 20 MB more at the peak)."""
     before = gc.get_threshold()
