@@ -248,7 +248,10 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
                 new = changed_log(remembered.log, checked, {"verdicts": verdicts})
                 texts = {"verdicts": dumps_ordered(verdicts)}
                 changed = [*checked, "verdicts"]
-                if self._step(remembered, new, changed, texts=texts) is not None:
+                stepped = self._step(
+                    remembered, new, changed, texts=texts, verdicts=record.verdicts
+                )
+                if stepped is not None:
                     return record
 
         def write(pipe: Any) -> EpisodeRecord | None:
@@ -334,12 +337,13 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         calls: Sequence[Mapping[str, str | bytes]] = (),
         *,
         texts: Mapping[str, str] | None = None,
+        verdicts: Sequence[Verdict] | None = None,
     ) -> EpisodeLog | None:
         """Write the step from ``old`` (what this store last wrote; None: a start, there
         must be no hash) to ``new`` in one round trip (see :mod:`.written`); ``new`` as
         stored, or None when Redis holds something else (nothing was written: take the
-        step the general way)."""
-        step = Step.of(old, new, changed, calls, texts)
+        step the general way). ``texts`` and ``verdicts`` are :meth:`Step.of`'s."""
+        step = Step.of(old, new, changed, calls, texts, verdicts)
         self._queued.flush()  # so that writes land in the order they were made
         with self._guard():
             reply = self._evalsha(STEP_SHA, STEP_SCRIPT, step.keys, step.args)
