@@ -274,7 +274,7 @@ def verdicts(draw: st.DrawFn) -> Verdict:
                 raw_text=st.none() | TEXT,
                 parsed=JSON,
                 cost_usd=st.none() | st.floats(0, 1e-3),
-                latency_s=st.floats(0, 1e6) | st.integers(0, 10),
+                latency_s=NUMBER,
             ),
             max_size=2,
         )
