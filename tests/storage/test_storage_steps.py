@@ -326,3 +326,25 @@ def test_a_batch_s_verdicts_are_stored_and_exported_as_the_general_way_reads_the
         assert dump(fast_client) == dump(general_client)
     lines = [line.decode() for line in fast.store.iter_export_lines(["p0"])]
     assert lines == [fast.store.load("p0").to_json()]
+
+
+class NotedVerdict(Verdict):
+    """A verdict of a subclass: dumped with its own field, read back as a plain one."""
+
+    note: str = "a field reading back does not know"
+
+
+def test_a_verdict_of_a_subclass_is_stored_as_the_general_way_reads_it(
+    twins: tuple[redis.Redis[str], redis.Redis[str]],
+) -> None:
+    fast_client, general_client = twins
+    fast, general = Twin(fast_client, general=False), Twin(general_client, general=True)
+    noted = NotedVerdict(**dict(FIRST))
+    for twin in (fast, general):
+        take(twin, ("play", "p0", 0))
+    results = [
+        outcome(partial(twin.store.add_verdict, "p0", noted, stored=RECORDS["p0"]))
+        for twin in (fast, general)
+    ]
+    assert results[0] == results[1]
+    assert dump(fast_client) == dump(general_client)

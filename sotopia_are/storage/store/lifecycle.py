@@ -222,6 +222,10 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         :class:`EpisodeStateError` if the episode is not complete. Nothing is written on
         an error. ``stored`` is the episode's record as the caller holds it (a run that
         just stored it): when it agrees with the stored episode, it is not read back.
+        Nor, then, are the verdicts' JSON for the episode's export parts: the record's
+        verdicts (as ``stored`` holds them, and ``verdict``) are taken as reading back
+        their JSON gives them, so each must hold values of its fields' types, as
+        validation, or building it with ``of_valid_fields`` from valid parts, makes it.
         """
         key = EpisodeLog.redis_key(episode_id)
         evaluated_at, updated_at = self._clock(), self._clock()
@@ -248,8 +252,14 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
                 new = changed_log(remembered.log, checked, {"verdicts": verdicts})
                 texts = {"verdicts": dumps_ordered(verdicts)}
                 changed = [*checked, "verdicts"]
+                # (A subclass would be dumped with its own fields and read back without.)
+                exact = all(type(v) is Verdict for v in record.verdicts)
                 stepped = self._step(
-                    remembered, new, changed, texts=texts, verdicts=record.verdicts
+                    remembered,
+                    new,
+                    changed,
+                    texts=texts,
+                    verdicts=record.verdicts if exact else None,
                 )
                 if stepped is not None:
                     return record
