@@ -41,7 +41,7 @@ import pydantic_core
 from pydantic import PydanticUserError, TypeAdapter
 
 from sotopia_are.llm import LLMCall
-from sotopia_are.record import RECORD_VERSION, EpisodeRecord
+from sotopia_are.record import RECORD_VERSION, EpisodeRecord, Verdict
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_layout import record_from_stored, verdicts_in_rubric_order
@@ -160,13 +160,19 @@ for ``verdicts`` and ``problems``, which make its export line's tail."""
 
 
 def exported_parts(
-    log: EpisodeLog, written: Mapping[str, object], head: ExportHead | None = None
+    log: EpisodeLog,
+    written: Mapping[str, object],
+    head: ExportHead | None = None,
+    verdicts: Sequence[Verdict] | None = None,
 ) -> tuple[str | None, ExportHead | None]:
     """:func:`exported_text` and the :class:`ExportHead` its head came from (None, None
     when there is no line). ``head``, when its texts are those of ``written``, is taken
     instead of reading the head's fields back again: the same texts (and the same spec)
     read back as the same record (the verdict a batch adds to an episode it just finished
-    changes none of them)."""
+    changes none of them). ``verdicts``, with such a head, are the validated verdicts
+    ``log.verdicts`` was dumped from (``model_dump(mode="json")``, just now, by the
+    caller): they are taken as reading that JSON back would give them, instead of
+    validating it again."""
     form = export_form()
     if form is None or log.status is EpisodeStatus.RUNNING or log.record_version == 0:
         return None, None
@@ -180,6 +186,14 @@ def exported_parts(
             # (validated models are kept as they are), its tail as read back.
             fields = {name: getattr(head.record, name) for name in EpisodeRecord.model_fields}
             tail_read = {name: _read_back_field(log, written, name) for name in _TAIL}
+            if verdicts is not None:
+                # Validated models dumped as JSON validate back to models that dump the
+                # same (pydantic's round trip; the store reads the text it writes of that
+                # JSON back as that JSON). What reading back may change besides, the order
+                # of a verdict's dimensions, verdicts_in_rubric_order changes below alike.
+                # Validating the verdicts again (the judge's calls, the whole transcript)
+                # was most of a batch's verdict step.
+                tail_read["verdicts"] = tuple(verdicts)
             record = verdicts_in_rubric_order(EpisodeRecord.model_validate({**fields, **tail_read}))
         except (ValueError, RecursionError):  # load_record's RecordFormatError for the latter
             return None, None

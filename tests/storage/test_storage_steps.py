@@ -14,8 +14,15 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sotopia_are.llm import Usage
-from sotopia_are.record import EpisodeRecord, load_record
+from sotopia_are.evaluation import (
+    SOTOPIA_EVAL,
+    AgentRating,
+    DimensionScore,
+    Evaluation,
+    JudgeFailure,
+)
+from sotopia_are.llm import LLMCall, Sampling, Usage
+from sotopia_are.record import EpisodeRecord, Verdict, load_record
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore, usage_summary
 from sotopia_are.storage.episode_log import EpisodeLog
@@ -214,3 +221,130 @@ def test_calls_of_mixed_forms_are_appended_as_the_general_way_appends_them(
     fast_calls, general_calls = results
     assert fast_calls == general_calls
     assert len(fast_calls) == len(calls)
+
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=8)
+NUMBER = st.integers(-(2**70), 2**70) | st.floats(allow_nan=True, allow_infinity=True)
+JSON = st.recursive(
+    st.none() | st.booleans() | NUMBER | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@st.composite
+def verdicts(draw: st.DrawFn) -> Verdict:
+    """A random judge's verdict on RECORDS' episodes: a built-in rubric's dimensions in
+    its order or sorted (what reading an older store back puts in the rubric's order),
+    or a rubric of its own; scores of one sample or several, failures, warnings and calls
+    of any JSON (non-finite floats included)."""
+    names = list(RECORDS["p0"].spec.agent_names)
+    rubric = draw(st.sampled_from(["sotopia_eval", "goal_only", "mine"]))
+    dimensions = (
+        list(SOTOPIA_EVAL.dimension_names)
+        if rubric == "sotopia_eval"
+        else draw(st.lists(st.sampled_from(["goal", "b", "a"]), min_size=1, unique=True))
+    )
+    if draw(st.booleans()):
+        dimensions = sorted(dimensions)
+    samples = draw(st.integers(1, 3))
+
+    def score() -> DimensionScore:
+        scores = draw(st.lists(st.integers(-10, 10), min_size=samples, max_size=samples))
+        reasons = draw(st.lists(TEXT, min_size=samples, max_size=samples))
+        return DimensionScore.of_valid_scores("d", -10, 10, scores, reasons)
+
+    ratings = [
+        AgentRating.of_valid_scores(
+            name, [score().model_copy(update={"name": d}) for d in dimensions]
+        )
+        for name in names
+    ] * draw(st.integers(0, 1))
+    calls = draw(
+        st.lists(
+            st.builds(
+                LLMCall,
+                model=TEXT,
+                template=TEXT,
+                messages=st.lists(
+                    st.fixed_dictionaries({"role": st.just("user"), "content": TEXT}),
+                    max_size=2,
+                ),
+                params=st.dictionaries(TEXT, JSON, max_size=3),
+                raw_text=st.none() | TEXT,
+                parsed=JSON,
+                cost_usd=st.none() | st.floats(0, 1e-3),
+                latency_s=NUMBER,
+            ),
+            max_size=2,
+        )
+    )
+    evaluation = Evaluation(
+        rubric=rubric,
+        model="openai/judge",
+        agent_names=names,
+        samples=samples,
+        valid_samples=samples if ratings else 0,
+        ratings=ratings,
+        failures=[] if ratings else [JudgeFailure(sample=1, error_type="E", error=draw(TEXT))],
+        calls=calls,
+        warnings=draw(st.lists(TEXT, max_size=2)),
+    )
+    return Verdict(
+        judge_model=draw(st.sampled_from(["openai/judge", "openai/other"])),
+        rubric=rubric,
+        prompt=draw(TEXT),
+        evaluation=evaluation,
+        termination_reason=draw(st.none() | TEXT),
+        sampling=draw(st.none() | st.builds(Sampling, temperature=st.floats(0, 2))),
+    )
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(first=verdicts(), second=verdicts())
+def test_a_batch_s_verdicts_are_stored_and_exported_as_the_general_way_reads_them(
+    twins: tuple[redis.Redis[str], redis.Redis[str]], first: Verdict, second: Verdict
+) -> None:
+    """The verdict step of an episode the store just finished takes the verdict as
+    reading its JSON back gives it (without validating that JSON again): whatever the
+    verdict, Redis holds what the general way writes, and its export line is the record
+    read back."""
+    fast_client, general_client = twins
+    fast_client.flushdb()
+    general_client.flushdb()
+    fast, general = Twin(fast_client, general=False), Twin(general_client, general=True)
+    for twin in (fast, general):
+        take(twin, ("play", "p0", 0))
+    for verdict in (first, second):
+        results = [
+            outcome(partial(twin.store.add_verdict, "p0", verdict, stored=RECORDS["p0"]))
+            for twin in (fast, general)
+        ]
+        assert results[0] == results[1]
+        assert dump(fast_client) == dump(general_client)
+    lines = [line.decode() for line in fast.store.iter_export_lines(["p0"])]
+    assert lines == [fast.store.load("p0").to_json()]
+
+
+class NotedVerdict(Verdict):
+    """A verdict of a subclass: dumped with its own field, read back as a plain one."""
+
+    note: str = "a field reading back does not know"
+
+
+def test_a_verdict_of_a_subclass_is_stored_as_the_general_way_reads_it(
+    twins: tuple[redis.Redis[str], redis.Redis[str]],
+) -> None:
+    fast_client, general_client = twins
+    fast, general = Twin(fast_client, general=False), Twin(general_client, general=True)
+    noted = NotedVerdict(**dict(FIRST))
+    for twin in (fast, general):
+        take(twin, ("play", "p0", 0))
+    results = [
+        outcome(partial(twin.store.add_verdict, "p0", noted, stored=RECORDS["p0"]))
+        for twin in (fast, general)
+    ]
+    assert results[0] == results[1]
+    assert dump(fast_client) == dump(general_client)

@@ -222,6 +222,10 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         :class:`EpisodeStateError` if the episode is not complete. Nothing is written on
         an error. ``stored`` is the episode's record as the caller holds it (a run that
         just stored it): when it agrees with the stored episode, it is not read back.
+        Nor, then, are the verdicts' JSON for the episode's export parts: the record's
+        verdicts (as ``stored`` holds them, and ``verdict``) are taken as reading back
+        their JSON gives them, so each must hold values of its fields' types, as
+        validation, or building it with ``of_valid_fields`` from valid parts, makes it.
         """
         key = EpisodeLog.redis_key(episode_id)
         evaluated_at, updated_at = self._clock(), self._clock()
@@ -248,7 +252,16 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
                 new = changed_log(remembered.log, checked, {"verdicts": verdicts})
                 texts = {"verdicts": dumps_ordered(verdicts)}
                 changed = [*checked, "verdicts"]
-                if self._step(remembered, new, changed, texts=texts) is not None:
+                # (A subclass would be dumped with its own fields and read back without.)
+                exact = all(type(v) is Verdict for v in record.verdicts)
+                stepped = self._step(
+                    remembered,
+                    new,
+                    changed,
+                    texts=texts,
+                    verdicts=record.verdicts if exact else None,
+                )
+                if stepped is not None:
                     return record
 
         def write(pipe: Any) -> EpisodeRecord | None:
@@ -334,12 +347,13 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         calls: Sequence[Mapping[str, str | bytes]] = (),
         *,
         texts: Mapping[str, str] | None = None,
+        verdicts: Sequence[Verdict] | None = None,
     ) -> EpisodeLog | None:
         """Write the step from ``old`` (what this store last wrote; None: a start, there
         must be no hash) to ``new`` in one round trip (see :mod:`.written`); ``new`` as
         stored, or None when Redis holds something else (nothing was written: take the
-        step the general way)."""
-        step = Step.of(old, new, changed, calls, texts)
+        step the general way). ``texts`` and ``verdicts`` are :meth:`Step.of`'s."""
+        step = Step.of(old, new, changed, calls, texts, verdicts)
         self._queued.flush()  # so that writes land in the order they were made
         with self._guard():
             reply = self._evalsha(STEP_SHA, STEP_SCRIPT, step.keys, step.args)

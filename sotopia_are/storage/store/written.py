@@ -32,6 +32,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sotopia_are.record import Verdict
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.exported import ExportHead, exported_parts
@@ -236,9 +237,12 @@ class Step:
         changed: Collection[str] = (),
         calls: Sequence[Mapping[str, str | bytes]] = (),
         texts: Mapping[str, str] | None = None,
+        verdicts: Sequence[Verdict] | None = None,
     ) -> Step:
         """The step from ``old`` to ``new`` (``changed`` is not read for a start);
-        ``texts`` are changed fields' texts already made (as :func:`hash_fields` would)."""
+        ``texts`` are changed fields' texts already made (as :func:`hash_fields` would);
+        ``verdicts`` the validated verdicts ``new.verdicts`` was just dumped from (see
+        :func:`~sotopia_are.storage.exported.exported_parts`)."""
         if old is None:
             fields = hash_fields(new)
             sets = dict(fields)
@@ -262,7 +266,9 @@ class Step:
                     deletes.append(name)
             checked = [name for name in old.fields if name not in volatile]
             digest = old.digest(checked)
-        exported, head = exported_parts(new, fields, old.head if old is not None else None)
+        exported, head = exported_parts(
+            new, fields, old.head if old is not None else None, verdicts
+        )
         if exported is None:
             if fields.pop(EXPORTED_FIELD, None) is not None:
                 deletes.append(EXPORTED_FIELD)
