@@ -23,6 +23,7 @@ from sotopia_are.storage.errors import (
     StorageUnavailableError,
 )
 from sotopia_are.storage.queued import QueuedAppend, QueuedAppends
+from sotopia_are.storage.store.script_connection import ScriptConnection
 from sotopia_are.storage.store.written import WrittenEpisodes
 
 __all__ = ["WRITE_ATTEMPTS", "StoreClient"]
@@ -57,6 +58,7 @@ class StoreClient(abc.ABC):
         self._url = url
         self._clock = clock
         self._queued = QueuedAppends(self._write_appends)
+        self._scripts = ScriptConnection(cast(Any, client).connection_pool)
         self._written = WrittenEpisodes()
 
     @property
@@ -79,6 +81,7 @@ class StoreClient(abc.ABC):
         try:
             self._queued.flush()
         finally:
+            self._scripts.close()
             self.client.close()
         if self.embedded is not None:
             self.embedded.stop()
@@ -113,32 +116,13 @@ class StoreClient(abc.ABC):
     ) -> Any:
         """``EVALSHA sha`` with ``keys`` and ``args`` (``script`` loaded first when the
         server lacks it): the reply and the errors ``Redis.evalsha`` gives (call it in
-        :meth:`_guard`).
-
-        Sent on a connection of the client's pool, packed once and retried as the
-        client's retry settings say (the failed connection closed, as redis-py does):
-        redis-py's general command path (option filtering, observability hooks, response
-        callbacks, none of which EVALSHA uses) doubled the client's work of a batch's few
-        round trips per episode."""
-        pool = cast(Any, self.client).connection_pool
-        conn = pool.get_connection()
+        :meth:`_guard`), sent on the connection the store keeps for its scripts (see
+        :mod:`.script_connection`)."""
         try:
-            packed = conn.pack_command("EVALSHA", sha, len(keys), *keys, *args)
-
-            def call() -> Any:
-                conn.send_packed_command(packed)
-                return conn.read_response()
-
-            def close(_error: BaseException) -> None:
-                conn.disconnect()
-
-            try:
-                return conn.retry.call_with_retry(call, close)
-            except redis.exceptions.NoScriptError:  # the server lost it (or never had it)
-                cast(Any, self.client).script_load(script)
-                return conn.retry.call_with_retry(call, close)
-        finally:
-            pool.release(conn)
+            return self._scripts.evalsha(sha, keys, args)
+        except redis.exceptions.NoScriptError:  # the server lost it (or never had it)
+            cast(Any, self.client).script_load(script)
+            return self._scripts.evalsha(sha, keys, args)
 
     def _refusal(self, error: BaseException) -> StorageRefusedError | None:
         """The :class:`StorageRefusedError` a server's refusal to write (``error``) is, or
