@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import abc
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, Self, TypeVar, cast
 
 import redis
@@ -59,6 +58,7 @@ class StoreClient(abc.ABC):
         self._clock = clock
         self._queued = QueuedAppends(self._write_appends)
         self._scripts = ScriptConnection(cast(Any, client).connection_pool)
+        self._guarded = _Guard(self)
         self._written = WrittenEpisodes()
 
     @property
@@ -92,24 +92,26 @@ class StoreClient(abc.ABC):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    @contextmanager
-    def _guard(self) -> Iterator[None]:
-        try:
-            yield
-        except redis.AuthenticationError as error:  # a ConnectionError: catch it first
-            raise StorageUnavailableError(
-                f"{self.location} refused the credentials: {error}"
-            ) from error
-        except (redis.ConnectionError, redis.TimeoutError) as error:
-            raise StorageUnavailableError(
+    def _guard(self) -> _Guard:
+        """A context turning the Redis errors raised in it into storage errors: a lost
+        connection or refused credentials into :class:`StorageUnavailableError`, a
+        server's refusal to write into :class:`StorageRefusedError` (any other error
+        reply is raised as it is)."""
+        return self._guarded
+
+    def _storage_error(self, error: BaseException) -> BaseException | None:
+        """The storage error ``error`` (raised in :meth:`_guard`) is, or None to raise
+        it as it is."""
+        if isinstance(error, redis.AuthenticationError):  # a ConnectionError: first
+            return StorageUnavailableError(f"{self.location} refused the credentials: {error}")
+        if isinstance(error, (redis.ConnectionError, redis.TimeoutError)):
+            return StorageUnavailableError(
                 f"lost the connection to {self.location}: {error}. Fix: check that the server "
                 "is running, then resume (completed episodes are kept and skipped)."
-            ) from error
-        except redis.ResponseError as error:
-            refused = self._refusal(error)
-            if refused is None:
-                raise
-            raise refused from error
+            )
+        if isinstance(error, redis.ResponseError):
+            return self._refusal(error)
+        return None
 
     def _evalsha(
         self, sha: str, script: str, keys: Sequence[str], args: Sequence[str | bytes]
@@ -180,3 +182,24 @@ class StoreClient(abc.ABC):
     @abc.abstractmethod
     def _write_appends(self, appends: Sequence[QueuedAppend]) -> list[str | BaseException]:
         """Write ``appends`` in one round trip (see :mod:`.appends`)."""
+
+
+class _Guard:
+    """:meth:`StoreClient._guard`'s context: one per store, holding no state of a use
+    (so nested and interleaved uses are safe); a class, as a ``contextmanager``
+    generator made anew for each of the store's round trips cost more than the
+    translation."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: StoreClient) -> None:
+        self._store = store
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _trace: object
+    ) -> None:
+        if error is not None and (translated := self._store._storage_error(error)) is not None:
+            raise translated from error
