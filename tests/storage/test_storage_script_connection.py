@@ -235,3 +235,17 @@ def test_threads_sharing_the_store_each_get_their_own_reply(store: EpisodeStore)
     for thread in threads:
         thread.join()
     assert wrong == []
+
+
+def test_a_connection_the_server_closed_while_idle_is_made_anew_before_sending(
+    store: EpisodeStore,
+) -> None:
+    """The server closing idle connections (its ``timeout``, ``CLIENT KILL``, a restart)
+    between two writes costs the next write nothing: it sees the closed connection
+    before sending and connects again (a script sent on it could not be retried:
+    whether it ran would be unknown)."""
+    store.start_episode(EpisodeLog(pk="idle"))
+    with redis.Redis.from_url(store.url or "", decode_responses=True) as other:
+        assert other.client_kill_filter(_type="normal", skipme=True) >= 1
+    store.append_call("idle", {"n": 1})
+    assert store.read_calls("idle") == [{"n": 1}]

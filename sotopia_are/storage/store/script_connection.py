@@ -23,6 +23,7 @@ and child both keep writing on their own connections.
 from __future__ import annotations
 
 import os
+import select
 import socket
 import threading
 from collections.abc import Sequence
@@ -59,6 +60,7 @@ class ScriptConnection:
         self._conn: Any = None  # the redis-py connection (for its handshake and retry)
         self._sock: socket.socket | None = None  # set while connected
         self._reader: Any = None  # the hiredis reader of the socket's replies
+        self._poll: Any = None  # the socket's readability, asked before each command
 
     def evalsha(self, sha: str, keys: Sequence[str], args: Sequence[str | bytes]) -> Any:
         """The reply of ``EVALSHA sha`` with ``keys`` and ``args``; redis-py's errors
@@ -82,6 +84,12 @@ class ScriptConnection:
 
     def _round_trip(self, packed: bytes) -> Any:
         sock = self._sock or self._connect()
+        if self._poll.poll(0):
+            # Readable between replies: the server closed it while it was idle (its
+            # timeout, CLIENT KILL, a restart). Connect again before sending, as the pool
+            # does: a script sent on it would fail with no telling whether it ran.
+            self._drop()
+            sock = self._connect()
         reader = self._reader
         try:
             sock.sendall(packed)
@@ -127,6 +135,8 @@ class ScriptConnection:
             notEnoughData=_PENDING,
         )
         sock: socket.socket = conn._sock
+        self._poll = select.poll()
+        self._poll.register(sock, select.POLLIN)
         self._sock = sock
         return sock
 
@@ -135,6 +145,7 @@ class ScriptConnection:
         anew."""
         self._sock = None
         self._reader = None
+        self._poll = None
         if self._conn is not None:
             self._conn.disconnect()
 
@@ -147,5 +158,6 @@ class ScriptConnection:
         conn, self._conn = self._conn, None
         self._sock = None
         self._reader = None
+        self._poll = None
         if conn is not None:
             conn.disconnect()
