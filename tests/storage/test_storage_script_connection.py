@@ -9,8 +9,10 @@ from __future__ import annotations
 import hashlib
 import os
 import selectors
+import signal
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -216,6 +218,33 @@ def test_a_forked_child_writes_on_its_own_connection(proxy: CuttingProxy) -> Non
         assert store.get_episode("child").status is EpisodeStatus.RUNNING
     childs = [n for index, n in enumerate(proxy.evalshas) if n and index != parents]
     assert len(childs) == 1
+
+
+def test_a_child_forked_while_a_thread_holds_the_connection_is_not_stuck(
+    store: EpisodeStore,
+) -> None:
+    """A fork while another thread of the parent is in a script call (holding the
+    connection's lock, which the child inherits held and nobody will release there)."""
+    store.start_episode(EpisodeLog(pk="parent"))
+    with store._scripts._lock:  # as a thread in the middle of a call
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                store.append_call("parent", {"by": "child"})
+                store.close()
+                status = 0
+            finally:
+                os._exit(status)
+        deadline = time.monotonic() + 30
+        while (waited := os.waitpid(pid, os.WNOHANG)) == (0, 0):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                pytest.fail("the child is stuck on its parent's lock")
+            time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(waited[1]) == 0
+    assert store.read_calls("parent") == [{"by": "child"}]
 
 
 def test_threads_sharing_the_store_each_get_their_own_reply(store: EpisodeStore) -> None:

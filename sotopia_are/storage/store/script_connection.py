@@ -15,6 +15,11 @@ after each failure, as redis-py closes it), an error reply the ``ResponseError``
 subclass redis-py makes of it (``NoScriptError``, ``ReadOnlyError``...), and a reply
 redis-py raises as a connection error (``LOADING``, too many clients) is one here too.
 
+A connection the server closed while it was idle (its ``timeout``, ``CLIENT KILL``, a
+restart) is seen before a command is sent (the socket is readable between replies) and
+made anew, as the pool's ``get_connection`` does: a script sent on it could not be
+retried without doubt about whether it ran.
+
 Safe across threads (one call at a time on the connection) and across ``fork``: a
 child never touches its parent's socket (it makes its own on first use), so parent
 and child both keep writing on their own connections.
@@ -64,7 +69,7 @@ class ScriptConnection:
 
     def evalsha(self, sha: str, keys: Sequence[str], args: Sequence[str | bytes]) -> Any:
         """The reply of ``EVALSHA sha`` with ``keys`` and ``args``; redis-py's errors
-        (see the module), ``DataError`` for an argument that is no text or bytes."""
+        (see the module), ``DataError`` for an argument that is no text, bytes or number."""
         if self._pid != os.getpid():
             self._forked()
         try:
@@ -79,6 +84,8 @@ class ScriptConnection:
 
     def close(self) -> None:
         """Close the connection (if open)."""
+        if self._pid != os.getpid():  # the parent's lock may be held for good here
+            self._forked()
         with self._lock:
             self._drop()
 
