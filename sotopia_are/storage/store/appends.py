@@ -45,26 +45,28 @@ return redis.call('XADD', KEYS[2], '*', unpack(ARGV, 3))
 _APPEND_SHA = hashlib.sha1(_APPEND_SCRIPT.encode()).hexdigest()
 
 # Many appends in one script: KEYS are each append's hash and stream, ARGV the time, then
-# for each append whether it counts as an event and its entry as ``entries.entry_args``
-# sends it: how many texts it has and those texts (field, value, field, value...), or
-# '=' and its payload alone (the previous entry's fields, the payload first). Each append is the one
-# above, given keys the store wrote: for each, its entry id, -1 (not running) or 0 (left
-# to the script above, as are its episode's later appends: a key of another type, or an
-# event count HINCRBY would refuse).
+# each append's entry as ``entries.entry_args`` sends it, its first text prefixed with
+# '1' if it counts as an event ('0' if not): how many texts it has and those texts
+# (field, value, field, value...), or '=' and its payload alone (the previous entry's
+# fields, the payload first). Each append is the one above, given keys the store wrote:
+# for each, its entry id, -1 (not running) or 0 (left to the script above, as are its
+# episode's later appends: a key of another type, or an event count HINCRBY would
+# refuse).
 _APPENDS_SCRIPT = """
 local now = ARGV[1]
 local at = 2
 local out, left, entry = {}, {}, {}
 for i = 1, #KEYS / 2 do
   local key, stream = KEYS[2 * i - 1], KEYS[2 * i]
-  local counts = ARGV[at] == '1'
-  if ARGV[at + 1] == '=' then
-    entry[2] = ARGV[at + 2]
-    at = at + 3
+  local head = ARGV[at]
+  local counts = string.byte(head) == 49
+  if string.byte(head, 2) == 61 then
+    entry[2] = ARGV[at + 1]
+    at = at + 2
   else
     entry = {}
-    for j = 1, tonumber(ARGV[at + 1]) do entry[j] = ARGV[at + 1 + j] end
-    at = at + 2 + #entry
+    for j = 1, tonumber(string.sub(head, 2)) do entry[j] = ARGV[at + j] end
+    at = at + 1 + #entry
   end
   out[i] = 0
   if not left[key] then
@@ -150,22 +152,29 @@ class EpisodeAppends(StoreClient):
         one append); for each, its stream entry id or what refused it (a lost connection
         raises :class:`StorageUnavailableError`)."""
         now = repr(self._clock())
-        keys = [k for a in appends for k in (_hash_key(a.episode_id), a.stream)]
+        keys: list[str] = []
         args: list[str | bytes] = [now]
         previous = None
         for append in appends:
-            args += ["1" if append.counts else "0", *entry_args(append.fields, previous)]
+            keys += (_hash_key(append.episode_id), append.stream)
+            entry = entry_args(append.fields, previous)
+            # Whether it counts goes in the entry's first text: one argument less to send.
+            entry[0] = ("1" if append.counts else "0") + cast(str, entry[0])
+            args += entry
             previous = append.fields
         with self._guard():
             replies = self._evalsha(_APPENDS_SHA, _APPENDS_SCRIPT, keys, args)
-            left = [append for append, reply in zip(appends, replies, strict=True) if reply == 0]
-            if left:
+            if 0 in replies:
+                left = [a for a, reply in zip(appends, replies, strict=True) if reply == 0]
                 alone = iter(self._appends_alone(left, now))
                 replies = [next(alone) if reply == 0 else reply for reply in replies]
         outcomes: list[str | BaseException] = []
         for append, reply in zip(appends, replies, strict=True):
-            failed = isinstance(reply, redis.ResponseError)
-            if reply == -1 or (failed and "NOT_RUNNING" in str(reply)):
+            if type(reply) is str:  # its entry id
+                outcomes.append(reply)
+            elif reply == -1 or (
+                isinstance(reply, redis.ResponseError) and "NOT_RUNNING" in str(reply)
+            ):
                 outcomes.append(_not_running(append.episode_id))
             elif isinstance(reply, redis.ResponseError) and (refused := self._refusal(reply)):
                 outcomes.append(refused)

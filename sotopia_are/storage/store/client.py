@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import abc
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, Self, TypeVar, cast
 
 import redis
@@ -23,6 +22,7 @@ from sotopia_are.storage.errors import (
     StorageUnavailableError,
 )
 from sotopia_are.storage.queued import QueuedAppend, QueuedAppends
+from sotopia_are.storage.store.script_connection import ScriptConnection
 from sotopia_are.storage.store.written import WrittenEpisodes
 
 __all__ = ["WRITE_ATTEMPTS", "StoreClient"]
@@ -57,6 +57,8 @@ class StoreClient(abc.ABC):
         self._url = url
         self._clock = clock
         self._queued = QueuedAppends(self._write_appends)
+        self._scripts = ScriptConnection(cast(Any, client).connection_pool)
+        self._guarded = _Guard(self)
         self._written = WrittenEpisodes()
 
     @property
@@ -79,6 +81,7 @@ class StoreClient(abc.ABC):
         try:
             self._queued.flush()
         finally:
+            self._scripts.close()
             self.client.close()
         if self.embedded is not None:
             self.embedded.stop()
@@ -89,56 +92,39 @@ class StoreClient(abc.ABC):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    @contextmanager
-    def _guard(self) -> Iterator[None]:
-        try:
-            yield
-        except redis.AuthenticationError as error:  # a ConnectionError: catch it first
-            raise StorageUnavailableError(
-                f"{self.location} refused the credentials: {error}"
-            ) from error
-        except (redis.ConnectionError, redis.TimeoutError) as error:
-            raise StorageUnavailableError(
+    def _guard(self) -> _Guard:
+        """A context turning the Redis errors raised in it into storage errors: a lost
+        connection or refused credentials into :class:`StorageUnavailableError`, a
+        server's refusal to write into :class:`StorageRefusedError` (any other error
+        reply is raised as it is)."""
+        return self._guarded
+
+    def _storage_error(self, error: BaseException) -> BaseException | None:
+        """The storage error ``error`` (raised in :meth:`_guard`) is, or None to raise
+        it as it is."""
+        if isinstance(error, redis.AuthenticationError):  # a ConnectionError: first
+            return StorageUnavailableError(f"{self.location} refused the credentials: {error}")
+        if isinstance(error, (redis.ConnectionError, redis.TimeoutError)):
+            return StorageUnavailableError(
                 f"lost the connection to {self.location}: {error}. Fix: check that the server "
                 "is running, then resume (completed episodes are kept and skipped)."
-            ) from error
-        except redis.ResponseError as error:
-            refused = self._refusal(error)
-            if refused is None:
-                raise
-            raise refused from error
+            )
+        if isinstance(error, redis.ResponseError):
+            return self._refusal(error)
+        return None
 
     def _evalsha(
         self, sha: str, script: str, keys: Sequence[str], args: Sequence[str | bytes]
     ) -> Any:
         """``EVALSHA sha`` with ``keys`` and ``args`` (``script`` loaded first when the
         server lacks it): the reply and the errors ``Redis.evalsha`` gives (call it in
-        :meth:`_guard`).
-
-        Sent on a connection of the client's pool, packed once and retried as the
-        client's retry settings say (the failed connection closed, as redis-py does):
-        redis-py's general command path (option filtering, observability hooks, response
-        callbacks, none of which EVALSHA uses) doubled the client's work of a batch's few
-        round trips per episode."""
-        pool = cast(Any, self.client).connection_pool
-        conn = pool.get_connection()
+        :meth:`_guard`), sent on the connection the store keeps for its scripts (see
+        :mod:`.script_connection`)."""
         try:
-            packed = conn.pack_command("EVALSHA", sha, len(keys), *keys, *args)
-
-            def call() -> Any:
-                conn.send_packed_command(packed)
-                return conn.read_response()
-
-            def close(_error: BaseException) -> None:
-                conn.disconnect()
-
-            try:
-                return conn.retry.call_with_retry(call, close)
-            except redis.exceptions.NoScriptError:  # the server lost it (or never had it)
-                cast(Any, self.client).script_load(script)
-                return conn.retry.call_with_retry(call, close)
-        finally:
-            pool.release(conn)
+            return self._scripts.evalsha(sha, keys, args)
+        except redis.exceptions.NoScriptError:  # the server lost it (or never had it)
+            cast(Any, self.client).script_load(script)
+            return self._scripts.evalsha(sha, keys, args)
 
     def _refusal(self, error: BaseException) -> StorageRefusedError | None:
         """The :class:`StorageRefusedError` a server's refusal to write (``error``) is, or
@@ -196,3 +182,24 @@ class StoreClient(abc.ABC):
     @abc.abstractmethod
     def _write_appends(self, appends: Sequence[QueuedAppend]) -> list[str | BaseException]:
         """Write ``appends`` in one round trip (see :mod:`.appends`)."""
+
+
+class _Guard:
+    """:meth:`StoreClient._guard`'s context: one per store, holding no state of a use
+    (so nested and interleaved uses are safe); a class, as a ``contextmanager``
+    generator made anew for each of the store's round trips cost more than the
+    translation."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: StoreClient) -> None:
+        self._store = store
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _trace: object
+    ) -> None:
+        if error is not None and (translated := self._store._storage_error(error)) is not None:
+            raise translated from error
