@@ -21,7 +21,7 @@ import ssl
 import time
 import urllib.parse
 import zlib
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import cast
 
@@ -134,13 +134,14 @@ class WirePool:
             lines.append(f"{name}: {value}\r\n".encode("latin-1"))
         return b"".join(lines)
 
-    async def exchange(
+    def exchange(
         self, head: bytes, body: bytes, cap: int
-    ) -> tuple[int, str, dict[str, str], bytes | None]:
-        """:meth:`post` of ``body`` with the :meth:`request_head` ``head``: the answer's
-        status, reason, headers and body (None past ``cap``), as :class:`WireReply`
-        holds them."""
-        return await self._send(b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body), cap)
+    ) -> Coroutine[None, None, tuple[int, str, dict[str, str], bytes | None]]:
+        """:meth:`post` of ``body`` with the :meth:`request_head` ``head``, to await: the
+        answer's status, reason, headers and body (None past ``cap``), as
+        :class:`WireReply` holds them. (The sending coroutine itself: no coroutine of its
+        own between, one frame less on each request's way out and back.)"""
+        return self._send(b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body), cap)
 
     async def _send(
         self, request: bytes, cap: int
@@ -219,7 +220,9 @@ class _Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
-        self._buffer = bytearray()
+        # What arrived of the answer: the bytes of the first read as they are (an answer
+        # is most often one read: no copy), a bytearray once more are added.
+        self._buffer: bytes | bytearray = b""
         self._waiter: asyncio.Future[tuple[Head, bytes | None]] | None = None
         self._cap = 0
         self._head: Head | None = None
@@ -239,7 +242,14 @@ class _Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._received = True
-        self._buffer += data
+        buffer = self._buffer
+        if not buffer:
+            self._buffer = data
+        elif type(buffer) is bytearray:
+            buffer += data
+        else:
+            self._buffer = buffer = bytearray(buffer)
+            buffer += data
         if self._waiter is None or self._waiter.done():
             self.close()  # bytes nobody asked for: the connection can no longer be trusted
             return
@@ -276,7 +286,7 @@ class _Connection(asyncio.Protocol):
         # The loop's future, made without the loop's create_future (a layer in Python).
         waiter = self._waiter = asyncio.Future(loop=self._loop)
         self._cap = cap
-        self._buffer.clear()
+        self._buffer = b""
         self._received = False
         self.transport.write(request)
         return waiter
@@ -355,7 +365,7 @@ class _Connection(asyncio.Protocol):
             value = value.strip()
             headers[key] = f"{headers[key]}, {value}" if key in headers else value
         if 100 <= status < 200:  # an interim answer (100 Continue): the real one follows
-            del self._buffer[: end + 4]
+            self._buffer = self._buffer[end + 4 :]
             return self._read_head()
         connection = headers.get("connection", "").lower()
         keep = "close" not in connection and (
