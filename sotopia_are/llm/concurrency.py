@@ -507,22 +507,24 @@ class ConcurrencyRegistry:
     def sending(self) -> int:
         """Count one request in flight from now; the ticket to hand to :meth:`sent` when
         it ends."""
-        with self._lock:
-            ticket = next(self._tickets)
-            self._sent[ticket] = time.monotonic()
+        # No lock: each step (the count's next, the dict's store, below its delete) is one
+        # operation under the GIL, and in_flight reads the dict by such operations too.
+        ticket = next(self._tickets)
+        self._sent[ticket] = time.monotonic()
         return ticket
 
     def sent(self, ticket: int) -> None:
         """The request :meth:`sending` gave ``ticket`` is no longer in flight."""
-        with self._lock:
-            del self._sent[ticket]
+        del self._sent[ticket]
 
     def in_flight(self) -> InFlight:
         """The requests in flight in this process now, and what its limits allow (safe from
         any thread)."""
         with self._lock:
             count = len(self._sent)
-            first = next(iter(self._sent.values()), None)
+            # One call over the values (the oldest start is the least): another thread's
+            # sending or sent may come between two calls, never inside one.
+            first = min(self._sent.values(), default=None)
             limit = sum(
                 found.limit
                 for slots in list(self._by_loop.values())

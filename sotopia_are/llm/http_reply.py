@@ -14,6 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pydantic_core
+from pydantic_core import SchemaValidator, core_schema
 
 from sotopia_are.llm.http_errors import json_problem, malformed
 from sotopia_are.llm.http_wire import inflate_capped
@@ -52,6 +53,26 @@ _READ_CHUNK = 1 << 16
 def completion(endpoint: Endpoint, model: str, raw: bytes) -> LLMResponse:
     """The answer in a 200's body ``raw``, or :class:`MalformedReplyError`."""
     try:
+        # The common reply in one pass of pydantic-core: only the fields read here are
+        # made into Python objects, each already of the type read below. Anything else
+        # (another shape, a lone surrogate, a count that is no int...) is read the
+        # general way, which says what is wrong or reads it the same.
+        common = _COMMON_REPLY.validate_json(raw)
+    except ValueError:
+        return _completion(endpoint, model, raw)
+    text = common["choices"][0]["message"]["content"]
+    usage = common.get("usage")
+    prompt_tokens = completion_tokens = None
+    if usage is not None:
+        prompt_tokens = usage.get("prompt_tokens")
+        completion_tokens = usage.get("completion_tokens")
+    timings = common.get("timings")
+    return _response(endpoint, model, text, prompt_tokens, completion_tokens, timings)
+
+
+def _completion(endpoint: Endpoint, model: str, raw: bytes) -> LLMResponse:
+    """:func:`completion` of any body: the answer, or what is wrong with the body."""
+    try:
         # pydantic-core's parser reads JSON as json.loads does (the same values) in a
         # third of its time; what it refuses, json.loads reads or says what is wrong with.
         reply = pydantic_core.from_json(raw)
@@ -72,8 +93,20 @@ def completion(endpoint: Endpoint, model: str, raw: bytes) -> LLMResponse:
     if isinstance(usage, dict):
         prompt_tokens = _count(usage.get("prompt_tokens"))
         completion_tokens = _count(usage.get("completion_tokens"))
-    timings = reply.get("timings")
     text = content if isinstance(content, str) else "" if content is None else str(content)
+    return _response(endpoint, model, text, prompt_tokens, completion_tokens, reply.get("timings"))
+
+
+def _response(
+    endpoint: Endpoint,
+    model: str,
+    text: str,
+    prompt_tokens: int | None,
+    completion_tokens: int | None,
+    timings: Any,
+) -> LLMResponse:
+    """The :class:`LLMResponse` of a reply's fields, read; :class:`MalformedReplyError`
+    for text that is not valid Unicode."""
     if not text.isascii():  # ASCII encodes as it is: the common case, without a copy
         problem = unencodable(text)
         if problem is not None:
@@ -89,6 +122,34 @@ def completion(endpoint: Endpoint, model: str, raw: bytes) -> LLMResponse:
             "service_s": None if timings is None else _service_seconds(timings),
         },
     )
+
+
+def _common_reply() -> SchemaValidator:
+    """What :func:`completion` reads of a common reply: a first choice's message with its
+    text (a string), and, if given, the usage's counts (ints, not bools) and the timings
+    (any JSON), other fields and choices ignored. Strict, so that each value is one
+    :func:`_completion` would take as it is."""
+    fields, dict_of = core_schema.typed_dict_field, core_schema.typed_dict_schema
+    count = fields(core_schema.int_schema(strict=True), required=False)
+    message = dict_of({"content": fields(core_schema.str_schema(strict=True))})
+    first = dict_of({"message": fields(message)})
+    usage = dict_of({"prompt_tokens": count, "completion_tokens": count})
+    return SchemaValidator(
+        dict_of(
+            {
+                "choices": fields(
+                    core_schema.tuple_schema(
+                        [first, core_schema.any_schema()], variadic_item_index=1, min_length=1
+                    )
+                ),
+                "usage": fields(usage, required=False),
+                "timings": fields(core_schema.any_schema(), required=False),
+            }
+        )
+    )
+
+
+_COMMON_REPLY = _common_reply()
 
 
 def unencodable(text: str) -> str | None:

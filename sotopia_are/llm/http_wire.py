@@ -21,7 +21,7 @@ import ssl
 import time
 import urllib.parse
 import zlib
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import cast
 
@@ -134,13 +134,14 @@ class WirePool:
             lines.append(f"{name}: {value}\r\n".encode("latin-1"))
         return b"".join(lines)
 
-    async def exchange(
+    def exchange(
         self, head: bytes, body: bytes, cap: int
-    ) -> tuple[int, str, dict[str, str], bytes | None]:
-        """:meth:`post` of ``body`` with the :meth:`request_head` ``head``: the answer's
-        status, reason, headers and body (None past ``cap``), as :class:`WireReply`
-        holds them."""
-        return await self._send(b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body), cap)
+    ) -> Coroutine[None, None, tuple[int, str, dict[str, str], bytes | None]]:
+        """:meth:`post` of ``body`` with the :meth:`request_head` ``head``, to await: the
+        answer's status, reason, headers and body (None past ``cap``), as
+        :class:`WireReply` holds them. (The sending coroutine itself: no coroutine of its
+        own between, one frame less on each request's way out and back.)"""
+        return self._send(b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body), cap)
 
     async def _send(
         self, request: bytes, cap: int
@@ -208,6 +209,58 @@ Head = tuple[int, str, dict[str, str], bool]
 """Status, reason, headers (lower-case names) and whether the connection stays open."""
 
 
+_ParsedHead = tuple[int, str, dict[str, str], bool, bool, int | None]
+"""A :data:`Head` and how its body is framed: chunked, and its ``Content-Length`` (None:
+none, or chunked)."""
+
+_HEADS: dict[bytes, _ParsedHead] = {}
+"""Answers' heads parsed, by their bytes: a server sends the same few heads (its
+``Content-Length`` and ``Date`` aside), so most are parsed once (a head's parse is a
+function of its bytes alone)."""
+_KEPT_HEADS = 256
+
+
+def _parsed_head(text: bytes) -> _ParsedHead | None:
+    """The answer's head ``text`` (its status line and headers, without the blank line)
+    read, or None for an interim answer (``1xx``): a :class:`WireProtocolError` for what
+    is no HTTP/1.x head."""
+    lines = text.decode("latin-1").split("\r\n")
+    status_line = lines[0].split(" ", 2)
+    if len(status_line) < 2 or not status_line[0].startswith("HTTP/1."):
+        raise WireProtocolError(f"no HTTP status line: {lines[0][:80]!r}")
+    try:
+        status = int(status_line[1])
+    except ValueError:
+        raise WireProtocolError(f"no HTTP status line: {lines[0][:80]!r}") from None
+    reason = status_line[2] if len(status_line) > 2 else ""
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, colon, value = line.partition(":")
+        if not colon:
+            raise WireProtocolError(f"a header line without a colon: {line[:80]!r}")
+        key = name.strip().lower()
+        value = value.strip()
+        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    if 100 <= status < 200:
+        return None
+    connection = headers.get("connection", "").lower()
+    keep = "close" not in connection and (
+        status_line[0] != "HTTP/1.0" or "keep-alive" in connection
+    )
+    chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+    length = None
+    if not chunked and "content-length" in headers:
+        try:
+            length = int(headers["content-length"])
+        except ValueError:
+            raise WireProtocolError("a Content-Length that is no number") from None
+        if length < 0:
+            raise WireProtocolError("a negative Content-Length")
+    elif not chunked:
+        keep = False  # the body runs to the end of the connection
+    return status, reason, headers, keep, chunked, length
+
+
 class _StaleConnection(WireProtocolError):
     """A reused connection closed before any byte of the answer came."""
 
@@ -219,7 +272,9 @@ class _Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
-        self._buffer = bytearray()
+        # What arrived of the answer: the bytes of the first read as they are (an answer
+        # is most often one read: no copy), a bytearray once more are added.
+        self._buffer: bytes | bytearray = b""
         self._waiter: asyncio.Future[tuple[Head, bytes | None]] | None = None
         self._cap = 0
         self._head: Head | None = None
@@ -239,7 +294,14 @@ class _Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._received = True
-        self._buffer += data
+        buffer = self._buffer
+        if not buffer:
+            self._buffer = data
+        elif type(buffer) is bytearray:
+            buffer += data
+        else:
+            self._buffer = buffer = bytearray(buffer)
+            buffer += data
         if self._waiter is None or self._waiter.done():
             self.close()  # bytes nobody asked for: the connection can no longer be trusted
             return
@@ -276,7 +338,7 @@ class _Connection(asyncio.Protocol):
         # The loop's future, made without the loop's create_future (a layer in Python).
         waiter = self._waiter = asyncio.Future(loop=self._loop)
         self._cap = cap
-        self._buffer.clear()
+        self._buffer = b""
         self._received = False
         self.transport.write(request)
         return waiter
@@ -285,7 +347,8 @@ class _Connection(asyncio.Protocol):
         """The exchange :meth:`send` began is over: ready for the next."""
         self._waiter = None
         self._head = None
-        self._chunks = []
+        if self._chunks:
+            self._chunks = []
 
     def close(self) -> None:
         self.closed = True
@@ -332,48 +395,26 @@ class _Connection(asyncio.Protocol):
             self.close()
 
     def _read_head(self) -> bool:
-        end = self._buffer.find(b"\r\n\r\n")
-        if end > _MAX_HEAD or (end < 0 and len(self._buffer) > _MAX_HEAD):
+        buffer = self._buffer
+        end = buffer.find(b"\r\n\r\n")
+        if end > _MAX_HEAD or (end < 0 and len(buffer) > _MAX_HEAD):
             raise WireProtocolError(f"headers over {_MAX_HEAD:,} bytes")
         if end < 0:
             return False
-        lines = self._buffer[:end].decode("latin-1").split("\r\n")
-        status_line = lines[0].split(" ", 2)
-        if len(status_line) < 2 or not status_line[0].startswith("HTTP/1."):
-            raise WireProtocolError(f"no HTTP status line: {lines[0][:80]!r}")
-        try:
-            status = int(status_line[1])
-        except ValueError:
-            raise WireProtocolError(f"no HTTP status line: {lines[0][:80]!r}") from None
-        reason = status_line[2] if len(status_line) > 2 else ""
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            name, colon, value = line.partition(":")
-            if not colon:
-                raise WireProtocolError(f"a header line without a colon: {line[:80]!r}")
-            key = name.strip().lower()
-            value = value.strip()
-            headers[key] = f"{headers[key]}, {value}" if key in headers else value
-        if 100 <= status < 200:  # an interim answer (100 Continue): the real one follows
-            del self._buffer[: end + 4]
-            return self._read_head()
-        connection = headers.get("connection", "").lower()
-        keep = "close" not in connection and (
-            status_line[0] != "HTTP/1.0" or "keep-alive" in connection
-        )
-        self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
-        self._length = None
-        if not self._chunked and "content-length" in headers:
-            try:
-                self._length = int(headers["content-length"])
-            except ValueError:
-                raise WireProtocolError("a Content-Length that is no number") from None
-            if self._length < 0:
-                raise WireProtocolError("a negative Content-Length")
-        elif not self._chunked:
-            keep = False  # the body runs to the end of the connection
+        text = bytes(buffer[:end])
+        known = _HEADS.get(text)
+        if known is None:
+            known = _parsed_head(text)
+            if known is None:  # an interim answer (100 Continue): the real one follows
+                self._buffer = buffer[end + 4 :]
+                return self._read_head()
+            if len(_HEADS) >= _KEPT_HEADS:
+                _HEADS.clear()
+            _HEADS[text] = known
+        status, reason, headers, keep, self._chunked, self._length = known
         self._body_start = self._chunk_at = end + 4
-        self._head = (status, reason, headers, keep)
+        # Each answer its own dict (a caller may change it), not the kept one.
+        self._head = (status, reason, headers.copy(), keep)
         return True
 
     def _read_chunks(self) -> bytes | None:

@@ -123,6 +123,42 @@ async def test_a_get_carries_no_body_and_reuses_the_connection(
     assert b"content-length" not in seen[1].lower()
 
 
+async def test_the_same_head_again_reads_the_same_into_a_dict_of_its_own(
+    serve: Callable[[Handler], Awaitable[str]],
+) -> None:
+    """Heads are parsed once by their bytes: each answer still gets its own headers, and
+    a head refused is refused every time it comes."""
+    replies = [answer(BODY, extra=b"X-Twice: a\r\nx-twice:  b \r\n")] * 3 + [
+        b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n"
+    ] * 2
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while replies and not reader.at_eof():
+            try:
+                await read_request(reader)
+            except asyncio.IncompleteReadError:
+                break
+            writer.write(replies.pop(0))
+            await writer.drain()
+
+    pool = WirePool(await serve(handler), user_agent="t")
+    first = await pool.post(b"{}", {}, 10_000)
+    assert first.headers == {
+        "content-type": "application/json",
+        "x-twice": "a, b",
+        "content-length": str(len(BODY)),
+    }
+    first.headers["x-twice"] = "changed"  # type: ignore[index]
+    for _ in range(2):
+        again = await pool.post(b"{}", {}, 10_000)
+        assert again.headers["x-twice"] == "a, b"
+        assert again.headers is not first.headers
+    for _ in range(2):
+        with pytest.raises(WireProtocolError, match="a header line without a colon"):
+            await pool.post(b"{}", {}, 10_000)
+    pool.close()
+
+
 async def test_chunked_gzip_and_close_delimited_bodies_are_read_whole(
     serve: Callable[[Handler], Awaitable[str]],
 ) -> None:
