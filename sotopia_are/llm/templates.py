@@ -99,9 +99,14 @@ class PromptLibrary:
                 if context is None:
                     # What template.new_context(variables, shared=True) makes (its parent
                     # the globals and variables merged once here), without its two layers.
+                    # A template that names no global and reaches no other template reads
+                    # only the variables: a dict of them is its parent as it is (a render
+                    # never writes to its context's parent).
                     context = Context(
                         template.environment,
-                        {**template.globals, **variables},
+                        variables
+                        if loaded.own_names and type(variables) is dict
+                        else {**template.globals, **variables},
                         template.name,
                         template.blocks,
                         template.globals,
@@ -163,6 +168,7 @@ class PromptLibrary:
                 (block, _role(block), render, plain.get(block))
                 for block, render in template.blocks.items()
             ),
+            _own_names(tree, template.globals),
         )
         return loaded
 
@@ -177,6 +183,9 @@ class _Loaded:
     blocks: tuple[
         tuple[str, str | None, Callable[[Context], Iterator[str]], tuple[str, ...] | None], ...
     ]
+    own_names: bool
+    """Whether the template reads no global and no other template (see
+    :func:`_own_names`)."""
 
 
 _KEPT_PLAIN = 1024
@@ -199,6 +208,22 @@ def _plain_names(block: nodes.Block) -> tuple[str, ...] | None:
             elif not isinstance(part, nodes.TemplateData):
                 return None
     return tuple(names)
+
+
+_OTHER_TEMPLATES = (nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)
+
+
+def _own_names(tree: nodes.Template, globals_: Mapping[str, Any]) -> bool:
+    """Whether ``tree`` names none of ``globals_`` and reaches no other template
+    (``extends``, ``include``, ``import``): then what its render reads of its context's
+    parent is the variables alone, and the globals need not be merged in."""
+    if any(True for _ in tree.find_all(_OTHER_TEMPLATES)):
+        return False
+    # Every name read anywhere, blocks included (jinja's meta.find_undeclared_variables
+    # does not look into blocks), local or not: a superset is only a merge too many.
+    return not any(
+        node.name in globals_ for node in tree.find_all(nodes.Name) if node.ctx == "load"
+    )
 
 
 def _plain_key(
