@@ -102,14 +102,15 @@ class PromptLibrary:
                     # A template that names no global and reaches no other template reads
                     # only the variables: a dict of them is its parent as it is (a render
                     # never writes to its context's parent).
+                    own = loaded.own_names and type(variables) is dict
                     context = Context(
                         template.environment,
-                        variables
-                        if loaded.own_names and type(variables) is dict
-                        else {**template.globals, **variables},
+                        variables if own else {**template.globals, **variables},
                         template.name,
                         template.blocks,
-                        template.globals,
+                        # The globals' names serve only an import, which such a template
+                        # has none of.
+                        None if own else template.globals,
                     )
                 content = "".join(render(context)).strip()
                 if content:  # every block is a message, empty or not
