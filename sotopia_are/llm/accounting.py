@@ -312,30 +312,37 @@ class UsageTally:
     def add_call(self, call: LLMCall) -> None:
         """Add ``call`` (what ``add(_fields_of_call(call))`` adds, without the dict and
         the passes over the attempts it makes: a batch worker adds every call)."""
+        attempts = call.attempts
         answered = normalized = repaired = False
-        for attempt in call.attempts:
+        for attempt in attempts:
             if attempt.raw_text is not None:
                 answered = True
             if attempt.normalized:
                 normalized = True
             if attempt.error_kind == "invalid_output":
                 repaired = True
-        ok = call.error is None
         cost = call.cost_usd
         fields = self._fields
         fields["calls"] += 1
-        fields["requests"] += len(call.attempts)
-        fields["prompt_tokens"] += call.prompt_tokens or 0
-        fields["completion_tokens"] += call.completion_tokens or 0
-        if ok:
-            fields["normalized_calls"] += normalized
-            fields["repaired_calls"] += repaired
-        else:
+        fields["requests"] += len(attempts)
+        # A count that does not change is not written (most calls add no failure,
+        # normalisation or repair, and a token count is rarely missing).
+        if tokens := call.prompt_tokens:
+            fields["prompt_tokens"] += tokens
+        if tokens := call.completion_tokens:
+            fields["completion_tokens"] += tokens
+        if call.error is not None:
             fields["failed_calls"] += 1
-        if answered and cost is None:
-            fields["unpriced_calls"] += 1
+        else:
+            if normalized:
+                fields["normalized_calls"] += 1
+            if repaired:
+                fields["repaired_calls"] += 1
         if cost is not None:
-            fields["cost_usd"] = cost if fields["cost_usd"] is None else fields["cost_usd"] + cost
+            total = fields["cost_usd"]
+            fields["cost_usd"] = cost if total is None else total + cost
+        elif answered:
+            fields["unpriced_calls"] += 1
         fields["latency_s"] += call.latency_s
 
     def add(self, part: Mapping[str, Any]) -> None:

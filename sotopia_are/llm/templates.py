@@ -21,7 +21,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 import jinja2
 from jinja2 import nodes
@@ -105,7 +105,9 @@ class PromptLibrary:
                     own = loaded.own_names and type(variables) is dict
                     context = Context(
                         template.environment,
-                        variables if own else {**template.globals, **variables},
+                        cast(dict[str, Any], variables)
+                        if own
+                        else {**template.globals, **variables},
                         template.name,
                         template.blocks,
                         # The globals' names serve only an import, which such a template
