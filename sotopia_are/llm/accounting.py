@@ -113,7 +113,16 @@ class LLMCall(BaseModel):
     @classmethod
     def from_attempts(cls, attempts: list[Attempt], **fields: object) -> LLMCall:
         """Build the record, deriving tokens and cost from ``attempts``."""
-        return cls.model_validate({**fields, **_derived(attempts)})
+        prompt_tokens, completion_tokens, cost_usd = _derived(attempts)
+        return cls.model_validate(
+            {
+                **fields,
+                "attempts": attempts,
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "cost_usd": cost_usd,
+            }
+        )
 
     @classmethod
     def of_valid_parts(
@@ -140,7 +149,7 @@ class LLMCall(BaseModel):
         than the rest of the record. Every argument must have its field's type (a float
         ``latency_s``, ``parsed`` plain JSON); the lists and the dict are kept, not copied.
         """
-        derived = _derived(attempts)
+        prompt_tokens, completion_tokens, cost_usd = _derived(attempts)
         fields = {
             "model": model,
             "api_base": api_base,
@@ -152,9 +161,9 @@ class LLMCall(BaseModel):
             "params": params,
             "raw_text": raw_text,
             "parsed": parsed,
-            "prompt_tokens": derived["prompt_tokens"],
-            "completion_tokens": derived["completion_tokens"],
-            "cost_usd": derived["cost_usd"],
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "cost_usd": cost_usd,
             "latency_s": latency_s,
             "attempts": attempts,
             "error": error,
@@ -163,9 +172,9 @@ class LLMCall(BaseModel):
         return of_valid_fields(cls, fields)
 
 
-def _derived(attempts: list[Attempt]) -> dict[str, Any]:
-    """The fields of a call record that its ``attempts`` give: themselves, the token
-    counts and the cost."""
+def _derived(attempts: list[Attempt]) -> tuple[int | None, int | None, float | None]:
+    """The fields of a call record that its ``attempts`` give besides themselves: the
+    prompt and completion token counts and the cost."""
     # One pass (every call's record is made here): each sum adds in the attempts' order
     # from 0, as sum() does, so the numbers come out the same.
     prompt_tokens: int | None = None
@@ -184,12 +193,7 @@ def _derived(attempts: list[Attempt]) -> dict[str, Any]:
                 priced = False
             elif priced:
                 cost += attempt.cost_usd
-    return {
-        "attempts": attempts,
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "cost_usd": cost if priced else None,
-    }
+    return prompt_tokens, completion_tokens, cost if priced else None
 
 
 _COUNTED = (
@@ -312,30 +316,37 @@ class UsageTally:
     def add_call(self, call: LLMCall) -> None:
         """Add ``call`` (what ``add(_fields_of_call(call))`` adds, without the dict and
         the passes over the attempts it makes: a batch worker adds every call)."""
+        attempts = call.attempts
         answered = normalized = repaired = False
-        for attempt in call.attempts:
+        for attempt in attempts:
             if attempt.raw_text is not None:
                 answered = True
             if attempt.normalized:
                 normalized = True
             if attempt.error_kind == "invalid_output":
                 repaired = True
-        ok = call.error is None
         cost = call.cost_usd
         fields = self._fields
         fields["calls"] += 1
-        fields["requests"] += len(call.attempts)
-        fields["prompt_tokens"] += call.prompt_tokens or 0
-        fields["completion_tokens"] += call.completion_tokens or 0
-        if ok:
-            fields["normalized_calls"] += normalized
-            fields["repaired_calls"] += repaired
-        else:
+        fields["requests"] += len(attempts)
+        # A count that does not change is not written (most calls add no failure,
+        # normalisation or repair, and a token count is rarely missing).
+        if tokens := call.prompt_tokens:
+            fields["prompt_tokens"] += tokens
+        if tokens := call.completion_tokens:
+            fields["completion_tokens"] += tokens
+        if call.error is not None:
             fields["failed_calls"] += 1
-        if answered and cost is None:
-            fields["unpriced_calls"] += 1
+        else:
+            if normalized:
+                fields["normalized_calls"] += 1
+            if repaired:
+                fields["repaired_calls"] += 1
         if cost is not None:
-            fields["cost_usd"] = cost if fields["cost_usd"] is None else fields["cost_usd"] + cost
+            total = fields["cost_usd"]
+            fields["cost_usd"] = cost if total is None else total + cost
+        elif answered:
+            fields["unpriced_calls"] += 1
         fields["latency_s"] += call.latency_s
 
     def add(self, part: Mapping[str, Any]) -> None:

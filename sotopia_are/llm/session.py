@@ -374,12 +374,11 @@ class LLMSession:
             if parsed.normalizations:
                 answered["normalized"] = list(parsed.normalizations)
             attempts.append(of_valid_fields(Attempt, answered))
-            return Generation(
-                parsed.value,
-                call.record(
-                    attempts, raw_text=response.text, parsed=parsed.value.model_dump(mode="json")
-                ),
-            )
+            value = parsed.value
+            # model_dump(mode="json") without its Python layer: the same serializer, called
+            # with the same (default) settings.
+            dumped = value.__pydantic_serializer__.to_python(value, mode="json")
+            return Generation(value, call.record(attempts, raw_text=response.text, parsed=dumped))
         assert output_type is not None  # text output returns on its first answer
         last_error = attempts[-1].error
         generation_error = GenerationError(

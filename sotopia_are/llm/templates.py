@@ -21,7 +21,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 import jinja2
 from jinja2 import nodes
@@ -99,12 +99,20 @@ class PromptLibrary:
                 if context is None:
                     # What template.new_context(variables, shared=True) makes (its parent
                     # the globals and variables merged once here), without its two layers.
+                    # A template that names no global and reaches no other template reads
+                    # only the variables: a dict of them is its parent as it is (a render
+                    # never writes to its context's parent).
+                    own = loaded.own_names and type(variables) is dict
                     context = Context(
                         template.environment,
-                        {**template.globals, **variables},
+                        cast(dict[str, Any], variables)
+                        if own
+                        else {**template.globals, **variables},
                         template.name,
                         template.blocks,
-                        template.globals,
+                        # The globals' names serve only an import, which such a template
+                        # has none of.
+                        None if own else template.globals,
                     )
                 content = "".join(render(context)).strip()
                 if content:  # every block is a message, empty or not
@@ -163,6 +171,7 @@ class PromptLibrary:
                 (block, _role(block), render, plain.get(block))
                 for block, render in template.blocks.items()
             ),
+            _own_names(tree, template.globals),
         )
         return loaded
 
@@ -177,6 +186,9 @@ class _Loaded:
     blocks: tuple[
         tuple[str, str | None, Callable[[Context], Iterator[str]], tuple[str, ...] | None], ...
     ]
+    own_names: bool
+    """Whether the template reads no global and no other template (see
+    :func:`_own_names`)."""
 
 
 _KEPT_PLAIN = 1024
@@ -199,6 +211,22 @@ def _plain_names(block: nodes.Block) -> tuple[str, ...] | None:
             elif not isinstance(part, nodes.TemplateData):
                 return None
     return tuple(names)
+
+
+_OTHER_TEMPLATES = (nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)
+
+
+def _own_names(tree: nodes.Template, globals_: Mapping[str, Any]) -> bool:
+    """Whether ``tree`` names none of ``globals_`` and reaches no other template
+    (``extends``, ``include``, ``import``): then what its render reads of its context's
+    parent is the variables alone, and the globals need not be merged in."""
+    if any(True for _ in tree.find_all(_OTHER_TEMPLATES)):
+        return False
+    # Every name read anywhere, blocks included (jinja's meta.find_undeclared_variables
+    # does not look into blocks), local or not: a superset is only a merge too many.
+    return not any(
+        node.name in globals_ for node in tree.find_all(nodes.Name) if node.ctx == "load"
+    )
 
 
 def _plain_key(

@@ -20,7 +20,13 @@ __all__ = ["of_valid_fields"]
 M = TypeVar("M", bound=BaseModel)
 
 _new = object.__new__
-_set = object.__setattr__
+# BaseModel's slots, set through their descriptors: object.__setattr__ finds the same
+# descriptor by name on every call.
+_SLOTS = BaseModel.__dict__
+_set_dict = _SLOTS["__dict__"].__set__
+_set_fields_set = _SLOTS["__pydantic_fields_set__"].__set__
+_set_extra = _SLOTS["__pydantic_extra__"].__set__
+_set_private = _SLOTS["__pydantic_private__"].__set__
 
 
 def of_valid_fields(cls: type[M], fields: dict[str, Any], given: set[str] | None = None) -> M:
@@ -30,8 +36,8 @@ def of_valid_fields(cls: type[M], fields: dict[str, Any], given: set[str] | None
     as ``model_fields_set`` reports them. ``cls`` must have no private attributes and
     no extra fields."""
     model = _new(cls)
-    _set(model, "__dict__", fields)
-    _set(model, "__pydantic_fields_set__", set(fields) if given is None else given)
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
+    _set_dict(model, fields)
+    _set_fields_set(model, set(fields) if given is None else given)
+    _set_extra(model, None)
+    _set_private(model, None)
     return model

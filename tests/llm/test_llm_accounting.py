@@ -158,11 +158,15 @@ def test_a_record_of_valid_parts_is_the_validated_record(
     assert LLMCall.model_validate_json(built.model_dump_json()) == validated
 
 
-@given(st.lists(st.lists(attempts, min_size=1, max_size=3), max_size=20))
-def test_a_tally_adds_calls_as_usages_add(tries: list[list[Attempt]]) -> None:
+@given(
+    st.lists(st.tuples(st.lists(attempts, min_size=1, max_size=3), st.none() | texts), max_size=20)
+)
+def test_a_tally_adds_calls_as_usages_add(tries: list[tuple[list[Attempt], str | None]]) -> None:
     calls = [
-        LLMCall.from_attempts(a, model="m", template="t", messages=[], latency_s=0.5 * n)
-        for n, a in enumerate(tries)
+        LLMCall.from_attempts(
+            a, model="m", template="t", messages=[], latency_s=0.5 * n, error=error
+        )
+        for n, (a, error) in enumerate(tries)
     ]
     tally = UsageTally()
     for call in calls:

@@ -101,3 +101,45 @@ def test_a_plain_block_still_needs_its_variables(tmp_path: Path) -> None:
     library.render("plain.j2", {"name": "Ada", "turn": 1})
     with pytest.raises(TemplateError, match="'turn' is undefined"):
         library.render("plain.j2", {"name": "Ada"})
+
+
+GLOBALS_USED = {
+    # A template that reads only its variables (its context's parent is the variables).
+    "own.j2": "{% block user %}{% for x in items %}{{ x }}-{% endfor %}{{ name }}{% endblock %}",
+    # A global read in a block, in a macro, and by an included or imported template: the
+    # globals are merged in, as Jinja's own context has them.
+    "block_global.j2": "{% block user %}{{ name }}{{ range(3) | list }}{% endblock %}",
+    "macro_global.j2": (
+        "{% block user %}{% macro m() %}{{ dict(a=name) }}{% endmacro %}{{ m() }}{% endblock %}"
+    ),
+    "included.j2": "{{ name }}{{ range(2) | list }}",
+    "includes.j2": "{% block user %}{% include 'included.j2' %}{% endblock %}",
+    "imports.j2": (
+        "{% block user %}{% import 'lib.j2' as lib %}{{ lib.show(name) }}{% endblock %}"
+    ),
+    "lib.j2": "{% macro show(n) %}{{ n }}{{ range(2) | list }}{% endmacro %}",
+    # A variable named like a global shadows it, either way.
+    "shadow.j2": "{% block user %}{{ range }}{{ name }}{% endblock %}",
+}
+
+
+@settings(deadline=None, max_examples=25)
+@given(name=st.text(max_size=6), items=st.lists(st.integers(), max_size=3))
+def test_a_render_reads_the_globals_jinja_gives_it(
+    tmp_path_factory: pytest.TempPathFactory, name: str, items: list[int]
+) -> None:
+    directory = tmp_path_factory.mktemp("globals")
+    for template, source in GLOBALS_USED.items():
+        (directory / template).write_text(source)
+    library = PromptLibrary(directory)
+    reference = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(directory)), trim_blocks=True, lstrip_blocks=True
+    )
+    variables = {"name": name, "items": items}
+    for template in ("own.j2", "block_global.j2", "macro_global.j2", "includes.j2", "imports.j2"):
+        expected = reference.get_template(template).render(variables).strip()
+        got = library.render(template, dict(variables))
+        assert got == ([Message(role="user", content=expected)] if expected else [])
+    shadowed = {**variables, "range": "R"}
+    expected = reference.get_template("shadow.j2").render(shadowed).strip()
+    assert library.render("shadow.j2", shadowed) == [Message(role="user", content=expected)]
