@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_record_views import ENV_EVENTS, NAMES, TURNS, actions, play
+from test_record_views import ENV_EVENTS, NAMES, actions, play, street_party
 
 from sotopia_are.messages import AgentAction
 from sotopia_are.record import EpisodeRecord, load_record, record_of_result
@@ -37,18 +37,7 @@ FIRST_USES: dict[str, Callable[[EpisodeRecord], Any]] = {
 
 
 def _result(lines: dict[str, list[AgentAction]], env_events: list[dict[str, Any]]) -> EpisodeResult:
-    spec = EpisodeSpec.model_validate(
-        {
-            "episode_id": "lazy-1",
-            "scenario": "Three neighbours plan a street party.",
-            "agent_names": NAMES,
-            "agent_backgrounds": ["a baker", "a teacher", "a nurse"],
-            "agent_goals": ["music", "quiet", "food"],
-            "max_turns": TURNS,
-            "env_events": env_events,
-        }
-    )
-    return play(spec, lines)
+    return play(street_party("lazy-1", env_events), lines)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

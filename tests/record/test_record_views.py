@@ -80,6 +80,22 @@ def play(spec: EpisodeSpec, lines: dict[str, list[AgentAction]]) -> EpisodeResul
     return asyncio.run(run_episode(spec, [Playback(name, lines[name]) for name in NAMES]))
 
 
+def street_party(episode_id: str, env_events: list[dict[str, Any]], **more: Any) -> EpisodeSpec:
+    """The three neighbours' episode these tests play, with ``env_events`` and ``more``."""
+    return EpisodeSpec.model_validate(
+        {
+            "episode_id": episode_id,
+            "scenario": "Three neighbours plan a street party.",
+            "agent_names": NAMES,
+            "agent_backgrounds": ["a baker", "a teacher", "a nurse"],
+            "agent_goals": ["music", "quiet", "food"],
+            "max_turns": TURNS,
+            "env_events": env_events,
+            **more,
+        }
+    )
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     lines=st.fixed_dictionaries({name: actions(name) for name in NAMES}),
@@ -90,19 +106,7 @@ def play(spec: EpisodeSpec, lines: dict[str, list[AgentAction]]) -> EpisodeResul
 def test_a_records_views_are_the_runs(
     lines: dict[str, list[AgentAction]], env_events: list[dict[str, Any]], policy: str, seed: int
 ) -> None:
-    spec = EpisodeSpec.model_validate(
-        {
-            "episode_id": "views-1",
-            "scenario": "Three neighbours plan a street party.",
-            "agent_names": NAMES,
-            "agent_backgrounds": ["a baker", "a teacher", "a nurse"],
-            "agent_goals": ["music", "quiet", "food"],
-            "max_turns": TURNS,
-            "turn_policy": policy,
-            "seed": seed,
-            "env_events": env_events,
-        }
-    )
+    spec = street_party("views-1", env_events, turn_policy=policy, seed=seed)
     result = play(spec, lines)
     record = record_of_result(result)
     for derived in (record, load_record(record.to_json())):

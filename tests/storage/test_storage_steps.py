@@ -13,6 +13,7 @@ from typing import Any
 import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_storage_export_lines import JSON, NUMBER, TEXT
 
 from sotopia_are.evaluation import (
     SOTOPIA_EVAL,
@@ -221,15 +222,6 @@ def test_calls_of_mixed_forms_are_appended_as_the_general_way_appends_them(
     fast_calls, general_calls = results
     assert fast_calls == general_calls
     assert len(fast_calls) == len(calls)
-
-
-TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=8)
-NUMBER = st.integers(-(2**70), 2**70) | st.floats(allow_nan=True, allow_infinity=True)
-JSON = st.recursive(
-    st.none() | st.booleans() | NUMBER | TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-    max_leaves=6,
-)
 
 
 @st.composite
