@@ -379,16 +379,17 @@ def record_of_result(
     sampling: Mapping[str, Sampling] | None = None,
     tag: str = "",
     scenario_id: str = "",
+    events_stored: bool = False,
 ) -> EpisodeRecord:
     """The record of a finished run (no verdict yet): its events exported as ARE's
     completed events, and the agents' calls in participant order. ``sampling`` is the
     LLM agents' (by name); ``scenario_id`` defaults to the spec's ``name``, else the
-    episode's id.
+    episode's id. An event that cannot be exported raises ``ScenarioExportError``.
 
-    The events are exported when the record's ``events`` are first read (or the record
-    is dumped, compared, pickled or copied deeply), not before: a batch worker never reads
-    them. An event that cannot be exported (``ScenarioExportError``; a store that kept
-    the run refused it already) is raised then."""
+    ``events_stored``: a store's recorder stored every event of the run as it happened,
+    and so refused any that cannot be exported; the events are then exported when the
+    record's ``events`` are first read (or the record is dumped, compared, pickled or
+    copied deeply), not before: a batch worker never reads them."""
     chosen = dict(models or {})
     sampled = dict(sampling or {})
     record = EpisodeRecord(
@@ -405,9 +406,9 @@ def record_of_result(
         events=(),  # set, as given (model_fields_set); replaced just below
         calls=agent_calls(result),
     )
-    # Exported when first read (see _Exports): the run's own events, which need no
-    # validation to be held.
-    record.__dict__["events"] = _Exports(result.events)
+    # The run's own events need no validation to be held (see _Exports).
+    exports = _Exports(result.events)
+    record.__dict__["events"] = exports if events_stored else exports.exported()
     # The views of these events are the run's own (EpisodeViews.of_exported rebuilds them
     # entry for entry, see EpisodeRecord.views): kept, rather than derived again by
     # decoding every event, which would cost a judge more than its prompt.

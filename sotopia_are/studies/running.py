@@ -161,7 +161,12 @@ async def arun(
     try:
         result = await play_episode(spec, players, sinks=sinks)
         record = record_of_result(
-            result, models=model_names, sampling=sampled, tag=tag, scenario_id=scenario_id
+            result,
+            models=model_names,
+            sampling=sampled,
+            tag=tag,
+            scenario_id=scenario_id,
+            events_stored=recorder is not None,
         )
         if record.status is not EpisodeStatus.COMPLETE:
             return record  # a failed episode is not rated
