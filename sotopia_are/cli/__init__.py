@@ -56,7 +56,10 @@ app.add_typer(scenario_app, name="scenario")
 def main() -> None:
     """Entry point of the `sotopia-are` console script. An exception that escapes a
     command is a bug (the library's own errors end as ``error: …`` lines): its traceback
-    is printed with :data:`~sotopia_are.cli.common.BUG_NOTE` under it."""
+    is printed with :data:`~sotopia_are.cli.common.BUG_NOTE` under it. Meant to be the
+    process's last act: what is alive when it returns is frozen out of garbage
+    collection (``gc.freeze``) for a quick exit, so a script that goes on after it should
+    call the Typer ``app`` instead."""
     try:
         app()
     except Exception as error:
