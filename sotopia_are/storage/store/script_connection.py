@@ -162,9 +162,5 @@ class ScriptConnection:
         another thread of the parent may have held."""
         self._pid = os.getpid()
         self._lock = threading.Lock()
-        conn, self._conn = self._conn, None
-        self._sock = None
-        self._reader = None
-        self._poll = None
-        if conn is not None:
-            conn.disconnect()
+        self._drop()
+        self._conn = None
