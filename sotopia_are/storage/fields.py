@@ -22,9 +22,13 @@ from pydantic_core import core_schema, to_json, to_jsonable_python
 __all__ = ["AS_JSON_TEXT", "AS_ORDERED_JSON_TEXT", "AsJsonText", "dumps_canonical", "dumps_ordered"]
 
 
+# What json.dumps makes for these options on each call (half the time of a short text).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def dumps_canonical(value: Any) -> str:
     """``value`` as compact JSON with sorted keys, non-ASCII kept as is."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def dumps_ordered(value: Any) -> str:

@@ -5,11 +5,14 @@ refuses is raised in its own episode, never lost and never raised into the loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from redis_servers import RedisServerProcess
 from storage_episodes_support import flat_agents, flat_spec
 
@@ -201,6 +204,52 @@ async def test_an_append_to_keys_the_store_did_not_write_is_refused_alone(
     with pytest.raises(redis.ResponseError, match=refusal):
         store.queue_event("odd", events[2])
     assert [e.event_id for e in store.read_events("fine")] == [events[0].event_id]
+
+
+@functools.cache
+def one_event() -> CompletedEvent:
+    return asyncio.run(played_events())[0]
+
+
+# Event counts another writer may have left: integer texts of every size HINCRBY takes and
+# beyond (its overflow), around the digits the script counts up itself, and texts that
+# are no integer to HINCRBY.
+COUNT_TEXTS = st.one_of(
+    st.integers(min_value=-(2**63), max_value=2**63).map(str),
+    st.integers(min_value=-(10**14), max_value=10**14).map(str),
+    st.sampled_from(["0", "9", "19", "99", "-1", "-10", "9999999999999", "-999999999999"]),
+    st.sampled_from(["99999999999999", "007", "-0", "+5", " 5", "5 ", "1e3", "1.0", "", "x"]),
+)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(count=st.none() | COUNT_TEXTS)
+def test_a_queued_event_counts_up_as_hincrby_does(store: EpisodeStore, count: str | None) -> None:
+    """Whatever count a running episode's hash holds (or none), a queued event leaves it
+    as HINCRBY by one leaves it, or is refused, writing nothing, as HINCRBY refuses it."""
+    store.client.flushdb()
+    keys = {pk: EpisodeLog.redis_key(pk) for pk in ("counted", "twin")}
+    for pk, key in keys.items():
+        store.start_episode(EpisodeLog(pk=pk))
+        if count is None:
+            store.client.hdel(key, "event_count")
+        else:
+            store.client.hset(key, "event_count", count)
+    try:
+        store.client.hincrby(keys["twin"], "event_count", 1)
+    except redis.ResponseError as error:
+        with pytest.raises(redis.ResponseError) as refused:
+            store.queue_event("counted", one_event())  # outside a loop: written at once
+        assert str(error) in str(refused.value)
+        assert store.client.hget(keys["counted"], "event_count") == count
+        assert store.client.exists(episode_events_key("counted")) == 0
+    else:
+        store.queue_event("counted", one_event())
+        counted = store.client.hget(keys["counted"], "event_count")
+        assert counted == store.client.hget(keys["twin"], "event_count")
+        assert store.client.xlen(episode_events_key("counted")) == 1
 
 
 async def test_scripts_the_server_lost_are_loaded_again(store: EpisodeStore) -> None:

@@ -35,7 +35,7 @@ _APPEND_SCRIPT = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if ARGV[2] == '1' then
   if status ~= 'running' then return redis.error_reply('NOT_RUNNING') end
-  redis.call('HINCRBY', KEYS[1], 'event_count', 1)
+  redis.call('HINCRBY', KEYS[1], 'event_count', '1')
 elseif not status then
   return redis.error_reply('NOT_RUNNING')
 end
@@ -59,8 +59,9 @@ local out, left, entry = {}, {}, {}
 for i = 1, #KEYS / 2 do
   local key, stream = KEYS[2 * i - 1], KEYS[2 * i]
   local head = ARGV[at]
-  local counts = string.byte(head) == 49
-  if string.byte(head, 2) == 61 then
+  -- (Lua compares strings by reference: the usual heads cost no function call.)
+  local counts = head == '1=' or (head ~= '0=' and string.byte(head) == 49)
+  if head == '1=' or head == '0=' then
     entry[2] = ARGV[at + 1]
     at = at + 2
   else
@@ -88,8 +89,25 @@ for i = 1, #KEYS / 2 do
         if not string.find(id['err'], 'WRONGTYPE', 1, true) then return id end
         left[key] = true
       else
-        if counts then redis.call('HINCRBY', key, 'event_count', 1) end
-        redis.call('HSET', key, 'updated_at', now)
+        if not counts then
+          redis.call('HSET', key, 'updated_at', now)
+        elseif not count or #count < 14 then
+          -- The count checked above, one more, as HINCRBY would write it: one write, not
+          -- two. Its last digit counts up (no number conversion), or else through a Lua
+          -- number (exact, and written without an exponent, below 10^13).
+          local last = count and string.byte(count, -1)
+          if not count then
+            count = '1'
+          elseif last < 57 and string.byte(count) ~= 45 then
+            count = string.sub(count, 1, -2) .. string.char(last + 1)
+          else
+            count = tostring(tonumber(count) + 1)
+          end
+          redis.call('HSET', key, 'event_count', count, 'updated_at', now)
+        else
+          redis.call('HINCRBY', key, 'event_count', '1')
+          redis.call('HSET', key, 'updated_at', now)
+        end
         out[i] = id
       end
     end

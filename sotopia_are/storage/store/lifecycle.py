@@ -63,7 +63,6 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         (naming the ways out) if that episode is complete, :class:`EpisodeStateError` if
         it is still running.
         """
-        key = episode.redis_key(episode.pk)
         now = self._clock()
         self._queued.forget(episode.pk)
 
@@ -90,6 +89,8 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
                 fresh = self._step(None, started_after(None))
                 if fresh is not None:
                     return fresh
+
+        key = episode.redis_key(episode.pk)
 
         def write(pipe: Any) -> EpisodeLog:
             old = read_episode(pipe, episode.pk)
