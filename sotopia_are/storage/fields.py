@@ -40,6 +40,10 @@ def dumps_ordered(value: Any) -> str:
     return to_json(value, inf_nan_mode="constants").decode()
 
 
+_EMPTY_TEXTS: dict[type, str] = {list: "[]", dict: "{}"}
+"""An empty list's and an empty dict's JSON text (either form)."""
+
+
 def _loads_if_text(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
@@ -59,10 +63,16 @@ class AsJsonText:
             _loads_if_text,
             handler(source),
             serialization=core_schema.plain_serializer_function_ser_schema(
-                lambda value: self.dumps(to_jsonable_python(value)),
-                return_schema=core_schema.str_schema(),
+                self._text, return_schema=core_schema.str_schema()
             ),
         )
+
+    def _text(self, value: Any) -> str:
+        if not value:  # most of a new record's fields: their text is known
+            text = _EMPTY_TEXTS.get(type(value))
+            if text is not None:
+                return text
+        return self.dumps(to_jsonable_python(value))
 
 
 AS_JSON_TEXT = AsJsonText()

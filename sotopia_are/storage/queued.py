@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["QueuedAppend", "QueuedAppends"]
 
 
-@dataclass(frozen=True)
-class QueuedAppend:
+class QueuedAppend(NamedTuple):
     """One append waiting for its round trip: the entry ``fields`` to ``stream``
-    (``counts``: an event, counted in the episode's ``event_count``)."""
+    (``counts``: an event, counted in the episode's ``event_count``). (A named tuple: made
+    for every event, in half the time of a frozen dataclass.)"""
 
     episode_id: str
     stream: str
@@ -51,7 +51,8 @@ class QueuedAppends:
         """Queue ``append`` for the end of this loop turn (written at once outside a running
         loop); an earlier append of its episode that failed is raised here, and this one
         dropped."""
-        self.raise_failure(append.episode_id)
+        if self._failed:
+            self.raise_failure(append.episode_id)
         self._queue.append(append)
         try:
             loop = asyncio.get_running_loop()

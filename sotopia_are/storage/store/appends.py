@@ -59,7 +59,7 @@ local out, left, entry = {}, {}, {}
 for i = 1, #KEYS / 2 do
   local key, stream = KEYS[2 * i - 1], KEYS[2 * i]
   local head = ARGV[at]
-  -- (Lua compares strings by reference: the usual heads cost no function call.)
+  -- (Lua compares strings by reference: the usual heads cost no function call to read.)
   local counts = head == '1=' or (head ~= '0=' and string.byte(head) == 49)
   if head == '1=' or head == '0=' then
     entry[2] = ARGV[at + 1]
@@ -92,16 +92,19 @@ for i = 1, #KEYS / 2 do
         if not counts then
           redis.call('HSET', key, 'updated_at', now)
         elseif not count or #count < 14 then
-          -- The count checked above, one more, as HINCRBY would write it: one write, not
-          -- two. Its last digit counts up (no number conversion), or else through a Lua
-          -- number (exact, and written without an exponent, below 10^13).
-          local last = count and string.byte(count, -1)
+          -- The count checked above, one more, as HINCRBY would write it, in the same HSET
+          -- as the time: one write, not two. A last digit below 9 of a count of 0 or more
+          -- counts up (no number conversion); any other goes through a Lua number (exact,
+          -- and written without an exponent, below 10^13).
           if not count then
             count = '1'
-          elseif last < 57 and string.byte(count) ~= 45 then
-            count = string.sub(count, 1, -2) .. string.char(last + 1)
           else
-            count = tostring(tonumber(count) + 1)
+            local last = string.byte(count, -1)
+            if last < 57 and string.byte(count) ~= 45 then
+              count = string.sub(count, 1, -2) .. string.char(last + 1)
+            else
+              count = tostring(tonumber(count) + 1)
+            end
           end
           redis.call('HSET', key, 'event_count', count, 'updated_at', now)
         else
@@ -175,10 +178,8 @@ class EpisodeAppends(StoreClient):
         previous = None
         for append in appends:
             keys += (_hash_key(append.episode_id), append.stream)
-            entry = entry_args(append.fields, previous)
             # Whether it counts goes in the entry's first text: one argument less to send.
-            entry[0] = ("1" if append.counts else "0") + cast(str, entry[0])
-            args += entry
+            args += entry_args(append.fields, previous, "1" if append.counts else "0")
             previous = append.fields
         with self._guard():
             replies = self._evalsha(_APPENDS_SHA, _APPENDS_SCRIPT, keys, args)

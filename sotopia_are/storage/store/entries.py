@@ -75,21 +75,22 @@ _SAME_SHAPE = "="
 
 
 def entry_args(
-    entry: Mapping[str, str | bytes], previous: Mapping[str, str | bytes] | None
+    entry: Mapping[str, str | bytes], previous: Mapping[str, str | bytes] | None, mark: str = ""
 ) -> list[str | bytes]:
     """Stream ``entry`` as the store's scripts take it after ``previous`` (the entry sent
     just before it in the same script call, if any): how many texts it has, then those
     texts (field, value, field, value...); or, when it has the previous entry's fields
     and all its values but the first (the payload: an event or a call, the rest their
-    form), ``=`` and its payload alone. Each argument costs the client a
-    few microseconds to send, and a batch sends an episode's 20 events and 20 calls."""
+    form), ``=`` and its payload alone. ``mark`` goes before the count (or ``=``): a
+    script's word on the entry, sent in the same argument. Each argument costs the client
+    a few microseconds to send, and a batch sends an episode's 20 events and 20 calls."""
     if previous is not None and len(entry) == len(previous) and len(entry) > 0:
         first, *rest = entry.items()
         before, *others = previous.items()
         if first[0] == before[0] and rest == others:
-            return [_SAME_SHAPE, first[1]]
+            return [mark + _SAME_SHAPE, first[1]]
     texts = [part for pair in entry.items() for part in pair]
-    return [str(len(texts)), *texts]
+    return [mark + str(len(texts)), *texts]
 
 
 def decode_call(payload: str) -> dict[str, Any]:
