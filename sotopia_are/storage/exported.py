@@ -44,7 +44,11 @@ from sotopia_are.llm import LLMCall
 from sotopia_are.record import RECORD_VERSION, EpisodeRecord, Verdict
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage.episode_layout import record_from_stored, verdicts_in_rubric_order
+from sotopia_are.storage.episode_layout import (
+    record_from_stored,
+    reordered_on_read,
+    verdicts_in_rubric_order,
+)
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.fields import AsJsonText
 from sotopia_are.storage.keys import EXPORTED_FIELD, SUMMARY_FIELD
@@ -180,27 +184,34 @@ def exported_parts(
         None if (value := written.get(name)) is None else _as_stored(value) for name in _HEAD_FIELDS
     )
     head_fields, tail_fields = _parts_of_record()
+    tail: str | None = None
     if head is not None and head.texts == texts and head.spec is log.spec:
-        try:
-            # The whole record validated, its head fields as the head's record read them
-            # (validated models are kept as they are), its tail as read back.
-            fields = {name: getattr(head.record, name) for name in EpisodeRecord.model_fields}
-            tail_read = {
-                name: _read_back_field(log, written, name)
-                for name in _TAIL
-                if name != "verdicts" or verdicts is None
-            }
-            if verdicts is not None:
-                # Validated models dumped as JSON validate back to models that dump the
-                # same (pydantic's round trip; the store reads the text it writes of that
-                # JSON back as that JSON). What reading back may change besides, the order
-                # of a verdict's dimensions, verdicts_in_rubric_order changes below alike.
-                # Validating the verdicts again (the judge's calls, the whole transcript)
-                # was most of a batch's verdict step.
-                tail_read["verdicts"] = tuple(verdicts)
-            record = verdicts_in_rubric_order(EpisodeRecord.model_validate({**fields, **tail_read}))
-        except (ValueError, RecursionError):  # load_record's RecordFormatError for the latter
-            return None, None
+        if verdicts is not None:
+            tail = _tail_as_written(log, written, verdicts)
+        if tail is None:
+            try:
+                # The whole record validated, its head fields as the head's record read
+                # them (validated models are kept as they are), its tail as read back.
+                fields = {name: getattr(head.record, name) for name in EpisodeRecord.model_fields}
+                tail_read = {
+                    name: _read_back_field(log, written, name)
+                    for name in _TAIL
+                    if name != "verdicts" or verdicts is None
+                }
+                if verdicts is not None:
+                    # Validated models dumped as JSON validate back to models that dump
+                    # the same (pydantic's round trip; the store reads the text it writes
+                    # of that JSON back as that JSON). What reading back may change
+                    # besides, the order of a verdict's dimensions, verdicts_in_rubric_order
+                    # changes below alike. Validating the verdicts again (the judge's
+                    # calls, the whole transcript) was most of a batch's verdict step.
+                    tail_read["verdicts"] = tuple(verdicts)
+                record = verdicts_in_rubric_order(
+                    EpisodeRecord.model_validate({**fields, **tail_read})
+                )
+            except (ValueError, RecursionError):  # load_record's RecordFormatError for the latter
+                return None, None
+            tail = record.model_dump_json(include=set(tail_fields))
     else:
         try:
             record = record_from_stored(_read_back(log, written), (), ())
@@ -210,13 +221,46 @@ def exported_parts(
         without_tail = record.model_copy(update=dict.fromkeys(_TAIL, ()))
         head_text = record.model_dump_json(include=set(head_fields))
         head = ExportHead(texts, log.spec, without_tail, head_text)
-    tail = record.model_dump_json(include=set(tail_fields))
+        tail = record.model_dump_json(include=set(tail_fields))
     return "\n".join((form, _digest_of_texts(written), head.text[:-1], tail[1:])), head
+
+
+def _tail_as_written(
+    log: EpisodeLog, written: Mapping[str, object], verdicts: Sequence[Verdict]
+) -> str | None:
+    """The export line's tail (the record's JSON after its calls) joined from the text
+    written of ``log.verdicts`` (``dumps_ordered`` of their ``model_dump(mode="json")``,
+    ``verdicts`` the validated models it was dumped from), or None when it may not be
+    the tail reading the record back writes. That record's verdicts dump as ``verdicts``
+    do (see :func:`exported_parts`), and a model's ``model_dump_json`` is
+    ``model_dump(mode="json")`` written as JSON, but for a non-finite float (``NaN``
+    there, ``null`` here): taken only when the text holds no such constant, reading back
+    reorders no dimension, and there are no problems (``[]``). Serialising the verdicts
+    again (16 kB with the judge's calls) and validating the record for it was most of
+    what a batch's verdict step spent on its export line."""
+    text = written.get("verdicts")
+    if (
+        not isinstance(text, str)
+        or log.problems
+        or not _tail_is_verdicts_and_problems()
+        or "NaN" in text
+        or "Infinity" in text
+        or reordered_on_read(verdicts)
+    ):
+        return None
+    return '{"verdicts":' + text + ',"problems":[]}'
 
 
 _TAIL = ("verdicts", "problems")
 """The ``EpisodeLog`` fields that make an export line's tail (as the record's fields of
 the same names)."""
+
+
+@functools.cache
+def _tail_is_verdicts_and_problems() -> bool:
+    """Whether the record's fields after ``calls`` are :data:`_TAIL`, in that order."""
+    fields = list(EpisodeRecord.model_fields)
+    return fields[fields.index("calls") + 1 :] == list(_TAIL)
 
 
 def _read_back(log: EpisodeLog, written: Mapping[str, object]) -> EpisodeLog:

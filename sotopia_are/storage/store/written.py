@@ -27,6 +27,7 @@ same text, which is what lets the script keep the fields it does not change).
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -75,33 +76,33 @@ local at = 3
 local function take() local v = ARGV[at]; at = at + 1; return v end
 local names = {}
 for name in string.gmatch(take(), '[^\\n]+') do names[#names + 1] = name end
-local volatile, forms = {}, {}
-for i = 1, tonumber(take()) do volatile[i] = take(); forms[i] = take() end
-local kind = redis.call('TYPE', key)['ok']
+local checked = #names
+local forms = {}
+for i = 1, tonumber(take()) do names[checked + i] = take(); forms[i] = take() end
 if digest == '' then
-  if kind ~= 'none' then return {0} end
+  if redis.call('TYPE', key)['ok'] ~= 'none' then return {0} end
 else
-  if kind ~= 'hash' then return {0} end
-  if redis.call('HLEN', key) ~= #names + #volatile then return {0} end
+  -- A key of another type answers HLEN with an error, a table here: not the count.
+  if redis.pcall('HLEN', key) ~= #names then return {0} end
   local values = redis.call('HMGET', key, unpack(names))
-  local parts = {}
-  for i = 1, #names do
+  local lengths = {}
+  for i = 1, checked do
     local v = values[i]
     if not v then return {0} end
-    parts[i] = #v .. ':' .. v
+    lengths[i] = #v
   end
-  if redis.sha1hex(table.concat(parts)) ~= digest then return {0} end
-  if #volatile > 0 then
-    local current = redis.call('HMGET', key, unpack(volatile))
-    for i = 1, #volatile do
-      local v = current[i]
-      if not v then return {0} end
-      if forms[i] == 'int' then
-        if not (v == '0' or (#v < 16 and string.match(v, '^[1-9]%d*$'))) then return {0} end
-      elseif not (string.match(v, '^%-?%d+%.?%d*$')
-          or string.match(v, '^%-?%d+%.?%d*e[%+%-]%d+$')) then
-        return {0}
-      end
+  local packed = struct.pack('>' .. string.rep('I4', checked), unpack(lengths))
+  if redis.sha1hex(packed .. table.concat(values, '', 1, checked)) ~= digest then
+    return {0}
+  end
+  for i = 1, #forms do
+    local v = values[checked + i]
+    if not v then return {0} end
+    if forms[i] == 'int' then
+      if not (v == '0' or (#v < 16 and string.match(v, '^[1-9]%d*$'))) then return {0} end
+    elseif not (string.match(v, '^%-?%d+%.?%d*$')
+        or string.match(v, '^%-?%d+%.?%d*e[%+%-]%d+$')) then
+      return {0}
     end
   end
 end
@@ -178,14 +179,13 @@ class Written:
             return {"event_count": "int", "updated_at": "float"}
         return {"updated_at": "float"}
 
-    def digest(self, names: Iterable[str]) -> str:
-        """The SHA-1 :data:`STEP_SCRIPT` compares: each of ``names``' texts, in that
-        order, as its UTF-8 length, ``:`` and its UTF-8 bytes."""
-        parts = []
-        for name in names:
-            value = self.fields[name].encode()
-            parts.append(b"%d:%s" % (len(value), value))
-        return hashlib.sha1(b"".join(parts)).hexdigest()
+    def digest(self, names: Sequence[str]) -> str:
+        """The SHA-1 :data:`STEP_SCRIPT` compares: the UTF-8 length of each of ``names``'
+        texts as 4 bytes (big-endian), then those texts' UTF-8 bytes, in that order (the
+        lengths tell where each text ends)."""
+        texts = [self.fields[name].encode() for name in names]
+        lengths = struct.pack(f">{len(texts)}I", *map(len, texts))
+        return hashlib.sha1(lengths + b"".join(texts), usedforsecurity=False).hexdigest()
 
 
 class WrittenEpisodes:
