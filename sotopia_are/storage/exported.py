@@ -61,6 +61,7 @@ __all__ = [
     "export_line",
     "exported_parts",
     "exported_text",
+    "utf8",
 ]
 
 Payload = TypeVar("Payload", str, bytes)
@@ -118,13 +119,14 @@ def _parts_of_record() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(fields[:events]), frozenset(fields[events + 2 :])
 
 
-def exported_text(log: EpisodeLog, written: Mapping[str, object]) -> str | None:
+def exported_text(log: EpisodeLog, written: Mapping[str, object]) -> str | bytes | None:
     """What :data:`~sotopia_are.storage.keys.EXPORTED_FIELD` holds for the record ``log``
     written as the hash fields ``written`` (``log.to_hash()``): the form, the digest of
     those fields, and the record's JSON before its events and after its calls, one a line
     (JSON text holds no newline). None when no line is joined for it: no form, a running
     episode (its streams still grow), the older layout (its record needs its streams), or
-    a record that does not read (exporting it the full way says why)."""
+    a record that does not read (exporting it the full way says why). Text, or its UTF-8
+    bytes when it was joined from ``written``'s bytes (see :func:`exported_parts`)."""
     return exported_parts(log, written)[0]
 
 
@@ -168,7 +170,7 @@ def exported_parts(
     written: Mapping[str, object],
     head: ExportHead | None = None,
     verdicts: Sequence[Verdict] | None = None,
-) -> tuple[str | None, ExportHead | None]:
+) -> tuple[str | bytes | None, ExportHead | None]:
     """:func:`exported_text` and the :class:`ExportHead` its head came from (None, None
     when there is no line). ``head``, when its texts are those of ``written``, is taken
     instead of reading the head's fields back again: the same texts (and the same spec)
@@ -176,7 +178,9 @@ def exported_parts(
     changes none of them). ``verdicts``, with such a head, are the validated verdicts
     ``log.verdicts`` was dumped from (``model_dump(mode="json")``, just now, by the
     caller): they are taken as reading that JSON back would give them, instead of
-    validating it again."""
+    validating it again. ``written``'s texts may be given as their UTF-8 bytes; the line
+    is then joined as UTF-8 bytes when its tail is one of them (a verdict's 16 kB text is
+    not encoded again to be sent, nor its line)."""
     form = export_form()
     if form is None or log.status is EpisodeStatus.RUNNING or log.record_version == 0:
         return None, None
@@ -184,7 +188,7 @@ def exported_parts(
         None if (value := written.get(name)) is None else _as_stored(value) for name in _HEAD_FIELDS
     )
     head_fields, tail_fields = _parts_of_record()
-    tail: str | None = None
+    tail: str | bytes | None = None
     if head is not None and head.texts == texts and head.spec is log.spec:
         if verdicts is not None:
             tail = _tail_as_written(log, written, verdicts)
@@ -222,12 +226,15 @@ def exported_parts(
         head_text = record.model_dump_json(include=set(head_fields))
         head = ExportHead(texts, log.spec, without_tail, head_text)
         tail = record.model_dump_json(include=set(tail_fields))
-    return "\n".join((form, _digest_of_texts(written), head.text[:-1], tail[1:])), head
+    digest = _digest_of_texts(written)
+    if isinstance(tail, bytes):
+        return b"\n".join((form.encode(), digest.encode(), utf8(head.text)[:-1], tail[1:])), head
+    return "\n".join((form, digest, head.text[:-1], tail[1:])), head
 
 
 def _tail_as_written(
     log: EpisodeLog, written: Mapping[str, object], verdicts: Sequence[Verdict]
-) -> str | None:
+) -> bytes | None:
     """The export line's tail (the record's JSON after its calls) joined from the text
     written of ``log.verdicts`` (``dumps_ordered`` of their ``model_dump(mode="json")``,
     ``verdicts`` the validated models it was dumped from), or None when it may not be
@@ -237,18 +244,20 @@ def _tail_as_written(
     there, ``null`` here): taken only when the text holds no such constant, reading back
     reorders no dimension, and there are no problems (``[]``). Serialising the verdicts
     again (16 kB with the judge's calls) and validating the record for it was most of
-    what a batch's verdict step spent on its export line."""
+    what a batch's verdict step spent on its export line. As UTF-8 bytes."""
     text = written.get("verdicts")
+    if not isinstance(text, str | bytes):
+        return None
+    data = utf8(text)
     if (
-        not isinstance(text, str)
-        or log.problems
+        log.problems
         or not _tail_is_verdicts_and_problems()
-        or "NaN" in text
-        or "Infinity" in text
+        or b"NaN" in data
+        or b"Infinity" in data
         or reordered_on_read(verdicts)
     ):
         return None
-    return '{"verdicts":' + text + ',"problems":[]}'
+    return b'{"verdicts":' + data + b',"problems":[]}'
 
 
 _TAIL = ("verdicts", "problems")
@@ -360,6 +369,11 @@ def _as_stored(value: object) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
+def utf8(text: str | bytes) -> bytes:
+    """A stored text as Redis keeps it: ``text`` UTF-8 encoded (bytes are taken as such)."""
+    return text if isinstance(text, bytes) else text.encode()
+
+
 def _digest(fields: Mapping[bytes, bytes]) -> str:
     """A digest of the record's hash fields as stored (those the appends change, the
     listed summary and the export parts left out), whatever their order."""
@@ -372,12 +386,14 @@ def _digest(fields: Mapping[bytes, bytes]) -> str:
 
 
 def _digest_of_texts(written: Mapping[str, object]) -> str:
-    """:func:`_digest` of the hash fields ``written`` (as the store sends them: text, or
-    numbers written as their ``repr``), encoded as Redis keeps them. The same bytes, in
-    the same order (UTF-8 keeps the order of the names' code points), hashed at once."""
-    parts = []
+    """:func:`_digest` of the hash fields ``written`` (as the store sends them: text, its
+    UTF-8 bytes, or numbers written as their ``repr``), encoded as Redis keeps them. The
+    same bytes, in the same order (UTF-8 keeps the order of the names' code points),
+    hashed at once."""
+    parts: list[bytes] = []
     for name in sorted(written.keys() - _NOT_DIGESTED_NAMES):
-        key, value = name.encode(), _as_stored(written[name]).encode()
+        text = written[name]
+        key, value = name.encode(), text if isinstance(text, bytes) else _as_stored(text).encode()
         # The value apart: formatting it in would copy it (a verdict's text is 16 kB).
         parts += (b"%d:%s%d:" % (len(key), key, len(value)), value)
     return hashlib.sha1(b"".join(parts), usedforsecurity=False).hexdigest()

@@ -36,7 +36,7 @@ from typing import Any
 from sotopia_are.record import Verdict
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_log import EpisodeLog
-from sotopia_are.storage.exported import ExportHead, exported_parts
+from sotopia_are.storage.exported import ExportHead, exported_parts, utf8
 from sotopia_are.storage.keys import (
     EPISODES_BY_TIME,
     EXPORTED_FIELD,
@@ -163,12 +163,13 @@ def hash_fields(log: EpisodeLog, names: Collection[str] | None = None) -> dict[s
 @dataclass(frozen=True)
 class Written:
     """An episode's hash as this store last wrote it: ``log``, and ``fields`` the exact
-    texts of its fields (the listed summary included). The texts of :meth:`volatile`
+    texts of its fields (the listed summary included; a text as its UTF-8 bytes where it
+    was made so). The texts of :meth:`volatile`
     fields may since have changed in Redis. ``head`` is the head of its export line (of
     a finished episode), for the next step's line to take when its fields are the same."""
 
     log: EpisodeLog
-    fields: Mapping[str, str]
+    fields: Mapping[str, str | bytes]
     head: ExportHead | None = None
 
     def volatile(self) -> dict[str, str]:
@@ -183,7 +184,7 @@ class Written:
         """The SHA-1 :data:`STEP_SCRIPT` compares: the UTF-8 length of each of ``names``'
         texts as 4 bytes (big-endian), then those texts' UTF-8 bytes, in that order (the
         lengths tell where each text ends)."""
-        texts = [self.fields[name].encode() for name in names]
+        texts = [utf8(self.fields[name]) for name in names]
         lengths = struct.pack(f">{len(texts)}I", *map(len, texts))
         return hashlib.sha1(lengths + b"".join(texts), usedforsecurity=False).hexdigest()
 
@@ -225,8 +226,8 @@ class Step:
     volatile ones of ``old`` it did not change (those are Redis's)."""
 
     keys: list[str]
-    args: list[str]
-    fields: dict[str, str]
+    args: list[str | bytes]
+    fields: dict[str, str | bytes]
     head: ExportHead | None = None
 
     @classmethod
@@ -236,15 +237,17 @@ class Step:
         new: EpisodeLog,
         changed: Collection[str] = (),
         calls: Sequence[Mapping[str, str | bytes]] = (),
-        texts: Mapping[str, str] | None = None,
+        texts: Mapping[str, str | bytes] | None = None,
         verdicts: Sequence[Verdict] | None = None,
     ) -> Step:
         """The step from ``old`` to ``new`` (``changed`` is not read for a start);
-        ``texts`` are changed fields' texts already made (as :func:`hash_fields` would);
+        ``texts`` are changed fields' texts already made (as :func:`hash_fields` would,
+        or their UTF-8 bytes: sent and digested as they are, not encoded again);
         ``verdicts`` the validated verdicts ``new.verdicts`` was just dumped from (see
         :func:`~sotopia_are.storage.exported.exported_parts`)."""
+        fields: dict[str, str | bytes]
         if old is None:
-            fields = hash_fields(new)
+            fields = dict(hash_fields(new))
             sets = dict(fields)
             deletes: list[str] = []
             checked: list[str] = []
@@ -284,7 +287,7 @@ class Step:
         after = index_entries(new)
         leaves, joins = sorted(before - after), sorted(after - before)
         key = new.redis_key(new.pk)
-        args = [new.pk, digest, "\n".join(checked), str(len(volatile))]
+        args: list[str | bytes] = [new.pk, digest, "\n".join(checked), str(len(volatile))]
         for name, form in volatile.items():
             args += [name, form]
         args += [str(len(leaves)), hash_text(new.created_at), str(len(sets))]
