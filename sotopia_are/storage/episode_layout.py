@@ -25,6 +25,7 @@ __all__ = [
     "index_fields",
     "listing_of",
     "record_from_stored",
+    "reordered_on_read",
     "sampling_fields",
     "summary_from_listing",
     "summary_of",
@@ -73,7 +74,7 @@ def record_from_stored(
 def verdicts_in_rubric_order(record: EpisodeRecord) -> EpisodeRecord:
     """``record`` as read from the store: the dimensions of verdicts stored with sorted
     keys put back in their built-in rubric's order (``record`` itself when none was)."""
-    if not any(map(_sorted_by_store, record.verdicts)):
+    if not reordered_on_read(record.verdicts):
         return record
     return record.model_copy(update={"verdicts": tuple(map(_in_rubric_order, record.verdicts))})
 
@@ -102,6 +103,12 @@ def _record_of(
             "problems": log.problems,
         }
     )
+
+
+def reordered_on_read(verdicts: Sequence[Verdict]) -> bool:
+    """Whether reading ``verdicts`` back from the store changes them: whether
+    :func:`verdicts_in_rubric_order` puts the dimensions of one of them in another order."""
+    return any(map(_sorted_by_store, verdicts))
 
 
 def _sorted_by_store(verdict: Verdict) -> bool:

@@ -44,7 +44,11 @@ from sotopia_are.llm import LLMCall
 from sotopia_are.record import RECORD_VERSION, EpisodeRecord, Verdict
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage.episode_layout import record_from_stored, verdicts_in_rubric_order
+from sotopia_are.storage.episode_layout import (
+    record_from_stored,
+    reordered_on_read,
+    verdicts_in_rubric_order,
+)
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.fields import AsJsonText
 from sotopia_are.storage.keys import EXPORTED_FIELD, SUMMARY_FIELD
@@ -57,6 +61,7 @@ __all__ = [
     "export_line",
     "exported_parts",
     "exported_text",
+    "utf8",
 ]
 
 Payload = TypeVar("Payload", str, bytes)
@@ -114,13 +119,14 @@ def _parts_of_record() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(fields[:events]), frozenset(fields[events + 2 :])
 
 
-def exported_text(log: EpisodeLog, written: Mapping[str, object]) -> str | None:
+def exported_text(log: EpisodeLog, written: Mapping[str, object]) -> str | bytes | None:
     """What :data:`~sotopia_are.storage.keys.EXPORTED_FIELD` holds for the record ``log``
     written as the hash fields ``written`` (``log.to_hash()``): the form, the digest of
     those fields, and the record's JSON before its events and after its calls, one a line
     (JSON text holds no newline). None when no line is joined for it: no form, a running
     episode (its streams still grow), the older layout (its record needs its streams), or
-    a record that does not read (exporting it the full way says why)."""
+    a record that does not read (exporting it the full way says why). Text, or its UTF-8
+    bytes when it was joined from ``written``'s bytes (see :func:`exported_parts`)."""
     return exported_parts(log, written)[0]
 
 
@@ -164,7 +170,7 @@ def exported_parts(
     written: Mapping[str, object],
     head: ExportHead | None = None,
     verdicts: Sequence[Verdict] | None = None,
-) -> tuple[str | None, ExportHead | None]:
+) -> tuple[str | bytes | None, ExportHead | None]:
     """:func:`exported_text` and the :class:`ExportHead` its head came from (None, None
     when there is no line). ``head``, when its texts are those of ``written``, is taken
     instead of reading the head's fields back again: the same texts (and the same spec)
@@ -172,7 +178,9 @@ def exported_parts(
     changes none of them). ``verdicts``, with such a head, are the validated verdicts
     ``log.verdicts`` was dumped from (``model_dump(mode="json")``, just now, by the
     caller): they are taken as reading that JSON back would give them, instead of
-    validating it again."""
+    validating it again. ``written``'s texts may be given as their UTF-8 bytes; the line
+    is then joined as UTF-8 bytes when its tail is one of them (a verdict's 16 kB text is
+    not encoded again to be sent, nor its line)."""
     form = export_form()
     if form is None or log.status is EpisodeStatus.RUNNING or log.record_version == 0:
         return None, None
@@ -180,27 +188,34 @@ def exported_parts(
         None if (value := written.get(name)) is None else _as_stored(value) for name in _HEAD_FIELDS
     )
     head_fields, tail_fields = _parts_of_record()
+    tail: str | bytes | None = None
     if head is not None and head.texts == texts and head.spec is log.spec:
-        try:
-            # The whole record validated, its head fields as the head's record read them
-            # (validated models are kept as they are), its tail as read back.
-            fields = {name: getattr(head.record, name) for name in EpisodeRecord.model_fields}
-            tail_read = {
-                name: _read_back_field(log, written, name)
-                for name in _TAIL
-                if name != "verdicts" or verdicts is None
-            }
-            if verdicts is not None:
-                # Validated models dumped as JSON validate back to models that dump the
-                # same (pydantic's round trip; the store reads the text it writes of that
-                # JSON back as that JSON). What reading back may change besides, the order
-                # of a verdict's dimensions, verdicts_in_rubric_order changes below alike.
-                # Validating the verdicts again (the judge's calls, the whole transcript)
-                # was most of a batch's verdict step.
-                tail_read["verdicts"] = tuple(verdicts)
-            record = verdicts_in_rubric_order(EpisodeRecord.model_validate({**fields, **tail_read}))
-        except (ValueError, RecursionError):  # load_record's RecordFormatError for the latter
-            return None, None
+        if verdicts is not None:
+            tail = _tail_as_written(log, written, verdicts)
+        if tail is None:
+            try:
+                # The whole record validated, its head fields as the head's record read
+                # them (validated models are kept as they are), its tail as read back.
+                fields = {name: getattr(head.record, name) for name in EpisodeRecord.model_fields}
+                tail_read = {
+                    name: _read_back_field(log, written, name)
+                    for name in _TAIL
+                    if name != "verdicts" or verdicts is None
+                }
+                if verdicts is not None:
+                    # Validated models dumped as JSON validate back to models that dump
+                    # the same (pydantic's round trip; the store reads the text it writes
+                    # of that JSON back as that JSON). What reading back may change
+                    # besides, the order of a verdict's dimensions, verdicts_in_rubric_order
+                    # changes below alike. Validating the verdicts again (the judge's
+                    # calls, the whole transcript) was most of a batch's verdict step.
+                    tail_read["verdicts"] = tuple(verdicts)
+                record = verdicts_in_rubric_order(
+                    EpisodeRecord.model_validate({**fields, **tail_read})
+                )
+            except (ValueError, RecursionError):  # load_record's RecordFormatError for the latter
+                return None, None
+            tail = record.model_dump_json(include=set(tail_fields))
     else:
         try:
             record = record_from_stored(_read_back(log, written), (), ())
@@ -210,13 +225,51 @@ def exported_parts(
         without_tail = record.model_copy(update=dict.fromkeys(_TAIL, ()))
         head_text = record.model_dump_json(include=set(head_fields))
         head = ExportHead(texts, log.spec, without_tail, head_text)
-    tail = record.model_dump_json(include=set(tail_fields))
-    return "\n".join((form, _digest_of_texts(written), head.text[:-1], tail[1:])), head
+        tail = record.model_dump_json(include=set(tail_fields))
+    digest = _digest_of_texts(written)
+    if isinstance(tail, bytes):
+        return b"\n".join((form.encode(), digest.encode(), utf8(head.text)[:-1], tail[1:])), head
+    return "\n".join((form, digest, head.text[:-1], tail[1:])), head
+
+
+def _tail_as_written(
+    log: EpisodeLog, written: Mapping[str, object], verdicts: Sequence[Verdict]
+) -> bytes | None:
+    """The export line's tail (the record's JSON after its calls) joined from the text
+    written of ``log.verdicts`` (``dumps_ordered`` of their ``model_dump(mode="json")``,
+    ``verdicts`` the validated models it was dumped from), or None when it may not be
+    the tail reading the record back writes. That record's verdicts dump as ``verdicts``
+    do (see :func:`exported_parts`), and a model's ``model_dump_json`` is
+    ``model_dump(mode="json")`` written as JSON, but for a non-finite float (``NaN``
+    there, ``null`` here): taken only when the text holds no such constant, reading back
+    reorders no dimension, and there are no problems (``[]``). Serialising the verdicts
+    again (16 kB with the judge's calls) and validating the record for it was most of
+    what a batch's verdict step spent on its export line. As UTF-8 bytes."""
+    text = written.get("verdicts")
+    if not isinstance(text, str | bytes):
+        return None
+    data = utf8(text)
+    if (
+        log.problems
+        or not _tail_is_verdicts_and_problems()
+        or b"NaN" in data
+        or b"Infinity" in data
+        or reordered_on_read(verdicts)
+    ):
+        return None
+    return b'{"verdicts":' + data + b',"problems":[]}'
 
 
 _TAIL = ("verdicts", "problems")
 """The ``EpisodeLog`` fields that make an export line's tail (as the record's fields of
 the same names)."""
+
+
+@functools.cache
+def _tail_is_verdicts_and_problems() -> bool:
+    """Whether the record's fields after ``calls`` are :data:`_TAIL`, in that order."""
+    fields = list(EpisodeRecord.model_fields)
+    return fields[fields.index("calls") + 1 :] == list(_TAIL)
 
 
 def _read_back(log: EpisodeLog, written: Mapping[str, object]) -> EpisodeLog:
@@ -316,6 +369,11 @@ def _as_stored(value: object) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
+def utf8(text: str | bytes) -> bytes:
+    """A stored text as Redis keeps it: ``text`` UTF-8 encoded (bytes are taken as such)."""
+    return text if isinstance(text, bytes) else text.encode()
+
+
 def _digest(fields: Mapping[bytes, bytes]) -> str:
     """A digest of the record's hash fields as stored (those the appends change, the
     listed summary and the export parts left out), whatever their order."""
@@ -328,11 +386,14 @@ def _digest(fields: Mapping[bytes, bytes]) -> str:
 
 
 def _digest_of_texts(written: Mapping[str, object]) -> str:
-    """:func:`_digest` of the hash fields ``written`` (as the store sends them: text, or
-    numbers written as their ``repr``), encoded as Redis keeps them. The same bytes, in
-    the same order (UTF-8 keeps the order of the names' code points), hashed at once."""
-    parts = []
+    """:func:`_digest` of the hash fields ``written`` (as the store sends them: text, its
+    UTF-8 bytes, or numbers written as their ``repr``), encoded as Redis keeps them. The
+    same bytes, in the same order (UTF-8 keeps the order of the names' code points),
+    hashed at once."""
+    parts: list[bytes] = []
     for name in sorted(written.keys() - _NOT_DIGESTED_NAMES):
-        key, value = name.encode(), _as_stored(written[name]).encode()
-        parts.append(b"%d:%s%d:%s" % (len(key), key, len(value), value))
+        text = written[name]
+        key, value = name.encode(), text if isinstance(text, bytes) else _as_stored(text).encode()
+        # The value apart: formatting it in would copy it (a verdict's text is 16 kB).
+        parts += (b"%d:%s%d:" % (len(key), key, len(value)), value)
     return hashlib.sha1(b"".join(parts), usedforsecurity=False).hexdigest()

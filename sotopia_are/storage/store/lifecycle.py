@@ -251,7 +251,8 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
                 # is, as to_jsonable_python would give it back unchanged.
                 verdicts = [v.model_dump(mode="json") for v in record.verdicts]
                 new = changed_log(remembered.log, checked, {"verdicts": verdicts})
-                texts = {"verdicts": dumps_ordered(verdicts)}
+                # As UTF-8 once: digested, sent and joined into the export line as such.
+                texts: dict[str, str | bytes] = {"verdicts": dumps_ordered(verdicts).encode()}
                 changed = [*checked, "verdicts"]
                 # (A subclass would be dumped with its own fields and read back without.)
                 exact = all(type(v) is Verdict for v in record.verdicts)
@@ -347,7 +348,7 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         changed: Sequence[str] = (),
         calls: Sequence[Mapping[str, str | bytes]] = (),
         *,
-        texts: Mapping[str, str] | None = None,
+        texts: Mapping[str, str | bytes] | None = None,
         verdicts: Sequence[Verdict] | None = None,
     ) -> EpisodeLog | None:
         """Write the step from ``old`` (what this store last wrote; None: a start, there

@@ -27,6 +27,7 @@ same text, which is what lets the script keep the fields it does not change).
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from typing import Any
 from sotopia_are.record import Verdict
 from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage.episode_log import EpisodeLog
-from sotopia_are.storage.exported import ExportHead, exported_parts
+from sotopia_are.storage.exported import ExportHead, exported_parts, utf8
 from sotopia_are.storage.keys import (
     EPISODES_BY_TIME,
     EXPORTED_FIELD,
@@ -75,33 +76,33 @@ local at = 3
 local function take() local v = ARGV[at]; at = at + 1; return v end
 local names = {}
 for name in string.gmatch(take(), '[^\\n]+') do names[#names + 1] = name end
-local volatile, forms = {}, {}
-for i = 1, tonumber(take()) do volatile[i] = take(); forms[i] = take() end
-local kind = redis.call('TYPE', key)['ok']
+local checked = #names
+local forms = {}
+for i = 1, tonumber(take()) do names[checked + i] = take(); forms[i] = take() end
 if digest == '' then
-  if kind ~= 'none' then return {0} end
+  if redis.call('TYPE', key)['ok'] ~= 'none' then return {0} end
 else
-  if kind ~= 'hash' then return {0} end
-  if redis.call('HLEN', key) ~= #names + #volatile then return {0} end
+  -- A key of another type answers HLEN with an error, a table here: not the count.
+  if redis.pcall('HLEN', key) ~= #names then return {0} end
   local values = redis.call('HMGET', key, unpack(names))
-  local parts = {}
-  for i = 1, #names do
+  local lengths = {}
+  for i = 1, checked do
     local v = values[i]
     if not v then return {0} end
-    parts[i] = #v .. ':' .. v
+    lengths[i] = #v
   end
-  if redis.sha1hex(table.concat(parts)) ~= digest then return {0} end
-  if #volatile > 0 then
-    local current = redis.call('HMGET', key, unpack(volatile))
-    for i = 1, #volatile do
-      local v = current[i]
-      if not v then return {0} end
-      if forms[i] == 'int' then
-        if not (v == '0' or (#v < 16 and string.match(v, '^[1-9]%d*$'))) then return {0} end
-      elseif not (string.match(v, '^%-?%d+%.?%d*$')
-          or string.match(v, '^%-?%d+%.?%d*e[%+%-]%d+$')) then
-        return {0}
-      end
+  local packed = struct.pack('>' .. string.rep('I4', checked), unpack(lengths))
+  if redis.sha1hex(packed .. table.concat(values, '', 1, checked)) ~= digest then
+    return {0}
+  end
+  for i = 1, #forms do
+    local v = values[checked + i]
+    if not v then return {0} end
+    if forms[i] == 'int' then
+      if not (v == '0' or (#v < 16 and string.match(v, '^[1-9]%d*$'))) then return {0} end
+    elseif not (string.match(v, '^%-?%d+%.?%d*$')
+        or string.match(v, '^%-?%d+%.?%d*e[%+%-]%d+$')) then
+      return {0}
     end
   end
 end
@@ -162,12 +163,13 @@ def hash_fields(log: EpisodeLog, names: Collection[str] | None = None) -> dict[s
 @dataclass(frozen=True)
 class Written:
     """An episode's hash as this store last wrote it: ``log``, and ``fields`` the exact
-    texts of its fields (the listed summary included). The texts of :meth:`volatile`
+    texts of its fields (the listed summary included; a text as its UTF-8 bytes where it
+    was made so). The texts of :meth:`volatile`
     fields may since have changed in Redis. ``head`` is the head of its export line (of
     a finished episode), for the next step's line to take when its fields are the same."""
 
     log: EpisodeLog
-    fields: Mapping[str, str]
+    fields: Mapping[str, str | bytes]
     head: ExportHead | None = None
 
     def volatile(self) -> dict[str, str]:
@@ -178,14 +180,13 @@ class Written:
             return {"event_count": "int", "updated_at": "float"}
         return {"updated_at": "float"}
 
-    def digest(self, names: Iterable[str]) -> str:
-        """The SHA-1 :data:`STEP_SCRIPT` compares: each of ``names``' texts, in that
-        order, as its UTF-8 length, ``:`` and its UTF-8 bytes."""
-        parts = []
-        for name in names:
-            value = self.fields[name].encode()
-            parts.append(b"%d:%s" % (len(value), value))
-        return hashlib.sha1(b"".join(parts)).hexdigest()
+    def digest(self, names: Sequence[str]) -> str:
+        """The SHA-1 :data:`STEP_SCRIPT` compares: the UTF-8 length of each of ``names``'
+        texts as 4 bytes (big-endian), then those texts' UTF-8 bytes, in that order (the
+        lengths tell where each text ends)."""
+        texts = [utf8(self.fields[name]) for name in names]
+        lengths = struct.pack(f">{len(texts)}I", *map(len, texts))
+        return hashlib.sha1(lengths + b"".join(texts), usedforsecurity=False).hexdigest()
 
 
 class WrittenEpisodes:
@@ -225,8 +226,8 @@ class Step:
     volatile ones of ``old`` it did not change (those are Redis's)."""
 
     keys: list[str]
-    args: list[str]
-    fields: dict[str, str]
+    args: list[str | bytes]
+    fields: dict[str, str | bytes]
     head: ExportHead | None = None
 
     @classmethod
@@ -236,15 +237,17 @@ class Step:
         new: EpisodeLog,
         changed: Collection[str] = (),
         calls: Sequence[Mapping[str, str | bytes]] = (),
-        texts: Mapping[str, str] | None = None,
+        texts: Mapping[str, str | bytes] | None = None,
         verdicts: Sequence[Verdict] | None = None,
     ) -> Step:
         """The step from ``old`` to ``new`` (``changed`` is not read for a start);
-        ``texts`` are changed fields' texts already made (as :func:`hash_fields` would);
+        ``texts`` are changed fields' texts already made (as :func:`hash_fields` would,
+        or their UTF-8 bytes: sent and digested as they are, not encoded again);
         ``verdicts`` the validated verdicts ``new.verdicts`` was just dumped from (see
         :func:`~sotopia_are.storage.exported.exported_parts`)."""
+        fields: dict[str, str | bytes]
         if old is None:
-            fields = hash_fields(new)
+            fields = dict(hash_fields(new))
             sets = dict(fields)
             deletes: list[str] = []
             checked: list[str] = []
@@ -284,7 +287,7 @@ class Step:
         after = index_entries(new)
         leaves, joins = sorted(before - after), sorted(after - before)
         key = new.redis_key(new.pk)
-        args = [new.pk, digest, "\n".join(checked), str(len(volatile))]
+        args: list[str | bytes] = [new.pk, digest, "\n".join(checked), str(len(volatile))]
         for name, form in volatile.items():
             args += [name, form]
         args += [str(len(leaves)), hash_text(new.created_at), str(len(sets))]
