@@ -306,7 +306,7 @@ class EpisodeSpec(BaseModel):
 
     def background(self) -> ScriptBackground:
         """The full background: every participant's goal shown (the evaluator's view)."""
-        fields = {
+        fields: dict[str, Any] = {
             "scenario": self.scenario,
             "agent_names": list(self.agent_names),
             "agent_backgrounds": list(self.agent_backgrounds),
