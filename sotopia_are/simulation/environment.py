@@ -41,6 +41,17 @@ logger = logging.getLogger(__name__)
 _STEPS_PER_LOCK = 64
 
 
+class _Driver:
+    """What the thread driver of an :class:`Environment` synchronises with."""
+
+    __slots__ = ("lock", "stop", "wakeup")
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.wakeup = threading.Condition(self.lock)
+        self.stop = threading.Event()
+
+
 class Environment(EnvironmentCore):
     """Runs events against registered apps on a simulated clock and logs what completed;
     :meth:`start` / :meth:`run` drive it from a background thread."""
@@ -52,11 +63,32 @@ class Environment(EnvironmentCore):
         notification_system: BaseNotificationSystem | None = None,
     ) -> None:
         super().__init__(config, environment_type, notification_system)
-        # Made now, installed as the core's lock only when a thread starts.
-        self._thread_lock = threading.RLock()
-        self._wakeup = threading.Condition(self._thread_lock)
-        self._stop_signal = threading.Event()
+        # The driver's lock, condition and stop signal: made when first asked for (by
+        # start, or by a stop after it), not for every environment (an episode's is
+        # stepped from its own task and never started: they were a tenth of making it).
+        self._driver: _Driver | None = None
         self._thread: threading.Thread | None = None
+
+    @property
+    def _thread_lock(self) -> threading.RLock:
+        """The lock the thread driver installs as the core's when it starts."""
+        return self._driving().lock
+
+    @property
+    def _wakeup(self) -> threading.Condition:
+        """The driver's condition, on :attr:`_thread_lock`."""
+        return self._driving().wakeup
+
+    @property
+    def _stop_signal(self) -> threading.Event:
+        """Set once the run must end (the driver's loop and sleeps watch it)."""
+        return self._driving().stop
+
+    def _driving(self) -> _Driver:
+        driver = self._driver
+        if driver is None:
+            driver = self._driver = _Driver()
+        return driver
 
     # ------------------------------------------------------------- thread API
 
@@ -101,7 +133,8 @@ class Environment(EnvironmentCore):
     def stop(self) -> None:
         """Stop the loop (waiting for the thread) and mark the environment STOPPED."""
         with self._lock:
-            self._stop_signal.set()
+            if self._driver is not None:  # else no loop ever waited on it
+                self._driver.stop.set()
             self._wake()
         self.join()
         with self._lock:
@@ -117,7 +150,8 @@ class Environment(EnvironmentCore):
 
     def _finish(self, state: EnvironmentState) -> None:
         # Set first: a time-based loop sleeping between ticks wakes up and ends.
-        self._stop_signal.set()
+        if self._driver is not None:  # else no loop ever waited on it
+            self._driver.stop.set()
         super()._finish(state)
 
     def _run_loop(self) -> None:

@@ -8,8 +8,8 @@ through the visibility function, so an agent can only ever see what it may see.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass, fields
+from typing import Any, Protocol, runtime_checkable
 
 from sotopia_are.llm import LLMCall
 from sotopia_are.messages import AgentAction, GameMove, Observation, ScriptBackground
@@ -42,6 +42,23 @@ class AgentTurn:
     available_actions: tuple[ActionType, ...]
     moves: tuple[MoveOption, ...] = ()
     phase: str = ""
+
+
+_TURN_FIELDS = tuple(field.name for field in fields(AgentTurn))
+
+
+def turn_of_fields(values: dict[str, Any]) -> AgentTurn:
+    """``AgentTurn(**values)`` for ``values`` that name every field in the class's order,
+    defaults included, each of its field's type (the runner's views make every turn so):
+    the dict is kept as the turn's. A frozen dataclass sets each field through
+    ``object.__setattr__``, three times the cost of the rest of making a turn."""
+    assert tuple(values) == _TURN_FIELDS, "every field of AgentTurn, in order"
+    turn = _new(AgentTurn)
+    vars(turn).update(values)
+    return turn
+
+
+_new = object.__new__
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from sotopia_are.simulation.types import CompletedEvent
 
 from .conversation_app import ConversationApp
 from .entries import ConversationEntry, entry_of, exported_entry
-from .protocol import AgentTurn
+from .protocol import AgentTurn, turn_of_fields
 from .spec import EpisodeSpec
 
 __all__ = ["AgentView", "EpisodeViews"]
@@ -172,23 +172,29 @@ class EpisodeViews:
         view = self.agents[name]
         last_turn = view.background.to_natural_language() if turn_number == 0 else view.new_lines()
         view.mark_seen()
-        return AgentTurn(
-            agent_name=name,
-            turn_number=turn_number,
-            participants=self._participants,
-            background=view.background,
-            # Made without validating again: a text and a turn number of ours, and the
-            # spec's action types, validated when the spec was (a copy, the turn's own).
-            observation=of_valid_fields(
-                Observation,
-                {
-                    "last_turn": last_turn,
-                    "turn_number": turn_number,
-                    "available_actions": list(self._available),
-                },
-            ),
-            transcript=view.transcript(),
-            available_actions=self._available_tuple,
+        # Every field given, each of its type (see turn_of_fields).
+        return turn_of_fields(
+            {
+                "agent_name": name,
+                "turn_number": turn_number,
+                "participants": self._participants,
+                "background": view.background,
+                # Made without validating again: a text and a turn number of ours, and
+                # the spec's action types, validated when the spec was (a copy, the
+                # turn's own).
+                "observation": of_valid_fields(
+                    Observation,
+                    {
+                        "last_turn": last_turn,
+                        "turn_number": turn_number,
+                        "available_actions": list(self._available),
+                    },
+                ),
+                "transcript": view.transcript(),
+                "available_actions": self._available_tuple,
+                "moves": (),
+                "phase": "",
+            }
         )
 
     def transcript(self, viewer: str | None = None) -> str:

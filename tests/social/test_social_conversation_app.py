@@ -1,7 +1,7 @@
 """ConversationApp: one AGENT event per action, loud validation, ENV tools, registry."""
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sotopia_are.messages import AgentAction
@@ -169,3 +169,78 @@ def test_an_action_validated_for_other_arguments_is_not_taken() -> None:
     app.act("Ana", "speak", "one", ["Bo"])
     taken = app.take_validated_action("speak", "one", ["Bo"])
     assert taken == AgentAction(action_type="speak", argument="one", to=["Bo"])
+
+
+class _Text(str):
+    """A str subclass: validation makes it a plain str, so the plain way must not take it."""
+
+
+_TEXTS = st.text(alphabet=st.sampled_from(["a", " ", "\n", "\r", "\t", "…", "\ud800", "x"]))
+_ACTION_TYPES = st.sampled_from(["none", "speak", "non-verbal communication", "action", "leave"])
+# Mostly the plain form (what the plain way takes), and around it what it must leave.
+_KINDS = st.one_of(
+    _ACTION_TYPES,
+    _ACTION_TYPES,
+    _ACTION_TYPES,
+    st.sampled_from(["Speak", "", "speak ", "shout"]),
+    st.builds(_Text, _ACTION_TYPES),
+    st.integers(),
+)
+_ARGUMENTS = st.one_of(_TEXTS, _TEXTS, _TEXTS, st.builds(_Text, _TEXTS), st.none(), st.integers())
+_RECIPIENTS = st.one_of(
+    st.none(),
+    st.none(),
+    st.none(),
+    st.just([]),
+    st.just(()),
+    st.lists(st.sampled_from(["Bo", "Cy", "Ana", "Zed"])),
+)
+
+
+@settings(max_examples=500)
+@given(kind=_KINDS, argument=_ARGUMENTS, to=_RECIPIENTS)
+def test_an_action_made_the_plain_way_is_the_validated_action(
+    kind: object, argument: object, to: object
+) -> None:
+    # The law the app's plain way rests on: whatever it makes is what validation makes of
+    # the same fields (every field, its type, the fields set), and whatever validation
+    # refuses it leaves to validation.
+    from sotopia_are.social.conversation_app import _plain_action
+
+    plain = _plain_action(kind, argument, to)
+    try:
+        validated = AgentAction.model_validate(
+            {"action_type": kind, "argument": argument, "to": to},
+            context={"agent_names": NAMES, "sender": "Ana"},
+        )
+    except ValueError:
+        assert plain is None
+        return
+    if plain is not None:
+        assert plain == validated
+        assert plain.model_fields_set == validated.model_fields_set
+        assert [type(v) for v in plain.__dict__.values()] == [
+            type(v) for v in validated.__dict__.values()
+        ]
+        assert plain.model_dump() == validated.model_dump()
+
+
+def test_the_common_actions_are_made_the_plain_way() -> None:
+    from sotopia_are.social.conversation_app import _plain_action
+
+    assert _plain_action("speak", "Hi …", None) == AgentAction(action_type="speak", argument="Hi …")
+    assert _plain_action("action", "  waves  ", None) == AgentAction(
+        action_type="action", argument="waves"
+    )
+    assert _plain_action("speak", "Hi", ["Bo"]) is None  # recipients: checked by validation
+    assert _plain_action("action", "two\nlines", None) is None  # refused by validation
+
+
+def test_an_action_that_is_not_plain_is_still_checked_against_the_participants() -> None:
+    _env, app = hosted()
+    with pytest.raises(ValueError, match="unknown recipient"):
+        app.act("Ana", "speak", "Psst", to=["Zed"])
+    with pytest.raises(ValueError, match="single line"):
+        app.act("Ana", "action", "two\nlines")
+    with pytest.raises(ValueError):
+        app.act("Ana", "shout", "Hi")

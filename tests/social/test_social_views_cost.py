@@ -92,3 +92,32 @@ def test_what_an_agent_newly_perceived_is_derived_from_its_entries(
         turn = views.agent_turn(asked, number)
         seen[asked] = len(views.entries)
         assert turn.observation.last_turn == expected
+
+
+def test_a_views_turn_is_the_turn_its_constructor_makes() -> None:
+    # The views make each turn of its fields without the frozen dataclass's __init__:
+    # the same value in every way a reader has of it, and still frozen.
+    import copy
+    import dataclasses
+    import pickle
+
+    from sotopia_are.social import AgentTurn
+    from sotopia_are.social.protocol import turn_of_fields
+
+    spec = make_spec()
+    views = EpisodeViews(spec, "conversation", BaseNotificationSystem())
+    made = views.agent_turn(MIRA, 0)
+    fields = {field.name: getattr(made, field.name) for field in dataclasses.fields(AgentTurn)}
+    constructed = AgentTurn(**fields)
+    assert made == constructed and repr(made) == repr(constructed)
+    assert vars(made) == vars(constructed) and list(vars(made)) == list(vars(constructed))
+    assert dataclasses.asdict(made) == dataclasses.asdict(constructed)
+    assert pickle.loads(pickle.dumps(made)) == constructed
+    assert copy.deepcopy(made) == constructed
+    assert dataclasses.replace(made, transcript="x") == dataclasses.replace(
+        constructed, transcript="x"
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.transcript = "changed"  # type: ignore[misc]
+    with pytest.raises(AssertionError):
+        turn_of_fields({"agent_name": MIRA})
