@@ -31,11 +31,11 @@ from .sinks import Sink
 from .spec import EpisodeSpec
 from .status import EpisodeStatus
 from .termination import (
-    EpisodeState,
     TerminationRule,
     default_rule,
     first_reason,
     is_stale,
+    state_of,
 )
 from .turn_taking import make_turn_policy
 
@@ -84,7 +84,7 @@ async def run_episode(
     while True:
         active = app.active_participants()
         reason = first_reason(
-            rules, EpisodeState(turn, participants, active, stale, last_turn, history)
+            rules, state_of(turn, participants, active, stale, last_turn, history)
         )
         if reason is not None:
             break

@@ -209,8 +209,18 @@ class EpisodeSpec(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> EpisodeSpec:
-        # Building the background checks counts and distinct names in one place.
-        self.background()
+        # Building the background checks counts and distinct names in one place (a cast
+        # that validated before is known to: see _cast_of).
+        cast = _cast_of(
+            {
+                "scenario": self.scenario,
+                "agent_names": self.agent_names,
+                "agent_backgrounds": self.agent_backgrounds,
+                "agent_goals": self.agent_goals,
+            }
+        )
+        if cast is None or cast not in _VALID_CASTS:
+            self.background()
         names = self.agent_names
         if ENVIRONMENT_SENDER in names:
             raise ValueError(f"{ENVIRONMENT_SENDER!r} is reserved and cannot be an agent name")

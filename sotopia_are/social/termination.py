@@ -8,7 +8,7 @@ evaluator plugs in here by implementing :class:`TerminationRule`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Protocol, runtime_checkable
 
 from sotopia_are.messages import AgentAction
@@ -65,6 +65,40 @@ class EpisodeState:
             last_turn=tuple(turns[-1]) if turns else (),
             actions=[pair for turn in turns for pair in turn],
         )
+
+
+# Each field's slot, set through its descriptor (see state_of).
+(
+    _set_turn_number,
+    _set_participants,
+    _set_active,
+    _set_stale_turns,
+    _set_last_turn,
+    _set_actions,
+) = (EpisodeState.__dict__[field.name].__set__ for field in fields(EpisodeState))
+_new = object.__new__
+
+
+def state_of(
+    turn_number: int,
+    participants: tuple[str, ...],
+    active: tuple[str, ...],
+    stale_turns: int,
+    last_turn: tuple[tuple[str, AgentAction], ...],
+    actions: Sequence[tuple[str, AgentAction]],
+) -> EpisodeState:
+    """``EpisodeState(turn_number, participants, active, stale_turns, last_turn,
+    actions)``, each value of its field's type (the runner makes one before every turn):
+    the slots set through their descriptors, not through the frozen class's
+    ``object.__setattr__`` by name (a third of the cost)."""
+    state = _new(EpisodeState)
+    _set_turn_number(state, turn_number)
+    _set_participants(state, participants)
+    _set_active(state, active)
+    _set_stale_turns(state, stale_turns)
+    _set_last_turn(state, last_turn)
+    _set_actions(state, actions)
+    return state
 
 
 def is_stale(turn: Sequence[tuple[str, AgentAction]]) -> bool:

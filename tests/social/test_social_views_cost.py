@@ -121,3 +121,39 @@ def test_a_views_turn_is_the_turn_its_constructor_makes() -> None:
         made.transcript = "changed"  # type: ignore[misc]
     with pytest.raises(AssertionError):
         turn_of_fields({"agent_name": MIRA})
+
+
+def test_entries_and_states_made_of_their_slots_are_the_constructors() -> None:
+    # Made slot by slot (every logged call makes an entry, every turn a state): equal to
+    # what the frozen dataclass's constructor makes, in every field, and still frozen.
+    import dataclasses
+    import pickle
+
+    from sotopia_are.social.entries import _new_entry
+    from sotopia_are.social.termination import EpisodeState, state_of
+
+    action = AgentAction(action_type="speak", argument="Hi")
+    cases = [
+        (
+            _new_entry(3, "e1", MIRA, None, action=action),
+            ConversationEntry(3, "e1", MIRA, None, action=action),
+        ),
+        (
+            _new_entry(4, "e2", "Environment", (TOMAS,), content="rain"),
+            ConversationEntry(4, "e2", "Environment", (TOMAS,), content="rain"),
+        ),
+    ]
+    history = [(MIRA, action)]
+    cases.append(
+        (
+            state_of(2, (MIRA, TOMAS), (MIRA,), 1, ((MIRA, action),), history),
+            EpisodeState(2, (MIRA, TOMAS), (MIRA,), 1, ((MIRA, action),), history),
+        )
+    )
+    for made, constructed in cases:
+        assert made == constructed and repr(made) == repr(constructed)
+        assert dataclasses.astuple(made) == dataclasses.astuple(constructed)
+        assert pickle.loads(pickle.dumps(made)) == constructed
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(made, dataclasses.fields(made)[0].name, 9)
+    assert cases[-1][0].actions is history  # the runner's history, as the constructor keeps it
