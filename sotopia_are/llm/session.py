@@ -447,17 +447,20 @@ def _answered(
 ) -> dict[str, Any]:
     """Every field of the :class:`Attempt` that got ``response``, in the model's order:
     without an error and with nothing normalised (the caller sets those)."""
+    # Read from the response's dict: a pydantic model's attribute is looked up through
+    # its class's __getattr__ hook, several times the cost (every call comes here).
+    answer = response.__dict__
     return {
         "number": number,
         "added_messages": added_messages,
         "source": source,
         "latency_s": latency_s,
         "queued_s": queued_s,
-        "service_s": response.service_s,
-        "raw_text": response.text,
-        "prompt_tokens": response.prompt_tokens,
-        "completion_tokens": response.completion_tokens,
-        "cost_usd": response.cost_usd if source == "network" else 0.0,
+        "service_s": answer["service_s"],
+        "raw_text": answer["text"],
+        "prompt_tokens": answer["prompt_tokens"],
+        "completion_tokens": answer["completion_tokens"],
+        "cost_usd": answer["cost_usd"] if source == "network" else 0.0,
         "error": None,
         "error_kind": None,
         "normalized": [],
