@@ -247,10 +247,13 @@ class LLMSession:
         :class:`LLMError`\\ s carry it as ``.call``.
         """
         endpoint = self._endpoint(model, api_base, api_key)
+        # The config's fields read from its dict (every call reads them): a pydantic
+        # model's attribute is looked up through its class's __getattr__ hook.
+        config = self.config.__dict__
         mode: OutputMode | None = None
         if output_type is not None:
             mode = resolve_output_mode(
-                self.config.output_mode,
+                config["output_mode"],
                 model,
                 endpoint.api_base,
                 endpoint=endpoint.key,
@@ -258,8 +261,8 @@ class LLMSession:
             )
         # A server without a cap generates until its context is full; never leave it open.
         request_params: dict[str, JsonValue] = {
-            "max_tokens": max_tokens or self.config.max_tokens,
-            **self.config.params,
+            "max_tokens": max_tokens or config["max_tokens"],
+            **config["params"],
             **(_PARAMS.validate_python(params) if params else {}),
         }
         while True:
