@@ -174,12 +174,18 @@ class LLMAgent:
             params=params,
             max_tokens=ACTION_MAX_TOKENS,
         )
-        chosen = generation.value
         # The output type validated everything AgentAction checks, and with this turn's
-        # participants and sender (see action_output_type): only its class changes.
+        # participants and sender (see action_output_type): only its class changes. (Its
+        # fields read from its dict: a pydantic model's attribute is looked up through its
+        # class's __getattr__ hook, several times the cost.)
+        chosen = generation.value.__dict__
         return of_valid_fields(
             AgentAction,
-            {"action_type": chosen.action_type, "argument": chosen.argument, "to": chosen.to},
+            {
+                "action_type": chosen["action_type"],
+                "argument": chosen["argument"],
+                "to": chosen["to"],
+            },
         )
 
     def call_records(self) -> Sequence[LLMCall]:

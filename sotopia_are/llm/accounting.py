@@ -182,17 +182,18 @@ def _derived(attempts: list[Attempt]) -> tuple[int | None, int | None, float | N
     cost: float = 0
     answered = priced = False
     for attempt in attempts:
-        if attempt.prompt_tokens is not None:
-            prompt_tokens = (prompt_tokens or 0) + attempt.prompt_tokens
-        if attempt.completion_tokens is not None:
-            completion_tokens = (completion_tokens or 0) + attempt.completion_tokens
-        if attempt.raw_text is not None:
+        read = attempt.__dict__  # (see UsageTally.add_call)
+        if (tokens := read["prompt_tokens"]) is not None:
+            prompt_tokens = (prompt_tokens or 0) + tokens
+        if (tokens := read["completion_tokens"]) is not None:
+            completion_tokens = (completion_tokens or 0) + tokens
+        if read["raw_text"] is not None:
             if not answered:
                 answered = priced = True
-            if attempt.cost_usd is None:
+            if (price := read["cost_usd"]) is None:
                 priced = False
             elif priced:
-                cost += attempt.cost_usd
+                cost += price
     return prompt_tokens, completion_tokens, cost if priced else None
 
 
@@ -315,27 +316,32 @@ class UsageTally:
 
     def add_call(self, call: LLMCall) -> None:
         """Add ``call`` (what ``add(_fields_of_call(call))`` adds, without the dict and
-        the passes over the attempts it makes: a batch worker adds every call)."""
-        attempts = call.attempts
+        the passes over the attempts it makes: a batch worker adds every call, and the
+        episode's end twice more)."""
+        # The fields are read from the models' dicts: an attribute of a pydantic model is
+        # looked up through its class's __getattr__ hook, several times the cost.
+        fields_of = call.__dict__
+        attempts = fields_of["attempts"]
         answered = normalized = repaired = False
         for attempt in attempts:
-            if attempt.raw_text is not None:
+            read = attempt.__dict__
+            if read["raw_text"] is not None:
                 answered = True
-            if attempt.normalized:
+            if read["normalized"]:
                 normalized = True
-            if attempt.error_kind == "invalid_output":
+            if read["error_kind"] == "invalid_output":
                 repaired = True
-        cost = call.cost_usd
+        cost = fields_of["cost_usd"]
         fields = self._fields
         fields["calls"] += 1
         fields["requests"] += len(attempts)
         # A count that does not change is not written (most calls add no failure,
         # normalisation or repair, and a token count is rarely missing).
-        if tokens := call.prompt_tokens:
+        if tokens := fields_of["prompt_tokens"]:
             fields["prompt_tokens"] += tokens
-        if tokens := call.completion_tokens:
+        if tokens := fields_of["completion_tokens"]:
             fields["completion_tokens"] += tokens
-        if call.error is not None:
+        if fields_of["error"] is not None:
             fields["failed_calls"] += 1
         else:
             if normalized:
@@ -347,7 +353,7 @@ class UsageTally:
             fields["cost_usd"] = cost if total is None else total + cost
         elif answered:
             fields["unpriced_calls"] += 1
-        fields["latency_s"] += call.latency_s
+        fields["latency_s"] += fields_of["latency_s"]
 
     def add(self, part: Mapping[str, Any]) -> None:
         """Add a usage given as its fields (``vars(usage)``)."""

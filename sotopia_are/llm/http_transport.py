@@ -210,26 +210,29 @@ class Sender:
         kept by the text's identity (the text kept with it). pydantic-core's encoder (a
         third of the json module's time for a prompt and schema) writes the same compact
         JSON of each part as of the whole."""
-        if request.model != self._model:
-            self._model = request.model
-            self._prefix = b'{"model":%s,"messages":' % pydantic_core.to_json(
-                wire_model(request.model)
-            )
+        # The models' fields read from their dicts: a pydantic model's attribute is looked
+        # up through its class's __getattr__ hook, several times the cost.
+        fields = request.__dict__
+        model = fields["model"]
+        if model != self._model:
+            self._model = model
+            self._prefix = b'{"model":%s,"messages":' % pydantic_core.to_json(wire_model(model))
         contents = self._contents
         parts = []
-        for message in request.messages:
-            content = message.content
+        for message in fields["messages"]:
+            said = message.__dict__
+            content, role = said["content"], said["role"]
             kept = contents.get(id(content))
             if kept is not None and kept[0] is content:
                 encoded = kept[1]
             else:
                 encoded = pydantic_core.to_json(content)
-                if message.role == "system":
+                if role == "system":
                     if len(contents) >= _KEPT_CONTENTS:
                         contents.clear()
                     contents[id(content)] = (content, encoded)
-            parts.append(b'{"role":"%s","content":%s}' % (_ROLES[message.role], encoded))
-        return b"%s[%s]%s" % (self._prefix, b",".join(parts), self._tail(request.params))
+            parts.append(b'{"role":"%s","content":%s}' % (_ROLES[role], encoded))
+        return b"%s[%s]%s" % (self._prefix, b",".join(parts), self._tail(fields["params"]))
 
     def _tail(self, params: Mapping[str, JsonValue]) -> bytes:
         """The end of a body with ``params``: ``,"max_tokens":…,"response_format":…}``

@@ -247,10 +247,13 @@ class LLMSession:
         :class:`LLMError`\\ s carry it as ``.call``.
         """
         endpoint = self._endpoint(model, api_base, api_key)
+        # The config's fields read from its dict (every call reads them): a pydantic
+        # model's attribute is looked up through its class's __getattr__ hook.
+        config = self.config.__dict__
         mode: OutputMode | None = None
         if output_type is not None:
             mode = resolve_output_mode(
-                self.config.output_mode,
+                config["output_mode"],
                 model,
                 endpoint.api_base,
                 endpoint=endpoint.key,
@@ -258,8 +261,8 @@ class LLMSession:
             )
         # A server without a cap generates until its context is full; never leave it open.
         request_params: dict[str, JsonValue] = {
-            "max_tokens": max_tokens or self.config.max_tokens,
-            **self.config.params,
+            "max_tokens": max_tokens or config["max_tokens"],
+            **config["params"],
             **(_PARAMS.validate_python(params) if params else {}),
         }
         while True:
@@ -447,17 +450,20 @@ def _answered(
 ) -> dict[str, Any]:
     """Every field of the :class:`Attempt` that got ``response``, in the model's order:
     without an error and with nothing normalised (the caller sets those)."""
+    # Read from the response's dict: a pydantic model's attribute is looked up through
+    # its class's __getattr__ hook, several times the cost (every call comes here).
+    answer = response.__dict__
     return {
         "number": number,
         "added_messages": added_messages,
         "source": source,
         "latency_s": latency_s,
         "queued_s": queued_s,
-        "service_s": response.service_s,
-        "raw_text": response.text,
-        "prompt_tokens": response.prompt_tokens,
-        "completion_tokens": response.completion_tokens,
-        "cost_usd": response.cost_usd if source == "network" else 0.0,
+        "service_s": answer["service_s"],
+        "raw_text": answer["text"],
+        "prompt_tokens": answer["prompt_tokens"],
+        "completion_tokens": answer["completion_tokens"],
+        "cost_usd": answer["cost_usd"] if source == "network" else 0.0,
         "error": None,
         "error_kind": None,
         "normalized": [],

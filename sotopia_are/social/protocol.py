@@ -50,8 +50,8 @@ _TURN_FIELDS = tuple(field.name for field in fields(AgentTurn))
 def turn_of_fields(values: dict[str, Any]) -> AgentTurn:
     """``AgentTurn(**values)`` for ``values`` that name every field in the class's order,
     defaults included, each of its field's type (the runner's views make every turn so):
-    the dict is kept as the turn's. A frozen dataclass sets each field through
-    ``object.__setattr__``, three times the cost of the rest of making a turn."""
+    the values go into the turn's ``__dict__`` at once. A frozen dataclass's ``__init__``
+    sets each field through ``object.__setattr__``, three times the cost of the rest."""
     assert tuple(values) == _TURN_FIELDS, "every field of AgentTurn, in order"
     turn = _new(AgentTurn)
     vars(turn).update(values)

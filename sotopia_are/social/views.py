@@ -120,13 +120,14 @@ class EpisodeViews:
         # Every turn's view carries these; made once per episode.
         self._participants = tuple(spec.agent_names)
         self._available_tuple = tuple(self._available)
+        self._turn_seconds = spec.turn_seconds  # read once per event (the spec is frozen)
 
     def add(self, event: CompletedEvent) -> None:
         """Take one completed event (call once per event, in log order)."""
         entry = entry_of(
             event,
             app_name=self.app_name,
-            turn_seconds=self.spec.turn_seconds,
+            turn_seconds=self._turn_seconds,
             notifications=self.notifications,
         )
         if entry is not None:
