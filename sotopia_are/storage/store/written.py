@@ -65,9 +65,12 @@ __all__ = [
 # only fail the checks; each argument costs redis-py and hiredis some 3,000 instructions
 # and a step checks about 35 names), the volatile fields (count, then name and 'int' or
 # 'float' each), n_rem, the created-at score, the fields to set (count, name value...),
-# the fields to delete (count, names), then each call to append as ``entries.entry_args``
-# sends it: how many texts its entry has and those texts (field, value...), or '=' and its
-# payload alone (the previous entry's fields, the payload first).
+# the fields to delete (count, names), the number of events to append (a running
+# episode's queued events, appended to the events stream and counted in its event count,
+# as the appends script would: the checks above make them appends it takes), then each
+# event and then each call to append as ``entries.entry_args`` sends it: how many texts
+# its entry has and those texts (field, value...), or '=' and its payload alone (the
+# previous entry's fields, the payload first).
 # Replies {1, event_count} once written, {0} when nothing was (the hash is not the one
 # remembered, or a key holds another type).
 STEP_SCRIPT = """
@@ -79,12 +82,13 @@ for name in string.gmatch(take(), '[^\\n]+') do names[#names + 1] = name end
 local checked = #names
 local forms = {}
 for i = 1, tonumber(take()) do names[checked + i] = take(); forms[i] = take() end
+local values
 if digest == '' then
   if redis.call('TYPE', key)['ok'] ~= 'none' then return {0} end
 else
   -- A key of another type answers HLEN with an error, a table here: not the count.
   if redis.pcall('HLEN', key) ~= #names then return {0} end
-  local values = redis.call('HMGET', key, unpack(names))
+  values = redis.call('HMGET', key, unpack(names))
   local lengths = {}
   for i = 1, checked do
     local v = values[i]
@@ -118,6 +122,26 @@ local sets = {}
 for i = 1, 2 * tonumber(take()) do sets[i] = take() end
 local deletes = {}
 for i = 1, tonumber(take()) do deletes[i] = take() end
+local events = tonumber(take())
+local events_at = at
+for _ = 1, events do
+  local count = take()
+  if count == '=' then at = at + 1 else at = at + tonumber(count) end
+end
+if events > 0 then
+  -- The running episode's own queued events, appended as the appends script would (its
+  -- status and count were checked above: running, and a count of the form 'int'), their
+  -- count added to the event count the check read.
+  local count = false
+  for i = checked + 1, #names do
+    if names[i] == 'event_count' then count = values[i] end
+  end
+  if not count then return {0} end
+  local stream = redis.call('TYPE', KEYS[4])['ok']
+  if stream ~= 'stream' and stream ~= 'none' then return {0} end
+  sets[#sets + 1] = 'event_count'
+  sets[#sets + 1] = string.format('%d', tonumber(count) + events)
+end
 if at <= #ARGV then
   local calls = redis.call('TYPE', KEYS[3])['ok']
   if calls ~= 'stream' and calls ~= 'none' then return {0} end
@@ -130,7 +154,21 @@ if #deletes > 0 then redis.call('HDEL', key, unpack(deletes)) end
 for i = 5, 4 + n_rem do redis.call('SREM', KEYS[i], pk) end
 for i = 5 + n_rem, #KEYS do redis.call('SADD', KEYS[i], pk) end
 redis.call('ZADD', KEYS[2], created, pk)
+local calls_at = at
+at = events_at
 local entry = {}
+for _ = 1, events do
+  local count = take()
+  if count == '=' then
+    entry[2] = take()
+  else
+    entry = {}
+    for j = 1, tonumber(count) do entry[j] = take() end
+  end
+  redis.call('XADD', KEYS[4], '*', unpack(entry))
+end
+at = calls_at
+entry = {}
 while at <= #ARGV do
   local count = take()
   if count == '=' then
@@ -239,12 +277,15 @@ class Step:
         calls: Sequence[Mapping[str, str | bytes]] = (),
         texts: Mapping[str, str | bytes] | None = None,
         verdicts: Sequence[Verdict] | None = None,
+        events: Sequence[Mapping[str, str | bytes]] = (),
     ) -> Step:
         """The step from ``old`` to ``new`` (``changed`` is not read for a start);
         ``texts`` are changed fields' texts already made (as :func:`hash_fields` would,
         or their UTF-8 bytes: sent and digested as they are, not encoded again);
         ``verdicts`` the validated verdicts ``new.verdicts`` was just dumped from (see
-        :func:`~sotopia_are.storage.exported.exported_parts`)."""
+        :func:`~sotopia_are.storage.exported.exported_parts`); ``events`` are
+        events-stream entries to append, counted in the event count (``old`` a running
+        episode's: its queued events, whose round trip this step is)."""
         fields: dict[str, str | bytes]
         if old is None:
             fields = dict(hash_fields(new))
@@ -293,7 +334,11 @@ class Step:
         args += [str(len(leaves)), hash_text(new.created_at), str(len(sets))]
         for name, value in sets.items():
             args += [name, value]
-        args += [str(len(deletes)), *deletes]
+        args += [str(len(deletes)), *deletes, str(len(events))]
+        previous = None
+        for event in events:
+            args += entry_args(event, previous)
+            previous = event
         previous = None
         for call in calls:
             args += entry_args(call, previous)
