@@ -33,7 +33,7 @@ from sotopia_are.storage.errors import (
     already_played,
 )
 from sotopia_are.storage.events import EVENT_FIELD, decode_event
-from sotopia_are.storage.fields import dumps_ordered
+from sotopia_are.storage.fields import dumps_ordered_utf8
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.queued import QueuedAppend
 from sotopia_are.storage.store.entries import (
@@ -288,7 +288,7 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
                 verdicts = [v.model_dump(mode="json") for v in record.verdicts]
                 new = changed_log(remembered.log, checked, {"verdicts": verdicts})
                 # As UTF-8 once: digested, sent and joined into the export line as such.
-                texts: dict[str, str | bytes] = {"verdicts": dumps_ordered(verdicts).encode()}
+                texts: dict[str, str | bytes] = {"verdicts": dumps_ordered_utf8(verdicts)}
                 changed = [*checked, "verdicts"]
                 # (A subclass would be dumped with its own fields and read back without.)
                 exact = all(type(v) is Verdict for v in record.verdicts)
