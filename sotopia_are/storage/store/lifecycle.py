@@ -187,8 +187,9 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
             new = changed_log(remembered.log, {**update, "updated_at": self._clock()})
         except (TypeError, ValueError):  # a call, or ValidationError: raised the usual way
             return None
-        changed = [*update, "updated_at"]
-        return self._step(remembered, new, changed, entries, events=events)
+        with contextlib.suppress(ValidationError):  # as _transition: the usual way
+            return self._step(remembered, new, [*update, "updated_at"], entries, events=events)
+        return None
 
     def mark_incomplete(self, episode_id: str, reason: str = "interrupted") -> EpisodeLog:
         """Mark a running episode ``incomplete`` (its events stay readable)."""
