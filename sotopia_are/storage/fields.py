@@ -19,7 +19,14 @@ from typing import Any
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema, to_json, to_jsonable_python
 
-__all__ = ["AS_JSON_TEXT", "AS_ORDERED_JSON_TEXT", "AsJsonText", "dumps_canonical", "dumps_ordered"]
+__all__ = [
+    "AS_JSON_TEXT",
+    "AS_ORDERED_JSON_TEXT",
+    "AsJsonText",
+    "dumps_canonical",
+    "dumps_ordered",
+    "dumps_ordered_utf8",
+]
 
 
 # What json.dumps makes for these options on each call (half the time of a short text).
@@ -38,6 +45,13 @@ def dumps_ordered(value: Any) -> str:
     is what reading a stored text back depends on; the bytes may differ in how a float is
     spelt. Raises ``ValueError`` for text no UTF-8 can hold (a lone surrogate)."""
     return to_json(value, inf_nan_mode="constants").decode()
+
+
+def dumps_ordered_utf8(value: Any) -> bytes:
+    """:func:`dumps_ordered`'s text as its UTF-8 bytes (as pydantic-core writes them: not
+    decoded, for a caller that sends or digests the bytes; a 16 kB verdict's text holding
+    non-ASCII costs some 15 µs each way). The same ``ValueError``."""
+    return to_json(value, inf_nan_mode="constants")
 
 
 _EMPTY_TEXTS: dict[type, str] = {list: "[]", dict: "{}"}

@@ -78,6 +78,22 @@ class QueuedAppends:
             if isinstance(outcome, BaseException):
                 self._failed.setdefault(append.episode_id, outcome)
 
+    def take(self, episode_id: str) -> list[QueuedAppend]:
+        """Take ``episode_id``'s queued appends out of the queue (to be written by the
+        caller, in its own round trip); none while an earlier failure of it is kept (that
+        is raised first, the queue written the usual way)."""
+        if not self._queue or episode_id in self._failed:
+            return []
+        taken = [append for append in self._queue if append.episode_id == episode_id]
+        if taken:
+            self._queue = [append for append in self._queue if append.episode_id != episode_id]
+        return taken
+
+    def put_back(self, appends: Sequence[QueuedAppend]) -> None:
+        """Queue again ``appends`` that :meth:`take` took and the caller did not write
+        (ahead of the others: appends of different episodes touch different keys)."""
+        self._queue[:0] = appends
+
     def raise_failure(self, episode_id: str) -> None:
         """Raise (once) the error that refused an append of ``episode_id``, if any."""
         error = self._failed.pop(episode_id, None)

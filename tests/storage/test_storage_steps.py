@@ -5,11 +5,13 @@ happens in between: other writers, foreign keys, records that are not the stored
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -55,11 +57,16 @@ VERDICTS = [FIRST, FIRST.model_copy(update={"judge_model": "openai/second-judge"
 
 
 class Twin:
-    """One store, its clock counting from the same time as its twin's."""
+    """One store, its clock counting from the same time as its twin's: a tick a reading,
+    or (``steady``) a tick a step :func:`take` takes, for steps the two ways take with
+    different numbers of readings (the appends' own time, which their episode's end
+    overwrites, is read once per round trip)."""
 
-    def __init__(self, client: redis.Redis[str], *, general: bool) -> None:
+    def __init__(self, client: redis.Redis[str], *, general: bool, steady: bool = False) -> None:
         ticks = iter(range(1_700_000_000, 1_800_000_000))
-        self.store = EpisodeStore(client, location="the store", clock=lambda: float(next(ticks)))
+        self.now = 1_700_000_000.0
+        clock = (lambda: self.now) if steady else (lambda: float(next(ticks)))
+        self.store = EpisodeStore(client, location="the store", clock=clock)
         if general:
             self.store._written.capacity = 0  # every step the general way
         self.recorder = EpisodeRecorder(self.store, tag="twins", models=RECORDS["p0"].models)
@@ -98,7 +105,8 @@ STEPS = st.lists(
         st.sampled_from(
             ["start", "event", "play", "finish", "fail", "verdict", "stale-verdict", "again",
              "evaluate", "update", "incomplete", "delete", "foreign-index", "foreign-calls",
-             "foreign-hash", "other-writer"]
+             "foreign-hash", "other-writer", "queued", "queued-finish", "queued-fail",
+             "foreign-events", "foreign-count"]
         ),
         st.sampled_from(PKS),
         st.integers(0, 3),
@@ -111,6 +119,7 @@ def take(twin: Twin, step: Step) -> Any:
     """Take ``step`` (what a batch, or something else, does) on ``twin``'s store."""
     name, pk, n = step
     store, record = twin.store, RECORDS[pk]
+    twin.now += 1.0
     usage = Usage.of(record.calls)
 
     def finish(status: EpisodeStatus) -> EpisodeLog:
@@ -141,6 +150,26 @@ def take(twin: Twin, step: Step) -> Any:
             calls=record.calls,
             turns_played=record.turns_played,
         )
+    if name in ("queued", "queued-finish", "queued-fail"):
+        # Events queued in a turn of the event loop, as a batch queues them; the episode's
+        # end (if any) in the same turn, with another episode's events queued around it.
+        other = PKS[1 - PKS.index(pk)]
+
+        async def in_one_turn() -> Any:
+            store.queue_event(other, record.events[0])
+            for event in record.events[: n + 1]:
+                store.queue_event(pk, event)
+            if name == "queued":
+                return None
+            status = EpisodeStatus.COMPLETE if name == "queued-finish" else EpisodeStatus.FAILED
+            ended = outcome(partial(finish, status))
+            # (The other's refusal, if any, is known once its append is written: at the
+            # turn's end, not at this episode's end.)
+            await asyncio.sleep(0)
+            store.queue_event(other, record.events[1])
+            return ended
+
+        return outcome(lambda: asyncio.run(in_one_turn()))
     if name == "finish":
         return finish(EpisodeStatus.COMPLETE)
     if name == "fail":
@@ -164,6 +193,10 @@ def take(twin: Twin, step: Step) -> Any:
         return store.client.set(episode_index_key("status", status), "junk")
     if name == "foreign-calls":
         return store.client.set(EpisodeLog(pk=pk).calls_key, "junk")
+    if name == "foreign-events":
+        return store.client.set(EpisodeLog(pk=pk).events_key, "junk")
+    if name == "foreign-count":  # an event count HINCRBY refuses, or one it takes
+        return store.client.hset(EpisodeLog.redis_key(pk), "event_count", ["007", "41"][n % 2])
     if name == "foreign-hash":  # the episode's hash replaced by a key of another type
         store.client.delete(EpisodeLog.redis_key(pk))
         return store.client.rpush(EpisodeLog.redis_key(pk), "junk")
@@ -181,7 +214,8 @@ def test_steps_leave_redis_as_the_general_way_does(
     fast_client, general_client = twins
     fast_client.flushdb()
     general_client.flushdb()
-    fast, general = Twin(fast_client, general=False), Twin(general_client, general=True)
+    fast = Twin(fast_client, general=False, steady=True)
+    general = Twin(general_client, general=True, steady=True)
     for step in steps:
         assert outcome(partial(take, fast, step)) == outcome(partial(take, general, step)), step
         assert dump(fast_client) == dump(general_client), step
@@ -203,6 +237,65 @@ def test_a_batch_s_steps_take_one_round_trip_each(
     take(general, ("verdict", "p0", 0))
     assert "cmdstat_watch" in general_client.info("commandstats")
     assert dump(fast_client) == dump(general_client)
+
+
+def test_an_episode_s_end_carries_its_queued_events(
+    twins: tuple[redis.Redis[str], redis.Redis[str]],
+) -> None:
+    """A batch finishes an episode in the loop turn that queued its last events: they go
+    in the finish's round trip (one EVALSHA), another episode's stay queued for the
+    turn's end, and Redis ends as the general way leaves it."""
+    fast_client, general_client = twins
+    fast = Twin(fast_client, general=False, steady=True)
+    general = Twin(general_client, general=True, steady=True)
+    for twin in (fast, general):
+        for pk in PKS:
+            take(twin, ("start", pk, 0))
+    record = RECORDS["p0"]
+
+    async def end_p0(twin: Twin, client: redis.Redis[str]) -> tuple[int, int, int]:
+        store = twin.store
+        store.queue_event("p1", record.events[0])
+        for event in record.events:
+            store.queue_event("p0", event)
+        before = client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
+        finished = store.finish_episode(
+            "p0", termination_reason=record.reason, calls=record.calls, turns_played=3
+        )
+        after = client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
+        p1_before_the_turn_ends = client.xlen(EpisodeLog(pk="p1").events_key)
+        await asyncio.sleep(0)
+        assert client.xlen(EpisodeLog(pk="p1").events_key) == 1
+        return finished.event_count, after - before, p1_before_the_turn_ends
+
+    assert asyncio.run(end_p0(fast, fast_client)) == (len(record.events), 1, 0)
+    count, _, p1_events = asyncio.run(end_p0(general, general_client))
+    assert (count, p1_events) == (len(record.events), 1)  # flushed before the general way
+    assert dump(fast_client) == dump(general_client)
+
+
+@pytest.mark.parametrize(
+    "plant",
+    ["foreign-events", "foreign-count", "other-writer", "incomplete", "delete", "foreign-hash",
+     "foreign-calls", "foreign-index", "event"],
+)  # fmt: skip
+@pytest.mark.parametrize("n", [0, 1])
+def test_queued_events_the_finish_would_carry_are_refused_as_the_appends_refuse_them(
+    twins: tuple[redis.Redis[str], redis.Redis[str]], plant: str, n: int
+) -> None:
+    """Whatever is planted between an episode's start and the loop turn that queues its
+    last events and ends it, the end (and the events) give what the general way gives."""
+    fast_client, general_client = twins
+    fast = Twin(fast_client, general=False, steady=True)
+    general = Twin(general_client, general=True, steady=True)
+    for step in [
+        ("start", "p0", 0),
+        ("start", "p1", 0),
+        (plant, "p0", n),
+        ("queued-finish", "p0", n),
+    ]:
+        assert outcome(partial(take, fast, step)) == outcome(partial(take, general, step)), step
+        assert dump(fast_client) == dump(general_client), step
 
 
 def test_a_text_moved_to_the_next_field_is_another_hash(

@@ -136,7 +136,9 @@ class EpisodeAppends(StoreClient):
     def queue_event(self, episode_id: str, event: CompletedEvent | ExportedCompletedEvent) -> None:
         """:meth:`append_event`, for many episodes in one event loop: the append is written
         with the others queued in the same turn of the loop, in one round trip, when the
-        turn ends (at once outside a running loop; before any other write of this store).
+        turn ends (at once outside a running loop; before any other write of this store,
+        but for an episode's :meth:`finish_episode`, which writes its own episode's in its
+        round trip and leaves the others' to the turn's end).
 
         An append the store refused (:class:`EpisodeStateError`, or
         :class:`StorageUnavailableError`) is raised by the episode's next ``queue_event``

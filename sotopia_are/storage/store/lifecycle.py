@@ -33,8 +33,9 @@ from sotopia_are.storage.errors import (
     already_played,
 )
 from sotopia_are.storage.events import EVENT_FIELD, decode_event
-from sotopia_are.storage.fields import dumps_ordered
+from sotopia_are.storage.fields import dumps_ordered_utf8
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
+from sotopia_are.storage.queued import QueuedAppend
 from sotopia_are.storage.store.entries import (
     CALL_FIELD,
     CallData,
@@ -137,22 +138,58 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         """
         if status not in (EpisodeStatus.COMPLETE, EpisodeStatus.FAILED):
             raise ValueError(f"an episode finishes complete or failed, not {status.value}")
+        update = {
+            "status": status,
+            "finished_at": self._clock(),
+            "termination_reason": termination_reason,
+            "error": error,
+            "usage": dict(usage or {}),
+            "cost_usd": cost_usd,
+            "turns_played": turns_played,
+            "failed_agent": failed_agent,
+        }
+        # The episode's events queued in this turn of the loop (a batch finds its last one
+        # there) go in the finish's own round trip, not in one of their own before it;
+        # other episodes' stay queued for the turn's end.
+        events = self._queued.take(episode_id)
+        if events:
+            finished = self._finish_with(episode_id, update, calls, events)
+            if finished is not None:
+                return finished
+            self._queued.put_back(events)  # written the usual way, refused as it says
         self._queued.flush()
         self._queued.raise_failure(episode_id)
-        return self._transition(
-            episode_id,
-            {
-                "status": status,
-                "finished_at": self._clock(),
-                "termination_reason": termination_reason,
-                "error": error,
-                "usage": dict(usage or {}),
-                "cost_usd": cost_usd,
-                "turns_played": turns_played,
-                "failed_agent": failed_agent,
-            },
-            calls=calls,
-        )
+        return self._transition(episode_id, update, calls=calls)
+
+    def _finish_with(
+        self,
+        episode_id: str,
+        update: Mapping[str, Any],
+        calls: Sequence[CallData],
+        events: Sequence[QueuedAppend],
+    ) -> EpisodeLog | None:
+        """The running episode's finish (``update``, ``calls``) with its queued ``events``
+        appended first, in one round trip; None when it was not written (nothing was):
+        not the episode this store wrote last, a call that is no JSON, or Redis holding
+        anything else than what the appends script would append to (every other refusal
+        of an append, or of the finish, is the one the usual way makes)."""
+        key = EpisodeLog.redis_key(episode_id)
+        remembered = self._written.get(key)
+        stream = episode_events_key(episode_id)
+        if (
+            remembered is None
+            or remembered.log.status is not EpisodeStatus.RUNNING
+            or any(not event.counts or event.stream != stream for event in events)
+        ):
+            return None
+        try:
+            entries = call_entries(calls)
+            new = changed_log(remembered.log, {**update, "updated_at": self._clock()})
+        except (TypeError, ValueError):  # a call, or ValidationError: raised the usual way
+            return None
+        with contextlib.suppress(ValidationError):  # as _transition: the usual way
+            return self._step(remembered, new, [*update, "updated_at"], entries, events=events)
+        return None
 
     def mark_incomplete(self, episode_id: str, reason: str = "interrupted") -> EpisodeLog:
         """Mark a running episode ``incomplete`` (its events stay readable)."""
@@ -252,7 +289,7 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
                 verdicts = [v.model_dump(mode="json") for v in record.verdicts]
                 new = changed_log(remembered.log, checked, {"verdicts": verdicts})
                 # As UTF-8 once: digested, sent and joined into the export line as such.
-                texts: dict[str, str | bytes] = {"verdicts": dumps_ordered(verdicts).encode()}
+                texts: dict[str, str | bytes] = {"verdicts": dumps_ordered_utf8(verdicts)}
                 changed = [*checked, "verdicts"]
                 # (A subclass would be dumped with its own fields and read back without.)
                 exact = all(type(v) is Verdict for v in record.verdicts)
@@ -350,13 +387,19 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         *,
         texts: Mapping[str, str | bytes] | None = None,
         verdicts: Sequence[Verdict] | None = None,
+        events: Sequence[QueuedAppend] = (),
     ) -> EpisodeLog | None:
         """Write the step from ``old`` (what this store last wrote; None: a start, there
         must be no hash) to ``new`` in one round trip (see :mod:`.written`); ``new`` as
         stored, or None when Redis holds something else (nothing was written: take the
-        step the general way). ``texts`` and ``verdicts`` are :meth:`Step.of`'s."""
-        step = Step.of(old, new, changed, calls, texts, verdicts)
-        self._queued.flush()  # so that writes land in the order they were made
+        step the general way). ``texts`` and ``verdicts`` are :meth:`Step.of`'s;
+        ``events`` the episode's queued appends that ``QueuedAppends.take`` took, written
+        by the step (the others queued stay for the loop turn's end: they touch none of
+        its keys)."""
+        entries = [event.fields for event in events]
+        step = Step.of(old, new, changed, calls, texts, verdicts, entries)
+        if not events:
+            self._queued.flush()  # so that writes land in the order they were made
         with self._guard():
             reply = self._evalsha(STEP_SHA, STEP_SCRIPT, step.keys, step.args)
         if not reply[0]:

@@ -65,26 +65,35 @@ __all__ = [
 # only fail the checks; each argument costs redis-py and hiredis some 3,000 instructions
 # and a step checks about 35 names), the volatile fields (count, then name and 'int' or
 # 'float' each), n_rem, the created-at score, the fields to set (count, name value...),
-# the fields to delete (count, names), then each call to append as ``entries.entry_args``
-# sends it: how many texts its entry has and those texts (field, value...), or '=' and its
-# payload alone (the previous entry's fields, the payload first).
+# the fields to delete (count, names), the number of events to append (a running
+# episode's queued events, appended to the events stream and counted in its event count,
+# as the appends script would: the checks above make them appends it takes), then each
+# event and then each call to append as ``entries.entry_args`` sends it: how many texts
+# its entry has and those texts (field, value...), or '=' and its payload alone (the
+# previous entry's fields, the payload first).
 # Replies {1, event_count} once written, {0} when nothing was (the hash is not the one
 # remembered, or a key holds another type).
 STEP_SCRIPT = """
 local key, pk, digest = KEYS[1], ARGV[1], ARGV[2]
-local at = 3
-local function take() local v = ARGV[at]; at = at + 1; return v end
 local names = {}
-for name in string.gmatch(take(), '[^\\n]+') do names[#names + 1] = name end
+for name in string.gmatch(ARGV[3], '[^\\n]+') do names[#names + 1] = name end
 local checked = #names
+-- (Arguments are read from ARGV by their place, runs of them by unpack: a Lua function
+-- called for each of a step's 40 to 80 arguments cost the server some 6 % of a start.)
 local forms = {}
-for i = 1, tonumber(take()) do names[checked + i] = take(); forms[i] = take() end
+local at = 5
+for i = 1, tonumber(ARGV[4]) do
+  names[checked + i] = ARGV[at]
+  forms[i] = ARGV[at + 1]
+  at = at + 2
+end
+local values
 if digest == '' then
   if redis.call('TYPE', key)['ok'] ~= 'none' then return {0} end
 else
   -- A key of another type answers HLEN with an error, a table here: not the count.
   if redis.pcall('HLEN', key) ~= #names then return {0} end
-  local values = redis.call('HMGET', key, unpack(names))
+  values = redis.call('HMGET', key, unpack(names))
   local lengths = {}
   for i = 1, checked do
     local v = values[i]
@@ -112,12 +121,34 @@ for i = 5, #KEYS do
   local t = redis.call('TYPE', KEYS[i])['ok']
   if t ~= 'set' and t ~= 'none' then return {0} end
 end
-local n_rem = tonumber(take())
-local created = take()
-local sets = {}
-for i = 1, 2 * tonumber(take()) do sets[i] = take() end
-local deletes = {}
-for i = 1, tonumber(take()) do deletes[i] = take() end
+local n_rem, created = tonumber(ARGV[at]), ARGV[at + 1]
+local n_sets = 2 * tonumber(ARGV[at + 2])
+local sets = {unpack(ARGV, at + 3, at + 2 + n_sets)}
+at = at + 3 + n_sets
+local n_deletes = tonumber(ARGV[at])
+local deletes_at = at + 1
+at = deletes_at + n_deletes
+local events = tonumber(ARGV[at])
+at = at + 1
+local events_at = at
+for _ = 1, events do
+  local count = ARGV[at]
+  if count == '=' then at = at + 2 else at = at + 1 + tonumber(count) end
+end
+if events > 0 then
+  -- The running episode's own queued events, appended as the appends script would (its
+  -- status and count were checked above: running, and a count of the form 'int'), their
+  -- count added to the event count the check read.
+  local count = false
+  for i = checked + 1, #names do
+    if names[i] == 'event_count' then count = values[i] end
+  end
+  if not count then return {0} end
+  local stream = redis.call('TYPE', KEYS[4])['ok']
+  if stream ~= 'stream' and stream ~= 'none' then return {0} end
+  sets[n_sets + 1] = 'event_count'
+  sets[n_sets + 2] = string.format('%d', tonumber(count) + events)
+end
 if at <= #ARGV then
   local calls = redis.call('TYPE', KEYS[3])['ok']
   if calls ~= 'stream' and calls ~= 'none' then return {0} end
@@ -126,21 +157,31 @@ end
 -- the data, and lets through every later one (a DEL first would let it all through).
 redis.call('HSET', key, unpack(sets))
 if digest == '' then redis.call('DEL', KEYS[3], KEYS[4]) end
-if #deletes > 0 then redis.call('HDEL', key, unpack(deletes)) end
+if n_deletes > 0 then
+  redis.call('HDEL', key, unpack(ARGV, deletes_at, deletes_at + n_deletes - 1))
+end
 for i = 5, 4 + n_rem do redis.call('SREM', KEYS[i], pk) end
 for i = 5 + n_rem, #KEYS do redis.call('SADD', KEYS[i], pk) end
 redis.call('ZADD', KEYS[2], created, pk)
-local entry = {}
-while at <= #ARGV do
-  local count = take()
-  if count == '=' then
-    entry[2] = take()
-  else
-    entry = {}
-    for j = 1, tonumber(count) do entry[j] = take() end
+-- Entries: a count and that many texts, or '=' and the payload alone (the previous
+-- entry's other texts).
+local function append(stream, from, last)
+  local entry = {}
+  while from <= last do
+    local count = ARGV[from]
+    if count == '=' then
+      entry[2] = ARGV[from + 1]
+      from = from + 2
+    else
+      local texts = tonumber(count)
+      entry = {unpack(ARGV, from + 1, from + texts)}
+      from = from + 1 + texts
+    end
+    redis.call('XADD', stream, '*', unpack(entry))
   end
-  redis.call('XADD', KEYS[3], '*', unpack(entry))
 end
+append(KEYS[4], events_at, at - 1)
+append(KEYS[3], at, #ARGV)
 return {1, redis.call('HGET', key, 'event_count')}
 """
 STEP_SHA = hashlib.sha1(STEP_SCRIPT.encode()).hexdigest()
@@ -239,12 +280,15 @@ class Step:
         calls: Sequence[Mapping[str, str | bytes]] = (),
         texts: Mapping[str, str | bytes] | None = None,
         verdicts: Sequence[Verdict] | None = None,
+        events: Sequence[Mapping[str, str | bytes]] = (),
     ) -> Step:
         """The step from ``old`` to ``new`` (``changed`` is not read for a start);
         ``texts`` are changed fields' texts already made (as :func:`hash_fields` would,
         or their UTF-8 bytes: sent and digested as they are, not encoded again);
         ``verdicts`` the validated verdicts ``new.verdicts`` was just dumped from (see
-        :func:`~sotopia_are.storage.exported.exported_parts`)."""
+        :func:`~sotopia_are.storage.exported.exported_parts`); ``events`` are
+        events-stream entries to append, counted in the event count (``old`` a running
+        episode's: its queued events, whose round trip this step is)."""
         fields: dict[str, str | bytes]
         if old is None:
             fields = dict(hash_fields(new))
@@ -293,7 +337,11 @@ class Step:
         args += [str(len(leaves)), hash_text(new.created_at), str(len(sets))]
         for name, value in sets.items():
             args += [name, value]
-        args += [str(len(deletes)), *deletes]
+        args += [str(len(deletes)), *deletes, str(len(events))]
+        previous = None
+        for event in events:
+            args += entry_args(event, previous)
+            previous = event
         previous = None
         for call in calls:
             args += entry_args(call, previous)
