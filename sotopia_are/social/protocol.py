@@ -45,6 +45,7 @@ class AgentTurn:
 
 
 _TURN_FIELDS = tuple(field.name for field in fields(AgentTurn))
+_new = object.__new__
 
 
 def turn_of_fields(values: dict[str, Any]) -> AgentTurn:
@@ -52,13 +53,11 @@ def turn_of_fields(values: dict[str, Any]) -> AgentTurn:
     defaults included, each of its field's type (the runner's views make every turn so):
     the values go into the turn's ``__dict__`` at once. A frozen dataclass's ``__init__``
     sets each field through ``object.__setattr__``, three times the cost of the rest."""
-    assert tuple(values) == _TURN_FIELDS, "every field of AgentTurn, in order"
+    if tuple(values) != _TURN_FIELDS:
+        raise TypeError(f"an AgentTurn is made of the fields {_TURN_FIELDS}, in that order")
     turn = _new(AgentTurn)
     vars(turn).update(values)
     return turn
-
-
-_new = object.__new__
 
 
 @dataclass(frozen=True)

@@ -296,7 +296,8 @@ def _read_back_field(log: EpisodeLog, written: Mapping[str, object], name: str) 
     dump of the value itself, keys in their order, which parsing gives back (as JSON, the
     value a field of JSON text holds)."""
     if name in _reordered_fields() and name in written:
-        return json.loads(str(written[name]))
+        value = written[name]
+        return json.loads(value if isinstance(value, str | bytes) else str(value))
     return getattr(log, name)
 
 

@@ -153,7 +153,14 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         # other episodes' stay queued for the turn's end.
         events = self._queued.take(episode_id)
         if events:
-            finished = self._finish_with(episode_id, update, calls, events)
+            try:
+                finished = self._finish_with(episode_id, update, calls, events)
+            except BaseException:
+                # Not written, or written and the episode finished (the reply lost): the
+                # turn's end writes them as the flush before the finish did, or the
+                # appends script refuses them for the finished episode.
+                self._queued.put_back(events)
+                raise
             if finished is not None:
                 return finished
             self._queued.put_back(events)  # written the usual way, refused as it says
@@ -188,7 +195,12 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         except (TypeError, ValueError):  # a call, or ValidationError: raised the usual way
             return None
         with contextlib.suppress(ValidationError):  # as _transition: the usual way
-            return self._step(remembered, new, [*update, "updated_at"], entries, events=events)
+            stepped = self._step(remembered, new, [*update, "updated_at"], entries, events=events)
+            if stepped is not None:
+                return stepped
+        # Redis does not hold what was remembered: the usual way reads it, not a second
+        # step certain to be refused too.
+        self._written.forget([key])
         return None
 
     def mark_incomplete(self, episode_id: str, reason: str = "interrupted") -> EpisodeLog:
