@@ -194,9 +194,11 @@ def _normalize_speech(move: dict[str, Any], moves: Sequence[MoveOption], notes: 
         return
     if kind != "speak" or not isinstance(argument, str):
         return
-    # A transcript reads only `\n` as a line end, and so does the check below.
+    # A transcript reads only `\n` as a line end, as the move's own check does: a `\r`
+    # ends no line there but is text of the line it is on. Shown elsewhere, it may end
+    # one. Speech that would not read back either way is read as one line.
     text = argument.replace("\r\n", "\n").replace("\r", "\n")
-    reason = unreadable_speech(text)
+    reason = unreadable_speech(argument) or unreadable_speech(text)
     if not reason:
         return
     lines = [line.strip() for line in text.split("\n") if line.strip()]
