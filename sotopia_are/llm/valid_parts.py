@@ -11,11 +11,13 @@ are validated.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-__all__ = ["of_valid_fields"]
+__all__ = ["of_valid_fields", "slot_setters"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -41,3 +43,10 @@ def of_valid_fields(cls: type[M], fields: dict[str, Any], given: set[str] | None
     _set_extra(model, None)
     _set_private(model, None)
     return model
+
+
+def slot_setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
+    """The setters of a slotted dataclass's fields' slots, in field order: an instance of
+    valid values made with ``object.__new__`` and these skips the ``__init__`` of a frozen
+    dataclass, which sets each field through ``object.__setattr__`` (a lookup by name)."""
+    return tuple(cls.__dict__[field.name].__set__ for field in dataclasses.fields(cls))

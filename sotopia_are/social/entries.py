@@ -10,9 +10,10 @@ ARE's format (:func:`exported_entry`), are the same.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
+from sotopia_are.llm.valid_parts import slot_setters
 from sotopia_are.messages import AgentAction, GameMove, render_action
 from sotopia_are.simulation.actions import Action, function_name
 from sotopia_are.simulation.data_handler.models import ExportedCompletedEvent
@@ -79,7 +80,7 @@ class ConversationEntry:
     _set_action,
     _set_content,
     _set_move,
-) = (ConversationEntry.__dict__[field.name].__set__ for field in fields(ConversationEntry))
+) = slot_setters(ConversationEntry)
 _new = object.__new__
 
 

@@ -8,9 +8,10 @@ evaluator plugs in here by implementing :class:`TerminationRule`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from sotopia_are.llm.valid_parts import slot_setters
 from sotopia_are.messages import AgentAction
 
 from .spec import EpisodeSpec
@@ -75,7 +76,7 @@ class EpisodeState:
     _set_stale_turns,
     _set_last_turn,
     _set_actions,
-) = (EpisodeState.__dict__[field.name].__set__ for field in fields(EpisodeState))
+) = slot_setters(EpisodeState)
 _new = object.__new__
 
 
