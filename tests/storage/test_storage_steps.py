@@ -30,7 +30,7 @@ from sotopia_are.social import EpisodeStatus
 from sotopia_are.storage import EpisodeRecorder, EpisodeStore, usage_summary
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import StorageUnavailableError
-from sotopia_are.storage.keys import episode_index_key
+from sotopia_are.storage.keys import EPISODES_BY_TIME, episode_index_key
 from sotopia_are.storage.store.written import STEP_SHA
 
 LEGACY = Path(__file__).parents[1] / "data" / "legacy" / "episodes-v0.jsonl"
@@ -108,7 +108,7 @@ STEPS = st.lists(
             ["start", "event", "play", "finish", "fail", "verdict", "stale-verdict", "again",
              "evaluate", "update", "incomplete", "delete", "foreign-index", "foreign-calls",
              "foreign-hash", "other-writer", "queued", "queued-finish", "queued-fail",
-             "foreign-events", "foreign-count"]
+             "foreign-events", "foreign-count", "foreign-by-time"]
         ),
         st.sampled_from(PKS),
         st.integers(0, 3),
@@ -193,6 +193,11 @@ def take(twin: Twin, step: Step) -> Any:
     if name == "foreign-index":  # a key of another type where a step writes an index entry
         status = ["running", "complete", "failed", "incomplete"][n]
         return store.client.set(episode_index_key("status", status), "junk")
+    if name == "foreign-by-time":  # the episodes' time index as a key of another type
+        store.client.delete(EPISODES_BY_TIME)
+        if n % 2:
+            return store.client.sadd(EPISODES_BY_TIME, pk)
+        return store.client.set(EPISODES_BY_TIME, "junk")
     if name == "foreign-calls":
         return store.client.set(EpisodeLog(pk=pk).calls_key, "junk")
     if name == "foreign-events":
@@ -332,7 +337,7 @@ def test_a_finish_that_fails_keeps_the_events_it_would_have_carried(
 @pytest.mark.parametrize(
     "plant",
     ["foreign-events", "foreign-count", "other-writer", "incomplete", "delete", "foreign-hash",
-     "foreign-calls", "foreign-index", "event"],
+     "foreign-calls", "foreign-index", "foreign-by-time", "event"],
 )  # fmt: skip
 @pytest.mark.parametrize("n", [0, 1])
 def test_queued_events_the_finish_would_carry_are_refused_as_the_appends_refuse_them(

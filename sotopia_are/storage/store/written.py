@@ -9,7 +9,7 @@ remembers the hash it last wrote of each episode (:class:`WrittenEpisodes`: the
 (:data:`STEP_SCRIPT`) that, atomically:
 
 1. checks that the stored hash is still the remembered one: the same field names, and the
-   same texts (compared through a SHA-1 digest) for every field but those another writer
+   same texts (compared whole: the client sends them) for every field but those another writer
    may change meanwhile — ``event_count`` and ``updated_at`` while the episode runs (its
    appends), ``updated_at`` after (the calls stream's) — which are checked for a form the
    record reads back unchanged; a start checks that there is no hash;
@@ -60,8 +60,9 @@ __all__ = [
 
 # KEYS: the hash, the by-time index, the calls stream, the events stream, then the index
 # sets the episode leaves (n_rem of them) and those it joins.
-# ARGV: pk, digest ('' = there must be no hash), the checked names in one argument,
-# joined by newlines (no field name of the store holds one, and a name that did would
+# ARGV: pk, the checked texts ('' = there must be no hash; else ``Written.packed``: '=',
+# each text's length as 4 bytes big-endian, then the texts), the checked names in one
+# argument, joined by newlines (no field name of the store holds one, and a name that did would
 # only fail the checks; each argument costs redis-py and hiredis some 3,000 instructions
 # and a step checks about 35 names), the volatile fields (count, then name and 'int' or
 # 'float' each), n_rem, the created-at score, the fields to set (count, name value...),
@@ -74,7 +75,7 @@ __all__ = [
 # Replies {1, event_count} once written, {0} when nothing was (the hash is not the one
 # remembered, or a key holds another type).
 STEP_SCRIPT = """
-local key, pk, digest = KEYS[1], ARGV[1], ARGV[2]
+local key, pk, expected = KEYS[1], ARGV[1], ARGV[2]
 local names = {}
 for name in string.gmatch(ARGV[3], '[^\\n]+') do names[#names + 1] = name end
 local checked = #names
@@ -88,8 +89,8 @@ for i = 1, tonumber(ARGV[4]) do
   at = at + 2
 end
 local values
-if digest == '' then
-  if redis.call('TYPE', key)['ok'] ~= 'none' then return {0} end
+if expected == '' then
+  if redis.call('EXISTS', key) ~= 0 then return {0} end
 else
   -- A key of another type answers HLEN with an error, a table here: not the count.
   if redis.pcall('HLEN', key) ~= #names then return {0} end
@@ -100,10 +101,10 @@ else
     if not v then return {0} end
     lengths[i] = #v
   end
+  -- The texts themselves, not a SHA-1 of them (20,000 to 40,000 instructions a step):
+  -- Lua interns its strings, so the one joined here is the argument's own when equal.
   local packed = struct.pack('>' .. string.rep('I4', checked), unpack(lengths))
-  if redis.sha1hex(packed .. table.concat(values, '', 1, checked)) ~= digest then
-    return {0}
-  end
+  if '=' .. packed .. table.concat(values, '', 1, checked) ~= expected then return {0} end
   for i = 1, #forms do
     local v = values[checked + i]
     if not v then return {0} end
@@ -115,11 +116,18 @@ else
     end
   end
 end
-local by_time = redis.call('TYPE', KEYS[2])['ok']
-if by_time ~= 'zset' and by_time ~= 'none' then return {0} end
+-- Whether a key holds the type whose count command this is, or nothing: the count is a
+-- number then, and WRONGTYPE's error otherwise (any other error is the script's, as
+-- redis.call makes it). (TYPE answers a status, a table made and read per key.)
+local function holds(count, k)
+  local n = redis.pcall(count, k)
+  if type(n) == 'number' then return true end
+  if string.find(n['err'], 'WRONGTYPE', 1, true) then return false end
+  error(n['err'], 0)
+end
+if not holds('ZCARD', KEYS[2]) then return {0} end
 for i = 5, #KEYS do
-  local t = redis.call('TYPE', KEYS[i])['ok']
-  if t ~= 'set' and t ~= 'none' then return {0} end
+  if not holds('SCARD', KEYS[i]) then return {0} end
 end
 local n_rem, created = tonumber(ARGV[at]), ARGV[at + 1]
 local n_sets = 2 * tonumber(ARGV[at + 2])
@@ -144,19 +152,15 @@ if events > 0 then
     if names[i] == 'event_count' then count = values[i] end
   end
   if not count then return {0} end
-  local stream = redis.call('TYPE', KEYS[4])['ok']
-  if stream ~= 'stream' and stream ~= 'none' then return {0} end
+  if not holds('XLEN', KEYS[4]) then return {0} end
   sets[n_sets + 1] = 'event_count'
   sets[n_sets + 2] = string.format('%d', tonumber(count) + events)
 end
-if at <= #ARGV then
-  local calls = redis.call('TYPE', KEYS[3])['ok']
-  if calls ~= 'stream' and calls ~= 'none' then return {0} end
-end
+if at <= #ARGV and not holds('XLEN', KEYS[3]) then return {0} end
 -- HSET first: a server at its memory limit refuses a script's first write that may grow
 -- the data, and lets through every later one (a DEL first would let it all through).
 redis.call('HSET', key, unpack(sets))
-if digest == '' then redis.call('DEL', KEYS[3], KEYS[4]) end
+if expected == '' then redis.call('DEL', KEYS[3], KEYS[4]) end
 if n_deletes > 0 then
   redis.call('HDEL', key, unpack(ARGV, deletes_at, deletes_at + n_deletes - 1))
 end
@@ -221,13 +225,12 @@ class Written:
             return {"event_count": "int", "updated_at": "float"}
         return {"updated_at": "float"}
 
-    def digest(self, names: Sequence[str]) -> str:
-        """The SHA-1 :data:`STEP_SCRIPT` compares: the UTF-8 length of each of ``names``'
-        texts as 4 bytes (big-endian), then those texts' UTF-8 bytes, in that order (the
-        lengths tell where each text ends)."""
+    def packed(self, names: Sequence[str]) -> bytes:
+        """What :data:`STEP_SCRIPT` compares with the stored texts of ``names``: ``=``,
+        the UTF-8 length of each of their texts as 4 bytes (big-endian), then those
+        texts' UTF-8 bytes, in that order (the lengths tell where each text ends)."""
         texts = [utf8(self.fields[name]) for name in names]
-        lengths = struct.pack(f">{len(texts)}I", *map(len, texts))
-        return hashlib.sha1(lengths + b"".join(texts), usedforsecurity=False).hexdigest()
+        return b"=" + struct.pack(f">{len(texts)}I", *map(len, texts)) + b"".join(texts)
 
 
 class WrittenEpisodes:
@@ -284,7 +287,7 @@ class Step:
     ) -> Step:
         """The step from ``old`` to ``new`` (``changed`` is not read for a start);
         ``texts`` are changed fields' texts already made (as :func:`hash_fields` would,
-        or their UTF-8 bytes: sent and digested as they are, not encoded again);
+        or their UTF-8 bytes: sent and compared as they are, not encoded again);
         ``verdicts`` the validated verdicts ``new.verdicts`` was just dumped from (see
         :func:`~sotopia_are.storage.exported.exported_parts`); ``events`` are
         events-stream entries to append, counted in the event count (``old`` a running
@@ -296,7 +299,7 @@ class Step:
             deletes: list[str] = []
             checked: list[str] = []
             volatile: dict[str, str] = {}
-            digest = ""
+            expected = b""
         else:
             fields = dict(old.fields)
             volatile = old.volatile()
@@ -312,7 +315,7 @@ class Step:
                 elif fields.pop(name, None) is not None:
                     deletes.append(name)
             checked = [name for name in old.fields if name not in volatile]
-            digest = old.digest(checked)
+            expected = old.packed(checked)
         exported, head = exported_parts(
             new, fields, old.head if old is not None else None, verdicts
         )
@@ -331,7 +334,7 @@ class Step:
         after = index_entries(new)
         leaves, joins = sorted(before - after), sorted(after - before)
         key = new.redis_key(new.pk)
-        args: list[str | bytes] = [new.pk, digest, "\n".join(checked), str(len(volatile))]
+        args: list[str | bytes] = [new.pk, expected, "\n".join(checked), str(len(volatile))]
         for name, form in volatile.items():
             args += [name, form]
         args += [str(len(leaves)), hash_text(new.created_at), str(len(sets))]
