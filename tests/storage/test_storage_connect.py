@@ -102,6 +102,12 @@ def test_storage_embedded_default_persists_across_runs(
         # Nor is the file rewritten while a batch writes its first hundreds of megabytes.
         size = store.client.config_get("auto-aof-rewrite-min-size")
         assert int(size["auto-aof-rewrite-min-size"]) == 1 << 30
+        # Lua's collector paced for the store's scripts (its default is 200).
+        assert store.client.eval(_LUA_GC_PAUSE, 0) == 1000
+
+
+# The pause of Lua's collector in the server, left as it was.
+_LUA_GC_PAUSE = "local p = collectgarbage('setpause', 200); collectgarbage('setpause', p); return p"
 
 
 _OTHER_PROCESS = """
