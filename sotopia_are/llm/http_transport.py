@@ -223,15 +223,15 @@ class Sender:
             said = message.__dict__
             content, role = said["content"], said["role"]
             kept = contents.get(id(content))
-            if kept is not None and kept[0] is content:
-                encoded = kept[1]
-            else:
-                encoded = pydantic_core.to_json(content)
-                if role == "system":
-                    if len(contents) >= _KEPT_CONTENTS:
-                        contents.clear()
-                    contents[id(content)] = (content, encoded)
-            parts.append(b'{"role":"%s","content":%s}' % (_ROLES[role], encoded))
+            if kept is not None and kept[0] is content and role == "system":
+                parts.append(kept[1])  # the system message's whole part
+                continue
+            part = b'{"role":"%s","content":%s}' % (_ROLES[role], pydantic_core.to_json(content))
+            if role == "system":
+                if len(contents) >= _KEPT_CONTENTS:
+                    contents.clear()
+                contents[id(content)] = (content, part)
+            parts.append(part)
         return b"%s[%s]%s" % (self._prefix, b",".join(parts), self._tail(fields["params"]))
 
     def _tail(self, params: Mapping[str, JsonValue]) -> bytes:
@@ -275,7 +275,8 @@ _ROLES = {"system": b"system", "user": b"user", "assistant": b"assistant"}
 """A message's role as its JSON string holds it (no character to escape)."""
 
 _KEPT_CONTENTS = 256
-"""System messages' JSON a sender keeps (see :meth:`Sender._body`): one per agent name."""
+"""System messages' JSON (the whole message's) a sender keeps (see :meth:`Sender._body`):
+one per agent name."""
 
 _KEPT_TAILS = 64
 """Parameters' tails a sender keeps (see :meth:`Sender._tail`): a batch's output types are
