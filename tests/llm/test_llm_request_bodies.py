@@ -66,3 +66,17 @@ def test_equal_parameters_written_apart_are_kept_apart() -> None:
             "openai/m", [system], {"seed": value, "response_format": FORMATS[0]}, ENDPOINT
         )
         assert sender._body(request) == _body(request, {})[0]
+
+
+def test_a_system_text_sent_in_another_role_is_written_in_that_role() -> None:
+    # A sender keeps a system message's whole part by its text's identity: the same text
+    # object in a user or assistant message must still be written with its own role.
+    sender = Sender(ENDPOINT)
+    text = "the system text, sent again as another role's"
+    system = Message(role="system", content=text)
+    for role in ["user", "assistant", "system"]:
+        other = Message.model_construct(role=role, content=text)
+        assert other.content is text
+        request = _request("openai/m", [system, other], {}, ENDPOINT)
+        assert sender._body(request) == _body(request, {})[0]
+        assert json.loads(sender._body(request))["messages"][1]["role"] == role
