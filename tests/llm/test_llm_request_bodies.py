@@ -87,7 +87,8 @@ def test_a_system_text_sent_in_another_role_is_written_in_that_role() -> None:
 # Every character class, the escaped ones (control characters, quotes, backslashes) and
 # lone surrogates (which neither encoder takes) drawn often.
 any_texts = st.text(
-    alphabet=st.characters(codec=None) | st.sampled_from('"\\\x00\x1f\x7f\n\r\t\b\f/\u2028…😀'),
+    alphabet=st.characters(codec=None)
+    | st.sampled_from('"\\\x00\x1f\x7f\n\r\t\b\f/\u2028…😀\ud800\udfff'),
     max_size=60,
 )
 
@@ -109,3 +110,12 @@ def test_every_character_is_written_as_pydantic_core_writes_it() -> None:
     for code in [*range(0x800), *range(0xE000, 0x10000, 7), *range(0x10000, 0x110000, 997)]:
         text = f"a{chr(code)}b"
         assert _text_json(text) == pydantic_core.to_json(text), hex(code)
+
+
+class _Text(str):
+    """A str subclass (a caller's text may be one)."""
+
+
+def test_a_str_subclass_is_written_as_its_text() -> None:
+    text = _Text('a "quoted" line\n…')
+    assert _text_json(text) == pydantic_core.to_json(text) == pydantic_core.to_json(str(text))
