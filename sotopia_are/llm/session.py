@@ -62,6 +62,20 @@ class Generation(Generic[T]):
     call: LLMCall
 
 
+_new = object.__new__
+
+
+def _generation(value: T, call: LLMCall) -> Generation[T]:
+    """``Generation(value, call)``, its fields put into its ``__dict__`` at once (every
+    call ends here): a frozen dataclass's ``__init__`` sets each through
+    ``object.__setattr__``."""
+    generation: Generation[T] = _new(Generation)
+    fields = generation.__dict__
+    fields["value"] = value
+    fields["call"] = call
+    return generation
+
+
 class LLMSession:
     """Configuration, prompts, cache, record/replay, and the records of every call.
 
@@ -355,7 +369,7 @@ class LLMSession:
             )
             if output_type is None:
                 attempts.append(of_valid_fields(Attempt, answered))
-                return Generation(
+                return _generation(
                     response.text,
                     call.record(attempts, raw_text=response.text, parsed=response.text),
                 )
@@ -381,7 +395,7 @@ class LLMSession:
             # model_dump(mode="json") without its Python layer: the same serializer, called
             # with the same (default) settings.
             dumped = value.__pydantic_serializer__.to_python(value, mode="json")
-            return Generation(value, call.record(attempts, raw_text=response.text, parsed=dumped))
+            return _generation(value, call.record(attempts, raw_text=response.text, parsed=dumped))
         assert output_type is not None  # text output returns on its first answer
         last_error = attempts[-1].error
         generation_error = GenerationError(

@@ -261,13 +261,23 @@ def parse_reply(text: str, output_type: type[M]) -> ParsedReply[M]:
     if _normalizes(output_type):
         data, notes = output_type.normalize_reply(data)  # type: ignore[attr-defined]
     try:
-        return ParsedReply(output_type.model_validate(data), tuple(notes))
+        value = output_type.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(_problem(error) for error in exc.errors())
         raise OutputValidationError(
             f"the JSON does not match {output_type.__name__}: {problems}"
         ) from exc
+    # ParsedReply(value, tuple(notes)), its fields put into its __dict__ at once (every
+    # structured call ends here): a frozen dataclass's __init__ sets each through
+    # object.__setattr__.
+    parsed: ParsedReply[M] = _new(ParsedReply)
+    fields = parsed.__dict__
+    fields["value"] = value
+    fields["normalizations"] = tuple(notes)
+    return parsed
 
+
+_new = object.__new__
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

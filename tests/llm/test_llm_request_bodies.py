@@ -5,11 +5,13 @@ request, byte for byte, however often the same parts are sent."""
 import json
 from typing import Any
 
+import pydantic_core
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sotopia_are.llm.config import LLMConfig
-from sotopia_are.llm.http_transport import Sender, _body
+from sotopia_are.llm.http_transport import Sender, _body, _text_json
 from sotopia_are.llm.request import Message
 from sotopia_are.llm.session import _request
 
@@ -66,3 +68,54 @@ def test_equal_parameters_written_apart_are_kept_apart() -> None:
             "openai/m", [system], {"seed": value, "response_format": FORMATS[0]}, ENDPOINT
         )
         assert sender._body(request) == _body(request, {})[0]
+
+
+def test_a_system_text_sent_in_another_role_is_written_in_that_role() -> None:
+    # A sender keeps a system message's whole part by its text's identity: the same text
+    # object in a user or assistant message must still be written with its own role.
+    sender = Sender(ENDPOINT)
+    text = "the system text, sent again as another role's"
+    system = Message(role="system", content=text)
+    for role in ["user", "assistant", "system"]:
+        other = Message.model_construct(role=role, content=text)
+        assert other.content is text
+        request = _request("openai/m", [system, other], {}, ENDPOINT)
+        assert sender._body(request) == _body(request, {})[0]
+        assert json.loads(sender._body(request))["messages"][1]["role"] == role
+
+
+# Every character class, the escaped ones (control characters, quotes, backslashes) and
+# lone surrogates (which neither encoder takes) drawn often.
+any_texts = st.text(
+    alphabet=st.characters(codec=None)
+    | st.sampled_from('"\\\x00\x1f\x7f\n\r\t\b\f/\u2028…😀\ud800\udfff'),
+    max_size=60,
+)
+
+
+@settings(max_examples=1000)
+@given(text=any_texts)
+def test_a_text_is_written_as_pydantic_core_writes_it(text: str) -> None:
+    try:
+        expected = pydantic_core.to_json(text)
+    except pydantic_core.PydanticSerializationError as refused:
+        with pytest.raises(pydantic_core.PydanticSerializationError) as raised:
+            _text_json(text)
+        assert str(raised.value) == str(refused)
+        return
+    assert _text_json(text) == expected
+
+
+def test_every_character_is_written_as_pydantic_core_writes_it() -> None:
+    for code in [*range(0x800), *range(0xE000, 0x10000, 7), *range(0x10000, 0x110000, 997)]:
+        text = f"a{chr(code)}b"
+        assert _text_json(text) == pydantic_core.to_json(text), hex(code)
+
+
+class _Text(str):
+    """A str subclass (a caller's text may be one)."""
+
+
+def test_a_str_subclass_is_written_as_its_text() -> None:
+    text = _Text('a "quoted" line\n…')
+    assert _text_json(text) == pydantic_core.to_json(text) == pydantic_core.to_json(str(text))
