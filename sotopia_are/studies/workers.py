@@ -85,6 +85,7 @@ __all__ = [
     "run_in_processes",
     "run_job",
     "worker_concurrency",
+    "worker_loop_factory",
 ]
 
 
@@ -267,11 +268,24 @@ def run_job(
         with contextlib.ExitStack() as stack:
             used = store if store is not None else stack.enter_context(connect(job.store_url))
             stack.enter_context(_collector_for_many_episodes())
-            asyncio.run(_run_share(job, used, report))
+            with asyncio.Runner(loop_factory=worker_loop_factory()) as runner:
+                runner.run(_run_share(job, used, report))
     except BatchError:
         raise
     except Exception as error:  # reported to the parent, which fails with the message
         report(WorkerStopped(_first_error(error)))
+
+
+def worker_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """What makes a worker's event loop: uvloop's where it is installed (a dependency
+    wherever it has wheels), else asyncio's own (``None``). uvloop runs a batch's turns
+    and model calls in about 2.5 % fewer instructions per episode (measured in
+    docs/benchmarks.md); nothing in a worker depends on which loop it is."""
+    try:
+        import uvloop
+    except ImportError:  # no wheel for this platform (Windows): asyncio's loop
+        return None
+    return uvloop.new_event_loop
 
 
 WORKER_GC_THRESHOLD = 100_000

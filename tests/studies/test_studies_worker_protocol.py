@@ -3,6 +3,7 @@ batch, loses a job's episodes as ``incomplete`` outcomes that a resume plays aga
 ``sotopia_are.cluster`` imports no private name of the studies."""
 
 import ast
+import asyncio
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -93,6 +94,43 @@ def test_an_executor_of_public_names_runs_a_batch_and_a_lost_job_is_resumed(
     resumed = batch(llm_server, store, InProcess(), resume=True)
     assert {o.episode_id for o in resumed.outcomes} == lost
     assert not resumed.failed and len(store.completed_episode_ids("pub")) == 6
+
+
+class LoopNoting(InProcess):
+    """Runs each job in this process and notes the module of the event loop each episode
+    started on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loops: set[str] = set()
+
+    def __call__(
+        self,
+        jobs: Sequence[WorkerJob],
+        take: Callable[[WorkerReport], None],
+        store: EpisodeStore,
+        *,
+        judge: str | None,
+    ) -> None:
+        def report(item: WorkerReport) -> None:
+            if isinstance(item, Started):
+                self.loops.add(type(asyncio.get_running_loop()).__module__)
+            take(item)
+
+        for job in jobs:
+            run_job(job, report)
+
+
+def test_a_worker_plays_on_uvloop_where_it_is_installed(
+    llm_server: LocalLLMServer, store: EpisodeStore
+) -> None:
+    pytest.importorskip("uvloop")  # a dependency wherever uvloop has wheels
+    llm_server.rule = plays
+    executor = LoopNoting()
+    result = batch(llm_server, store, executor)
+
+    assert not result.failed and len(store.completed_episode_ids("pub")) == 6
+    assert executor.loops == {"uvloop"}
 
 
 def private_imports(path: Path) -> list[str]:
