@@ -325,7 +325,9 @@ def test_an_agents_call_is_notified_only_by_a_system_with_its_own_rules(
         Everything.is_notified = lambda self, event: True  # type: ignore[method-assign]
     elif override == "convert_to_message":
         Everything.convert_to_message = lambda self, event: Message(  # type: ignore[method-assign]
-            message_type=MessageType.ENVIRONMENT_NOTIFICATION, message="seen", timestamp=0.0
+            message_type=MessageType.ENVIRONMENT_NOTIFICATION,
+            message="seen",
+            timestamp=to_datetime(0),
         )
 
     class Derived(Everything):
