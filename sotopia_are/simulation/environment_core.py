@@ -238,8 +238,13 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
 
     def add_to_log(self, events: CompletedEvent | Sequence[CompletedEvent]) -> None:
         """Log completed events made outside the queue (agent calls to registered apps)."""
+        if isinstance(events, CompletedEvent):  # every logged call: one event
+            if self._lock is _NO_LOCK:  # (taking it is two calls that do nothing)
+                self._record(events)
+                return
+            events = [events]
         with self._lock:
-            for event in [events] if isinstance(events, CompletedEvent) else events:
+            for event in events:
                 self._record(event)
 
     def resolve_arg_placeholders(

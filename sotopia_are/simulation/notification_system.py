@@ -215,6 +215,19 @@ class BaseNotificationSystem:
 
     def handle_event(self, event: AbstractEvent) -> None:
         """Queue the message for ``event`` if it is one to notify."""
+        event_type = event.event_type
+        kind = type(self)
+        # Every agent's call: what is_notified says first, without its two calls, when
+        # these rules decide (neither method replaced, by a subclass or on the system).
+        if (
+            event_type is not _ENV
+            and event_type is not _USER
+            and kind.is_notified is _BASE_IS_NOTIFIED
+            and kind.convert_to_message is _BASE_CONVERT
+            and "is_notified" not in self.__dict__
+            and "convert_to_message" not in self.__dict__
+        ):
+            return
         message = self.convert_to_message(event)
         if message is not None:
             self._put(message)
@@ -370,6 +383,11 @@ def _user_message_text(content: str, at: datetime) -> str:
 def _describe_call(event: CompletedEvent, args: dict[str, Any]) -> str:
     rendered = ", ".join(f"{name}={value!r}" for name, value in args.items())
     return f"{event.app_name()}.{event.function_name()}({rendered})"
+
+
+# The base rules, which handle_event knows never notify an AGENT event.
+_BASE_IS_NOTIFIED = BaseNotificationSystem.is_notified
+_BASE_CONVERT = BaseNotificationSystem.convert_to_message
 
 
 class VerboseNotificationSystem(BaseNotificationSystem):

@@ -16,8 +16,12 @@ from contextlib import contextmanager
 from types import MethodType
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
-from sotopia_are.simulation.actions import Action, OperationType
-from sotopia_are.simulation.event_context import REGISTRATION_STATE, RegistrationMode, run_action
+from sotopia_are.simulation.actions import Action, EventMetadata, OperationType
+from sotopia_are.simulation.event_context import (
+    REGISTRATION_STATE,
+    RegistrationMode,
+    failure_metadata,
+)
 from sotopia_are.simulation.events import CompletedEvent, Event, EventType
 
 if TYPE_CHECKING:
@@ -81,6 +85,67 @@ def _captured_args(
     return dict(bound.arguments)
 
 
+_new = object.__new__
+
+
+def _returned(value: Any) -> EventMetadata:
+    """``EventMetadata(return_value=value)``, made without the dataclass's keyword binding
+    (every logged call makes one)."""
+    metadata = _new(EventMetadata)
+    metadata.return_value = value
+    metadata.exception = None
+    metadata.exception_stack_trace = None
+    metadata.completed = True
+    return metadata
+
+
+def _app_call(
+    function: Callable[..., Any],
+    args: dict[str, Any],
+    app: App,
+    action_id: str,
+    operation_type: OperationType,
+) -> Action:
+    """``Action(function=..., args=..., app=..., action_id=..., operation_type=...)`` of a
+    logged call: every field set as ``__init__`` sets it, without its keyword binding, its
+    default factory and ``__post_init__`` (which does nothing when the app and a non-empty
+    id are given, as a logged call gives them). Every logged call makes one."""
+    action = _new(Action)
+    action.function = function
+    action.args = args
+    action.resolved_args = {}
+    action.app = app
+    action.action_id = action_id
+    action.operation_type = operation_type
+    action.tool_metadata = None
+    return action
+
+
+def _logged_event(
+    event_type: EventType,
+    event_time: float,
+    event_id: str,
+    action: Action,
+    metadata: EventMetadata,
+) -> CompletedEvent:
+    """``CompletedEvent(event_type=..., event_time=..., event_id=..., action=...,
+    metadata=...)``: every field set as ``__init__`` sets it (the others to their defaults,
+    fresh lists for the dependencies and successors), without its keyword binding, default
+    factories and ``__post_init__`` (which does nothing for a non-empty id). Every logged
+    call makes one."""
+    event = _new(CompletedEvent)
+    event.event_type = event_type
+    event.event_time = event_time
+    event.event_relative_time = None
+    event.event_id = event_id
+    event.dependencies = []
+    event.successors = []
+    event.action = action
+    event.metadata = metadata
+    event.measured_time = None
+    return event
+
+
 class EventRegisterer:
     """Turns decorated app calls into log records, or into events in capture mode."""
 
@@ -141,6 +206,7 @@ class EventRegisterer:
             event_id_prefix = f"{event_type.value}-"
             function_name = func.__name__
             suppressed = RegistrationMode.SUPPRESSED
+            set_state, reset_state = REGISTRATION_STATE.set, REGISTRATION_STATE.reset
 
             def _call_and_log(
                 app: AppT,
@@ -152,19 +218,31 @@ class EventRegisterer:
                 if not callbacks:
                     return func(app, *args, **kwargs)
                 event_time = app.time_manager.time()
-                error, metadata = run_action(suppressed, func, app, *args, **kwargs)
-                completed = CompletedEvent(
-                    event_type=event_type,
-                    event_time=event_time,
-                    event_id=event_id_prefix + app.next_event_id(),
-                    action=Action(
-                        function=MethodType(wrapper, app),
-                        args=_named_args(func, app, args, kwargs),
-                        app=app,
-                        action_id=f"{app.name}.{function_name}-{app.next_event_id()}",
-                        operation_type=operation_type,
+                # event_context.run_action(suppressed, func, app, *args, **kwargs), inline:
+                # one transaction, its exception (if any) described while it is handled.
+                error: Exception | None = None
+                token = set_state(suppressed)
+                try:
+                    value = func(app, *args, **kwargs)
+                except Exception as raised:
+                    error = raised
+                    metadata = failure_metadata(raised)
+                else:
+                    metadata = _returned(value)
+                finally:
+                    reset_state(token)
+                completed = _logged_event(
+                    event_type,
+                    event_time,
+                    event_id_prefix + app.next_event_id(),
+                    _app_call(
+                        MethodType(wrapper, app),
+                        _named_args(func, app, args, kwargs),
+                        app,
+                        f"{app.name}.{function_name}-{app.next_event_id()}",
+                        operation_type,
                     ),
-                    metadata=metadata,
+                    metadata,
                 )
                 for callback in list(callbacks.values()):
                     callback(completed)

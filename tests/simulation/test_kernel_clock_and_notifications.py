@@ -307,3 +307,44 @@ def test_a_notification_system_with_its_own_time_based_notifications_sees_every_
     env.schedule([Event.from_function(counter.add, amount=1).delayed(t) for t in (2, 5)])
     env.run_until_idle()
     assert system.ticks == [2, 5]
+
+
+@pytest.mark.parametrize(
+    "override", ["is_notified", "convert_to_message", "instance_is_notified", None]
+)
+def test_an_agents_call_is_notified_only_by_a_system_with_its_own_rules(
+    override: str | None,
+) -> None:
+    """The base rules never notify an AGENT event (handle_event skips them without asking);
+    a subclass with its own is_notified or convert_to_message is asked of every event."""
+
+    class Everything(BaseNotificationSystem):
+        pass
+
+    if override == "is_notified":
+        Everything.is_notified = lambda self, event: True  # type: ignore[method-assign]
+    elif override == "convert_to_message":
+        Everything.convert_to_message = lambda self, event: Message(  # type: ignore[method-assign]
+            message_type=MessageType.ENVIRONMENT_NOTIFICATION,
+            message="seen",
+            timestamp=to_datetime(0),
+        )
+
+    class Derived(Everything):
+        pass
+
+    systems: list[BaseNotificationSystem] = [Everything(), Derived()]
+    if override == "instance_is_notified":
+        for system in systems:
+            system.is_notified = lambda event: True  # type: ignore[method-assign]
+    for system in systems:
+        counter = CounterApp()
+        env = Environment(
+            EnvironmentConfig(queue_based_loop=True, duration=None, verbose=False),
+            notification_system=system,
+        )
+        env.register_apps([counter])
+        counter.add(amount=1)  # an agent's call: one AGENT event
+        [event] = env.event_log.list_view()
+        assert event.event_type is EventType.AGENT
+        assert len(system.message_queue) == (0 if override is None else 1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import inspect
 import uuid
@@ -105,6 +107,58 @@ def test_a_logged_calls_arguments_are_those_it_was_given() -> None:
         {"text": "hi", "tag": "x"},
         {"text": "hi", "loud": True},
     ]
+
+
+class _Failing(App):
+    @event_registered()
+    def fail(self, text: str) -> str:
+        raise ValueError(text)
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    return {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_logged_calls_event_is_what_the_dataclasses_constructors_make(fails: bool) -> None:
+    """The logged call's event, action and metadata (made without the dataclasses'
+    ``__init__``) have every field the constructors give them from the same values, the
+    dependencies and successors fresh lists; the failure's metadata as run_action makes
+    it. Fails when a field is added to one of them and not set by the fast way."""
+    env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None, verbose=False))
+    app = _Failing() if fails else _Notes()
+    env.register_apps([app])
+    with contextlib.suppress(ValueError):
+        app.fail("boom") if fails else app.note("hi", "x")  # type: ignore[attr-defined]
+    [event] = env.event_log.list_view()
+    action = event.action
+    assert type(event) is CompletedEvent and type(action) is Action
+    expected = CompletedEvent(
+        event_type=event.event_type,
+        event_time=event.event_time,
+        event_id=event.event_id,
+        action=Action(
+            function=action.function,
+            args=action.args,
+            app=action.app,
+            action_id=action.action_id,
+            operation_type=action.operation_type,
+        ),
+        metadata=EventMetadata(**_fields(event.metadata)),
+    )
+    assert _fields(event.action) == _fields(expected.action)
+    assert _fields(event.metadata) == _fields(expected.metadata)
+    assert {**_fields(event), "action": None} == {**_fields(expected), "action": None}
+    assert event.dependencies == [] and event.dependencies is not event.successors
+    assert event.action.resolved_args == {} and event.action.resolved_args is not action.args
+    other = _logged_event("again")
+    assert other.dependencies is not event.dependencies
+    if fails:
+        assert event.metadata.exception == "ValueError: boom"
+        assert "raise ValueError(text)" in (event.metadata.exception_stack_trace or "")
+        assert event.metadata.return_value is None
+    else:
+        assert event.metadata.return_value == "hi" and event.metadata.completed
 
 
 def _logged_event(text: str, tag: str = "t") -> Any:

@@ -510,7 +510,8 @@ def _plain_call_json(event: CompletedEvent) -> str | None:
     """The model's JSON of ``event`` if it is a completed app call the model holds as it
     is: no dependencies, relative time or exception; its time a float that Python's
     ``repr`` writes as pydantic's JSON does; every text exactly a ``str``, every argument
-    and the return value a ``str`` or None. None for any other event."""
+    and the return value a ``str`` or None. None for any other event (and for args that
+    name ``self``, as ARE's captured ones do: the model's way leaves it out)."""
     action = event.action
     metadata = event.metadata
     if (
@@ -543,12 +544,12 @@ def _plain_call_json(event: CompletedEvent) -> str | None:
         return None
     returned = metadata.return_value
     args = action.resolved_args or action.args
+    if "self" in args:  # (ARE's captured args): the model leaves it out, slower
+        return None
     # Each argument is written as it stands, its texts kept to be checked at once below.
     parts: list[str] = []
-    texts = [event_id, action_id, app_name, function, returned or ""]
+    texts = [event_id, action_id, app_name, function, returned or "", *args]
     for name, value in args.items():
-        if name == "self":
-            continue
         if type(name) is not str:
             return None
         if type(value) is str:
@@ -558,7 +559,6 @@ def _plain_call_json(event: CompletedEvent) -> str | None:
             parts.append(f'{{"name":"{name}","value":null,"value_type":null}}')
         else:
             return None
-        texts.append(name)
     if not _as_they_are("".join(texts)):
         # Some text needs escaping: every text as pydantic escapes it.
         event_id, action_id, app_name, function = (

@@ -144,8 +144,11 @@ class EpisodeAppends(StoreClient):
         :class:`StorageUnavailableError`) is raised by the episode's next ``queue_event``
         or its :meth:`finish_episode`.
         """
+        # QueuedAppend(...) without its Python __new__ (a named tuple's is one), per event.
         self._queued.add(
-            QueuedAppend(episode_id, episode_events_key(episode_id), event_entry(event), True)
+            _new_tuple(
+                QueuedAppend, (episode_id, episode_events_key(episode_id), event_entry(event), True)
+            )
         )
 
     def flush(self) -> None:
@@ -226,6 +229,9 @@ class EpisodeAppends(StoreClient):
                 )
             replies: list[Any] = pipe.execute(raise_on_error=False)
         return replies
+
+
+_new_tuple = tuple.__new__
 
 
 @functools.lru_cache(maxsize=4096)
