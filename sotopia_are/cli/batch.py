@@ -11,10 +11,9 @@ import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
 import sotopia_are as sa
 from sotopia_are import studies
@@ -34,6 +33,9 @@ from .options import (
     with_models,
     with_store,
 )
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 __all__ = ["BatchReporter", "ClusterOption", "batch", "batch_on"]
 
@@ -92,6 +94,9 @@ class BatchReporter:
 
     def __enter__(self) -> BatchReporter:
         if console.is_terminal:
+            # Loaded here: a batch whose output is no terminal (a job log) draws no bar.
+            from rich.progress import BarColumn, Progress, TextColumn
+
             self.bar = Progress(
                 TextColumn("episodes"),
                 BarColumn(),

@@ -295,7 +295,7 @@ def batch(
         beats: dict[int, Heartbeat] = {}
         progress = BatchProgress(total=len(plan.pending))
         started_ids: set[str] = set()
-        finished_calls: list[int] = []
+        finished_calls = 0  # the calls of the episodes reported finished, in all
 
         def advance(**changes: Any) -> None:
             nonlocal progress
@@ -304,6 +304,7 @@ def batch(
                 on_progress(progress)
 
         def take(outcome: WorkerReport) -> None:
+            nonlocal finished_calls
             if isinstance(outcome, Started):
                 started_ids.add(outcome.episode_id)
                 advance(started=len(started_ids))
@@ -314,7 +315,7 @@ def batch(
                 beats[outcome.pid] = replace(outcome, calls=max(outcome.calls, before))
                 advance(
                     in_flight=_in_all(beat.in_flight for beat in beats.values()),
-                    calls=max(sum(beat.calls for beat in beats.values()), sum(finished_calls)),
+                    calls=max(sum(beat.calls for beat in beats.values()), finished_calls),
                 )
                 return
             if isinstance(outcome, WorkerStopped):
@@ -327,13 +328,13 @@ def batch(
                 on_outcome(outcome)
             # An episode a dead worker never started still counts as started and ended.
             started_ids.add(outcome.episode_id)
-            finished_calls.append(outcome.usage.calls)
+            finished_calls += outcome.usage.calls
             advance(
                 started=len(started_ids),
                 done=progress.done + (not outcome.failed),
                 failed=progress.failed + outcome.failed,
                 # Heartbeats lag a finished episode's calls by up to a beat.
-                calls=max(progress.calls, sum(finished_calls)),
+                calls=max(progress.calls, finished_calls),
             )
 
         try:
