@@ -106,14 +106,16 @@ SCALAR = (
 )
 ANY = st.recursive(
     SCALAR,
-    lambda inner: st.lists(inner, max_size=3)
-    | st.lists(inner, max_size=3).map(tuple)
-    | st.lists(inner, max_size=3).map(Items)
-    | st.dictionaries(TEXT, inner, max_size=3)
-    | st.dictionaries(TEXT, inner, max_size=3).map(Mapping)
-    | st.dictionaries(TEXT, inner, max_size=3).map(OrderedDict)
-    | st.dictionaries(st.integers(-3, 3), inner, max_size=2)
-    | st.frozensets(st.integers(), max_size=2),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.lists(inner, max_size=3).map(Items)
+        | st.dictionaries(TEXT, inner, max_size=3)
+        | st.dictionaries(TEXT, inner, max_size=3).map(Mapping)
+        | st.dictionaries(TEXT, inner, max_size=3).map(OrderedDict)
+        | st.dictionaries(st.integers(-3, 3), inner, max_size=2)
+        | st.frozensets(st.integers(), max_size=2)
+    ),
     max_leaves=8,
 )
 """Anything: JSON, its subclasses and enums, and what is not JSON at all."""
@@ -146,9 +148,7 @@ def test_json_is_copied_not_declined(value: JsonValue) -> None:
 @settings(max_examples=60, deadline=None)
 @given(verdict=verdicts())
 def test_a_verdict_s_json_is_its_model_dump(verdict: Verdict) -> None:
-    assert dumped(lambda: verdict_json(verdict)) == dumped(
-        lambda: verdict.model_dump(mode="json")
-    )
+    assert dumped(lambda: verdict_json(verdict)) == dumped(lambda: verdict.model_dump(mode="json"))
 
 
 @settings(max_examples=100, deadline=None)
@@ -184,6 +184,4 @@ def test_a_subclass_is_dumped_as_its_model_dump(subclass: str, verdict: Verdict)
     verdict = verdict.model_copy(update={"evaluation": evaluation})
     if subclass == "verdict":
         verdict = NotedVerdict(**dict(verdict))
-    assert dumped(lambda: verdict_json(verdict)) == dumped(
-        lambda: verdict.model_dump(mode="json")
-    )
+    assert dumped(lambda: verdict_json(verdict)) == dumped(lambda: verdict.model_dump(mode="json"))
