@@ -73,13 +73,16 @@ def _json_copy(value: Any) -> Any:
     """``value`` as ``JsonValue``'s ``model_dump(mode="json")`` gives it, copied by
     pydantic-core's inference, or :data:`_NOT_PLAIN`.
 
-    For JSON (dicts with text keys, lists, text, integers, floats, booleans, None) the two
-    give the same: dicts and lists copied, every scalar as it is (a non-finite float
-    too, kept by ``inf_nan_mode="constants"``). Another value (a tuple, a set, bytes, an
-    enum, a dict with other keys, an object) ``JsonValue`` dumps with a warning, or
-    refuses: the copy differs from it (compares unequal) or is refused, and it is
-    answered :data:`_NOT_PLAIN`. What the copy equals is only ever of JSON's kinds of
-    values, or of their subclasses, which both dump alike and without a warning."""
+    For JSON (dicts with text keys, lists, text, integers, floats, booleans, None: all a
+    validated ``JsonValue`` holds) the two give the same: dicts and lists copied, every
+    scalar as it is (a non-finite float too, kept by ``inf_nan_mode="constants"``).
+    Another value (a tuple, a set, bytes, a plain enum, a date, a dict with other keys,
+    an object) ``JsonValue`` dumps with a warning, or refuses: its copy compares unequal
+    to it or is refused, and it is answered :data:`_NOT_PLAIN`. What compares equal to
+    its copy besides JSON is a subclass of JSON's kinds (an ``IntEnum``, a ``str``
+    subclass, an ``OrderedDict``), which both dump alike and without a warning, or an
+    object whose ``__eq__`` says so whatever it is given (then only the warning
+    ``JsonValue`` gives for an unknown type is not given; a validated call holds none)."""
     try:
         copied = to_jsonable_python(value, inf_nan_mode="constants")
         if copied == value:
