@@ -86,6 +86,18 @@ class Point:
     x: int
 
 
+@dataclasses.dataclass(eq=False)
+class Touchy:
+    """Compared with anything, it raises."""
+
+    x: int
+
+    def __eq__(self, other: object) -> bool:
+        raise LookupError("not comparable")
+
+    __hash__ = object.__hash__
+
+
 class Unknown:
     pass
 
@@ -102,6 +114,7 @@ SCALAR = (
     | st.sampled_from([Colour.RED, Size.BIG, Name.ADA, b"bytes", date(2020, 1, 2)])
     | st.builds(Decimal, st.integers())
     | st.builds(Point, st.integers())
+    | st.builds(Touchy, st.integers())
     | st.builds(Unknown)
 )
 ANY = st.recursive(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from pydantic_core import to_jsonable_python
 
 from sotopia_are.evaluation import Evaluation
 from sotopia_are.llm import LLMCall
@@ -87,6 +87,6 @@ def _json_copy(value: Any) -> Any:
         copied = to_jsonable_python(value, inf_nan_mode="constants")
         if copied == value:
             return copied
-    except (PydanticSerializationError, ValueError, TypeError, RecursionError):
-        pass  # dumped the usual way, which raises or warns as it does
+    except Exception:  # refused, or an __eq__ raising: the usual way raises or warns
+        pass
     return _NOT_PLAIN
