@@ -48,6 +48,7 @@ from sotopia_are.storage.store.index import check_index, reindex, rewrite_episod
 from sotopia_are.storage.store.listing import EpisodeListing
 from sotopia_are.storage.store.reading import EpisodeReading
 from sotopia_are.storage.store.restoring import EpisodeRestoring
+from sotopia_are.storage.store.verdict_json import verdict_json
 from sotopia_are.storage.store.written import STEP_SCRIPT, STEP_SHA, Step, Written, changed_log
 
 __all__ = ["EpisodeLifecycle"]
@@ -298,7 +299,7 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
                 }
                 # Dumped from validated verdicts just now: JSON, taken (and written) as it
                 # is, as to_jsonable_python would give it back unchanged.
-                verdicts = [v.model_dump(mode="json") for v in record.verdicts]
+                verdicts = [verdict_json(v) for v in record.verdicts]
                 new = changed_log(remembered.log, checked, {"verdicts": verdicts})
                 # As UTF-8 once: digested, sent and joined into the export line as such.
                 texts: dict[str, str | bytes] = {"verdicts": dumps_ordered_utf8(verdicts)}
@@ -331,7 +332,7 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
             record = current.with_verdict(verdict, replace=replace)
             new = old.replace(
                 record_version=record.version,
-                verdicts=[v.model_dump(mode="json") for v in record.verdicts],
+                verdicts=[verdict_json(v) for v in record.verdicts],
                 evaluated_at=evaluated_at,
                 updated_at=updated_at,
                 **index_fields(record),
@@ -454,6 +455,6 @@ def _agrees(log: EpisodeLog, record: EpisodeRecord) -> bool:
         and log.models == [record.models.get(name, "") for name in record.spec.agent_names]
         and log.spec == record.spec.model_dump(mode="json")
         and log.usage == usage_summary(record.usage)
-        and log.verdicts == [v.model_dump(mode="json") for v in record.verdicts]
+        and log.verdicts == [verdict_json(v) for v in record.verdicts]
         and log.problems == list(record.problems)
     )
