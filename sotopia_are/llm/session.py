@@ -43,7 +43,7 @@ from sotopia_are.llm.structured import (
     schema_text,
 )
 from sotopia_are.llm.templates import PromptLibrary
-from sotopia_are.llm.valid_parts import of_valid_fields
+from sotopia_are.llm.valid_parts import of_valid_dataclass, of_valid_fields
 
 __all__ = ["Generation", "LLMSession", "generate"]
 
@@ -62,18 +62,10 @@ class Generation(Generic[T]):
     call: LLMCall
 
 
-_new = object.__new__
-
-
 def _generation(value: T, call: LLMCall) -> Generation[T]:
-    """``Generation(value, call)``, its fields put into its ``__dict__`` at once (every
-    call ends here): a frozen dataclass's ``__init__`` sets each through
-    ``object.__setattr__``."""
-    generation: Generation[T] = _new(Generation)
-    fields = generation.__dict__
-    fields["value"] = value
-    fields["call"] = call
-    return generation
+    """``Generation(value, call)``, made as every call ends (see
+    :func:`~sotopia_are.llm.valid_parts.of_valid_dataclass`)."""
+    return of_valid_dataclass(Generation, {"value": value, "call": call})
 
 
 class LLMSession:

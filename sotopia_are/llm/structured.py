@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from sotopia_are import SotopiaAreError
 from sotopia_are.llm._litellm import load_litellm
+from sotopia_are.llm.valid_parts import of_valid_dataclass
 
 __all__ = [
     "OUTPUT_MODES",
@@ -267,17 +268,9 @@ def parse_reply(text: str, output_type: type[M]) -> ParsedReply[M]:
         raise OutputValidationError(
             f"the JSON does not match {output_type.__name__}: {problems}"
         ) from exc
-    # ParsedReply(value, tuple(notes)), its fields put into its __dict__ at once (every
-    # structured call ends here): a frozen dataclass's __init__ sets each through
-    # object.__setattr__.
-    parsed: ParsedReply[M] = _new(ParsedReply)
-    fields = parsed.__dict__
-    fields["value"] = value
-    fields["normalizations"] = tuple(notes)
-    return parsed
+    # Every structured call ends here: made as ParsedReply(value, tuple(notes)) would be.
+    return of_valid_dataclass(ParsedReply, {"value": value, "normalizations": tuple(notes)})
 
-
-_new = object.__new__
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

@@ -17,9 +17,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-__all__ = ["of_valid_fields", "slot_setters"]
+__all__ = ["of_valid_dataclass", "of_valid_fields", "slot_setters"]
 
 M = TypeVar("M", bound=BaseModel)
+D = TypeVar("D")
 
 _new = object.__new__
 # BaseModel's slots, set through their descriptors: object.__setattr__ finds the same
@@ -43,6 +44,15 @@ def of_valid_fields(cls: type[M], fields: dict[str, Any], given: set[str] | None
     _set_extra(model, None)
     _set_private(model, None)
     return model
+
+
+def of_valid_dataclass(cls: type[D], fields: dict[str, Any]) -> D:
+    """``cls(**fields)`` for a dataclass ``cls`` without slots or ``__post_init__`` and
+    ``fields`` that name every field, each valid: put into the instance's ``__dict__`` at
+    once, where a frozen dataclass's ``__init__`` sets each through ``object.__setattr__``."""
+    made: D = _new(cls)
+    made.__dict__.update(fields)
+    return made
 
 
 def slot_setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:

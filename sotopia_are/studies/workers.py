@@ -278,12 +278,13 @@ def run_job(
 
 def worker_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """What makes a worker's event loop: uvloop's where it is installed (a dependency
-    wherever it has wheels), else asyncio's own (``None``). uvloop runs a batch's turns
-    and model calls in about 2.5 % fewer instructions per episode (measured in
-    docs/benchmarks.md); nothing in a worker depends on which loop it is."""
+    where it has wheels: CPython on Linux and macOS), else asyncio's own (``None``).
+    uvloop runs a batch's turns and model calls in about 2.5 % fewer instructions per
+    episode (measured in docs/benchmarks.md); nothing in a worker depends on which loop
+    it is."""
     try:
         import uvloop
-    except ImportError:  # no wheel for this platform (Windows): asyncio's loop
+    except ImportError:  # not a dependency on this platform: asyncio's loop
         return None
     return uvloop.new_event_loop
 

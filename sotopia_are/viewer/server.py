@@ -144,6 +144,9 @@ class ViewerServer:
             log_level="warning",
             access_log=False,
             backlog=_BACKLOG,
+            # asyncio's loop, as uvicorn's "auto" would pick uvloop (installed for batch
+            # workers) and, in uvicorn before 0.36, set its policy for the whole process.
+            loop="asyncio",
         )
         self._server = uvicorn.Server(config)
         self._stopped = threading.Event()

@@ -573,7 +573,6 @@ def _plain_call_json(event: CompletedEvent) -> str | None:
             if value is not None
             else f'{{"name":"{_escaped(name)}","value":null,"value_type":null}}'
             for name, value in args.items()
-            if name != "self"
         ]
     arg_texts = ",".join(parts)
     return (
