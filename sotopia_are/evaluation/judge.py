@@ -211,31 +211,31 @@ class LLMJudge:
         return generation.value, generation.call
 
     def _ratings(self, names: list[str], answers: list[BaseModel]) -> list[AgentRating]:
-        # The rubric's own answer model (a field per participant, of a field per
-        # dimension, of a str reasoning and a strict int score) is read from its fields
-        # as the validated answer holds them: the very objects its model_dump() gives.
-        # Another rubric's (output_model overridden) is read from its model_dump().
         own = type(self.rubric).output_model is Rubric.output_model
-        dumped = [answer.__dict__ if own else answer.model_dump() for answer in answers]
+        read = [_fields_of_own_answer(a) if own else a.model_dump() for a in answers]
         ratings = []
         for index, name in enumerate(names, start=1):
-            per_sample = [answer[f"agent_{index}"] for answer in dumped]
-            if own:
-                per_sample = [agent.__dict__ for agent in per_sample]
-            dimensions = []
-            for d in self.rubric.dimensions:
-                rated = [sample[d.name] for sample in per_sample]
-                if own:
-                    rated = [rating.__dict__ for rating in rated]
+            per_sample = [answer[f"agent_{index}"] for answer in read]
+            dimensions = [
                 # Scores and reasonings of validated answers, the rubric's dimension.
-                dimensions.append(
-                    DimensionScore.of_valid_scores(
-                        d.name,
-                        d.low,
-                        d.high,
-                        [rating["score"] for rating in rated],
-                        [rating["reasoning"] for rating in rated],
-                    )
+                DimensionScore.of_valid_scores(
+                    d.name,
+                    d.low,
+                    d.high,
+                    [sample[d.name]["score"] for sample in per_sample],
+                    [sample[d.name]["reasoning"] for sample in per_sample],
                 )
+                for d in self.rubric.dimensions
+            ]
             ratings.append(AgentRating.of_valid_scores(name, dimensions))
         return ratings
+
+
+def _fields_of_own_answer(answer: BaseModel) -> dict[str, dict[str, dict[str, Any]]]:
+    """What ``answer.model_dump()`` gives for an answer of the rubric's own answer model
+    (a field per participant, of a field per dimension, of a str reasoning and a strict
+    int score), read from the validated fields: the very objects, without the dump."""
+    return {
+        agent: {dimension: rating.__dict__ for dimension, rating in fields.__dict__.items()}
+        for agent, fields in answer.__dict__.items()
+    }

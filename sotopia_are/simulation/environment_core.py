@@ -51,6 +51,7 @@ from sotopia_are.simulation.notification_system import (
     NotificationSystem,
     ReminderSource,
     to_datetime,
+    uses_base_rules,
 )
 from sotopia_are.simulation.oracle import dump_state
 from sotopia_are.simulation.placeholders import (
@@ -129,10 +130,8 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         # Whether a completed event reaches the notification system only when its config
         # notifies it (no subclass hooks in): then an event it does not notify is logged
         # without being shown to it, as a pending record (see EventLog.put_ran).
-        self._notifies_by_config = (
-            kind.handle_event is BaseNotificationSystem.handle_event
-            and kind.convert_to_message is BaseNotificationSystem.convert_to_message
-            and kind.is_notified is BaseNotificationSystem.is_notified
+        self._notifies_by_config = kind.handle_event is BaseNotificationSystem.handle_event and (
+            uses_base_rules(self.notification_system)
         )
         self.state = EnvironmentState.SETUP
         self.exception: BaseException | None = None

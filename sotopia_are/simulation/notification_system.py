@@ -51,6 +51,7 @@ __all__ = [
     "VerbosityLevel",
     "get_notification_tools",
     "to_datetime",
+    "uses_base_rules",
 ]
 
 
@@ -216,17 +217,8 @@ class BaseNotificationSystem:
     def handle_event(self, event: AbstractEvent) -> None:
         """Queue the message for ``event`` if it is one to notify."""
         event_type = event.event_type
-        kind = type(self)
-        # Every agent's call: what is_notified says first, without its two calls, when
-        # these rules decide (neither method replaced, by a subclass or on the system).
-        if (
-            event_type is not _ENV
-            and event_type is not _USER
-            and kind.is_notified is _BASE_IS_NOTIFIED
-            and kind.convert_to_message is _BASE_CONVERT
-            and "is_notified" not in self.__dict__
-            and "convert_to_message" not in self.__dict__
-        ):
+        # Every agent's call: what is_notified says first, without its two calls.
+        if event_type is not _ENV and event_type is not _USER and uses_base_rules(self):
             return
         message = self.convert_to_message(event)
         if message is not None:
@@ -388,6 +380,18 @@ def _describe_call(event: CompletedEvent, args: dict[str, Any]) -> str:
 # The base rules, which handle_event knows never notify an AGENT event.
 _BASE_IS_NOTIFIED = BaseNotificationSystem.is_notified
 _BASE_CONVERT = BaseNotificationSystem.convert_to_message
+
+
+def uses_base_rules(system: BaseNotificationSystem) -> bool:
+    """Whether ``system`` decides what it notifies by the base rules: neither
+    ``is_notified`` nor ``convert_to_message`` replaced, by a subclass or on the system."""
+    kind = type(system)
+    return (
+        kind.is_notified is _BASE_IS_NOTIFIED
+        and kind.convert_to_message is _BASE_CONVERT
+        and "is_notified" not in system.__dict__
+        and "convert_to_message" not in system.__dict__
+    )
 
 
 class VerboseNotificationSystem(BaseNotificationSystem):

@@ -348,3 +348,24 @@ def test_an_agents_call_is_notified_only_by_a_system_with_its_own_rules(
         [event] = env.event_log.list_view()
         assert event.event_type is EventType.AGENT
         assert len(system.message_queue) == (0 if override is None else 1)
+
+
+def test_a_system_whose_own_convert_to_message_was_set_on_it_is_shown_queued_events() -> None:
+    """The kernel shows a queued event to a system that replaced convert_to_message on
+    itself (not in a subclass) as to one of a subclass, rather than logging the event as
+    one the config does not notify."""
+    system = BaseNotificationSystem()
+    system.convert_to_message = lambda event: Message(  # type: ignore[method-assign]
+        message_type=MessageType.ENVIRONMENT_NOTIFICATION,
+        message="seen",
+        timestamp=to_datetime(0),
+    )
+    counter = CounterApp()
+    env = Environment(
+        EnvironmentConfig(queue_based_loop=True, duration=None, verbose=False),
+        notification_system=system,
+    )
+    env.register_apps([counter])
+    env.schedule(Event.from_function(counter.add, amount=1).delayed(1))
+    env.run_until_idle()
+    assert [m.message for m in system.message_queue.list_view()] == ["seen"]
