@@ -97,8 +97,8 @@ def test_an_executor_of_public_names_runs_a_batch_and_a_lost_job_is_resumed(
 
 
 class LoopNoting(InProcess):
-    """Runs each job in this process and notes the module of the event loop each episode
-    started on."""
+    """Runs each job in this process (as :class:`InProcess`) and notes the module of the
+    event loop each episode started on."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -112,13 +112,12 @@ class LoopNoting(InProcess):
         *,
         judge: str | None,
     ) -> None:
-        def report(item: WorkerReport) -> None:
+        def noting(item: WorkerReport) -> None:
             if isinstance(item, Started):
                 self.loops.add(type(asyncio.get_running_loop()).__module__)
             take(item)
 
-        for job in jobs:
-            run_job(job, report)
+        super().__call__(jobs, noting, store, judge=judge)
 
 
 def test_a_worker_plays_on_uvloop_where_it_is_installed(
