@@ -62,12 +62,6 @@ class Generation(Generic[T]):
     call: LLMCall
 
 
-def _generation(value: T, call: LLMCall) -> Generation[T]:
-    """``Generation(value, call)``, made as every call ends (see
-    :func:`~sotopia_are.llm.valid_parts.of_valid_dataclass`)."""
-    return of_valid_dataclass(Generation, {"value": value, "call": call})
-
-
 class LLMSession:
     """Configuration, prompts, cache, record/replay, and the records of every call.
 
@@ -361,10 +355,9 @@ class LLMSession:
             )
             if output_type is None:
                 attempts.append(of_valid_fields(Attempt, answered))
-                return _generation(
-                    response.text,
-                    call.record(attempts, raw_text=response.text, parsed=response.text),
-                )
+                record = call.record(attempts, raw_text=response.text, parsed=response.text)
+                # Generation(value, call), made as every call ends (see of_valid_dataclass).
+                return of_valid_dataclass(Generation, {"value": response.text, "call": record})
             try:
                 parsed = parse_reply(response.text, output_type)
             except OutputValidationError as invalid:
@@ -387,7 +380,8 @@ class LLMSession:
             # model_dump(mode="json") without its Python layer: the same serializer, called
             # with the same (default) settings.
             dumped = value.__pydantic_serializer__.to_python(value, mode="json")
-            return _generation(value, call.record(attempts, raw_text=response.text, parsed=dumped))
+            record = call.record(attempts, raw_text=response.text, parsed=dumped)
+            return of_valid_dataclass(Generation, {"value": value, "call": record})
         assert output_type is not None  # text output returns on its first answer
         last_error = attempts[-1].error
         generation_error = GenerationError(

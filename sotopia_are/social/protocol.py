@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Protocol, runtime_checkable
 
 from sotopia_are.llm import LLMCall
+from sotopia_are.llm.valid_parts import of_valid_dataclass
 from sotopia_are.messages import AgentAction, GameMove, Observation, ScriptBackground
 from sotopia_are.messages.action import ActionType
 
@@ -45,19 +46,15 @@ class AgentTurn:
 
 
 _TURN_FIELDS = tuple(field.name for field in fields(AgentTurn))
-_new = object.__new__
 
 
 def turn_of_fields(values: dict[str, Any]) -> AgentTurn:
     """``AgentTurn(**values)`` for ``values`` that name every field in the class's order,
-    defaults included, each of its field's type (the runner's views make every turn so):
-    the values go into the turn's ``__dict__`` at once. A frozen dataclass's ``__init__``
-    sets each field through ``object.__setattr__``, three times the cost of the rest."""
+    defaults included, each of its field's type (the runner's views make every turn so;
+    see :func:`~sotopia_are.llm.valid_parts.of_valid_dataclass`)."""
     if tuple(values) != _TURN_FIELDS:
         raise TypeError(f"an AgentTurn is made of the fields {_TURN_FIELDS}, in that order")
-    turn = _new(AgentTurn)
-    vars(turn).update(values)
-    return turn
+    return of_valid_dataclass(AgentTurn, values)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A call's `Generation` and an answer's `ParsedReply` are made without their frozen
-dataclass `__init__` (their fields put into their `__dict__` at once): each must be the
-value its constructor makes, and stay frozen."""
+dataclass `__init__` (`of_valid_dataclass`: their fields put into their `__dict__` at
+once): each must be the value its constructor makes, and stay frozen."""
 
 import dataclasses
 import pickle
@@ -9,8 +9,9 @@ import pytest
 from pydantic import BaseModel
 
 from sotopia_are.llm.accounting import LLMCall
-from sotopia_are.llm.session import Generation, _generation
+from sotopia_are.llm.session import Generation
 from sotopia_are.llm.structured import ParsedReply, parse_reply
+from sotopia_are.llm.valid_parts import of_valid_dataclass
 
 
 class Answer(BaseModel):
@@ -19,7 +20,7 @@ class Answer(BaseModel):
 
 def test_a_generation_is_the_one_its_constructor_makes() -> None:
     call = LLMCall(model="m", template="t", messages=[], latency_s=0.5)
-    made = _generation(Answer(word="x"), call)
+    made = of_valid_dataclass(Generation, {"value": Answer(word="x"), "call": call})
     built = Generation(Answer(word="x"), call)
     assert type(made) is Generation
     assert made == built and repr(made) == repr(built)
