@@ -312,22 +312,34 @@ def _reordered_fields() -> frozenset[str]:
 
 
 def export_line(
-    fields: Mapping[bytes, bytes],
+    fields: Mapping[bytes, bytes] | Sequence[bytes],
     events: Sequence[Any],
     calls: Sequence[Any],
     *,
     entry_names: tuple[str, str],
 ) -> bytes | None:
     """The export line (UTF-8, without its newline) joined from an episode's HGETALL and
-    its two streams' XRANGE replies read undecoded (``entry_names``: the fields of an
-    event entry and a call entry holding the payload), or None when it must be exported
-    the full way (see the module doc)."""
+    its two streams' XRANGE replies as the server sends them, read undecoded and without
+    redis-py's response callbacks: the hash a mapping (RESP3) or a flat list of names and
+    values (RESP2), each stream entry ``[id, [name, value, ...]]`` (``entry_names``: the
+    fields of an event entry and a call entry holding the payload). None when it must be
+    exported the full way (see the module doc)."""
+    if not isinstance(fields, Mapping):
+        pairs = iter(fields)
+        fields = dict(zip(pairs, pairs, strict=False))
     text = fields.get(_EXPORTED)
-    form = export_form()
+    form = _form_bytes()
     if text is None or form is None:
         return None
-    parts = text.split(b"\n")
-    if len(parts) != 4 or parts[0] != form.encode() or parts[1] != _digest(fields).encode():
+    # The four parts are split off the front: the tail (a verdict's 16 kB) is not
+    # scanned by the split, only searched for a newline no JSON text holds.
+    parts = text.split(b"\n", 3)
+    if (
+        len(parts) != 4
+        or parts[0] != form
+        or b"\n" in parts[3]
+        or parts[1] != _digest(fields).encode()
+    ):
         return None
     try:
         for name in _CHANGED_BY_APPENDS:
@@ -336,25 +348,40 @@ def export_line(
     except (pydantic_core.ValidationError, UnicodeDecodeError):
         return None
     event_field, call_field = (name.encode() for name in entry_names)
-    event_texts = _marked(events, event_field, form.encode())
-    call_texts = _marked(calls, call_field, form.encode())
+    event_texts = _marked(events, event_field, form)
+    call_texts = _marked(calls, call_field, form)
     if event_texts is None or call_texts is None:
         return None
-    events_json, calls_json = b",".join(event_texts), b",".join(call_texts)
+    # One join of every part: the payloads are copied once.
     return b"".join(
-        (parts[2], b',"events":[', events_json, b'],"calls":[', calls_json, b"],", parts[3])
+        (parts[2], b',"events":[', *event_texts, b'],"calls":[', *call_texts, b"],", parts[3])
     )
 
 
 def _marked(entries: Sequence[Any], field: bytes, form: bytes) -> list[bytes] | None:
-    """The payloads of XRANGE ``entries`` when every one is ``{field: payload, FORM_FIELD:
-    form}``; else None."""
-    payloads = []
+    """The payloads of XRANGE ``entries`` (``[id, [name, value, ...]]`` each), comma
+    separated, when every entry's fields are ``field`` (the payload) and
+    :data:`FORM_FIELD` (``form``), in either order; else None."""
+    payloads: list[bytes] = []
     for _, values in entries:
-        if len(values) != 2 or values.get(_FORM) != form or field not in values:
+        if len(values) != 4:
             return None
-        payloads.append(values[field])
-    return payloads
+        first, payload, second, mark = values
+        if first == _FORM and second == field:
+            payload, mark = mark, payload
+        elif first != field or second != _FORM:
+            return None
+        if mark != form:
+            return None
+        payloads += (b",", payload)
+    return payloads[1:]
+
+
+@functools.cache
+def _form_bytes() -> bytes | None:
+    """:func:`export_form` as the store keeps it (UTF-8)."""
+    form = export_form()
+    return None if form is None else form.encode()
 
 
 @functools.cache
@@ -377,13 +404,13 @@ def utf8(text: str | bytes) -> bytes:
 
 def _digest(fields: Mapping[bytes, bytes]) -> str:
     """A digest of the record's hash fields as stored (those the appends change, the
-    listed summary and the export parts left out), whatever their order."""
-    digest = hashlib.sha1(usedforsecurity=False)
-    for name in sorted(set(fields) - _NOT_DIGESTED):
+    listed summary and the export parts left out), whatever their order: the same bytes
+    as :func:`_digest_of_texts`, hashed at once."""
+    parts: list[bytes] = []
+    for name in sorted(fields.keys() - _NOT_DIGESTED):
         value = fields[name]
-        digest.update(b"%d:%s%d:" % (len(name), name, len(value)))
-        digest.update(value)
-    return digest.hexdigest()
+        parts += (b"%d:%s%d:" % (len(name), name, len(value)), value)
+    return hashlib.sha1(b"".join(parts), usedforsecurity=False).hexdigest()
 
 
 def _digest_of_texts(written: Mapping[str, object]) -> str:
