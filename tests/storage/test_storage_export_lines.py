@@ -26,6 +26,7 @@ from sotopia_are.storage import (
 )
 from sotopia_are.storage.exported import FORM_FIELD, export_form, export_line
 from sotopia_are.storage.keys import EXPORTED_FIELD, episode_calls_key, episode_events_key
+from sotopia_are.storage.store.round_trip import round_trip
 from sotopia_are.testing import LocalLLMServer, schema_rule
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12)
@@ -55,13 +56,13 @@ CALLS = st.lists(
 def _joined(store: EpisodeStore, pk: str) -> str | None:
     """The line joined from the stored texts of ``pk``, or None if it is exported the full
     way."""
-    raw: Any = store.client
-    line = export_line(
-        raw.execute_command("HGETALL", EpisodeLog.redis_key(pk), NEVER_DECODE=True),
-        raw.execute_command("XRANGE", episode_events_key(pk), "-", "+", NEVER_DECODE=True),
-        raw.execute_command("XRANGE", episode_calls_key(pk), "-", "+", NEVER_DECODE=True),
-        entry_names=("event", "call"),
-    )
+    commands = [
+        ("HGETALL", EpisodeLog.redis_key(pk)),
+        ("XRANGE", episode_events_key(pk), "-", "+"),
+        ("XRANGE", episode_calls_key(pk), "-", "+"),
+    ]
+    row, events, calls = round_trip(store.client, commands, decode=False)
+    line = export_line(row, events, calls, entry_names=("event", "call"))
     return None if line is None else line.decode()
 
 

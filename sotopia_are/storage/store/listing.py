@@ -25,6 +25,7 @@ from sotopia_are.storage.keys import EPISODES_BY_TIME, SUMMARY_FIELD, episode_in
 from sotopia_are.storage.store.client import StoreClient
 from sotopia_are.storage.store.entries import SCAN_BATCH, from_hash, type_of, wrong_type
 from sotopia_are.storage.store.index import index_entries, index_type, listing_text
+from sotopia_are.storage.store.round_trip import round_trip
 
 __all__ = ["EpisodeFilter", "EpisodeListing", "OnUnreadable", "index_keys"]
 
@@ -173,10 +174,10 @@ class EpisodeListing(StoreClient):
     ) -> list[EpisodeSummary]:
         """The summaries of the readable episodes of ``chunk``, in order: from their
         listed summaries in one round trip, the others from their whole records."""
-        pipe = self.client.pipeline(transaction=False)
-        for pk in chunk:
-            pipe.hmget(EpisodeLog.redis_key(pk), [SUMMARY_FIELD, *LISTED_FIELDS])
-        replies = pipe.execute(raise_on_error=False)
+        asked = (SUMMARY_FIELD, *LISTED_FIELDS)
+        replies = round_trip(
+            self.client, [("HMGET", EpisodeLog.redis_key(pk), *asked) for pk in chunk]
+        )
         found: dict[str, EpisodeSummary] = {}
         unlisted = []
         for pk, reply in zip(chunk, replies, strict=True):

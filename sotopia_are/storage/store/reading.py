@@ -6,10 +6,10 @@ played up to now.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import redis
 
@@ -31,6 +31,7 @@ from sotopia_are.storage.store.entries import (
     wrong_type,
 )
 from sotopia_are.storage.store.models import StoredModels
+from sotopia_are.storage.store.round_trip import round_trip
 
 __all__ = ["EpisodeReading"]
 
@@ -101,12 +102,9 @@ class EpisodeReading(StoredModels):
 
     def _export_replies(self, chunk: list[str]) -> list[Any]:
         """The HGETALL and two XRANGE replies of each episode of ``chunk``, in one round
-        trip, as the server sent them (undecoded; errors as replies): read off one of the
-        client's connections without redis-py's pipeline and response callbacks, which
-        turned every stream entry into a dict that :func:`export_line` only reads back
-        (a third of the export's reading)."""
-        if not chunk:
-            return []
+        trip, as the server sent them (undecoded, without redis-py's response callbacks:
+        see :func:`~sotopia_are.storage.store.round_trip.round_trip`; errors as
+        replies)."""
         commands: list[tuple[str, ...]] = []
         for pk in chunk:
             commands += (
@@ -114,17 +112,7 @@ class EpisodeReading(StoredModels):
                 ("XRANGE", episode_events_key(pk), "-", "+"),
                 ("XRANGE", episode_calls_key(pk), "-", "+"),
             )
-        pool = self.client.connection_pool
-        conn = pool.get_connection()
-        try:
-            return cast(
-                list[Any],
-                conn.retry.call_with_retry(
-                    lambda: _round_trip(conn, commands), lambda _: conn.disconnect()
-                ),
-            )
-        finally:
-            pool.release(conn)
+        return round_trip(self.client, commands, decode=False)
 
     def _export_lines(self, chunk: list[str], replies: list[Any]) -> Iterator[bytes]:
         for number, pk in enumerate(chunk):
@@ -184,21 +172,3 @@ class EpisodeReading(StoredModels):
         self._queued.flush()
         with self._guard():
             return read_stream(self.client, key, field, decode)
-
-
-def _round_trip(conn: Any, commands: Sequence[tuple[str, ...]]) -> list[Any]:
-    """The undecoded replies of ``commands`` sent at once on the redis-py connection
-    ``conn``, an error reply as its ``ResponseError``; any other error (the connection
-    lost, an interrupt with replies unread) closes the connection and is raised."""
-    try:
-        conn.send_packed_command(conn.pack_commands(commands))
-        replies: list[Any] = []
-        for _ in commands:
-            try:
-                replies.append(conn.read_response(disable_decoding=True))
-            except redis.ResponseError as error:
-                replies.append(error)
-    except BaseException:
-        conn.disconnect()
-        raise
-    return replies
