@@ -21,7 +21,7 @@ __all__ = ["round_trip"]
 
 
 def round_trip(
-    client: redis.Redis, commands: Sequence[tuple[str, ...]], *, decode: bool = True
+    client: redis.Redis[Any], commands: Sequence[tuple[str, ...]], *, decode: bool = True
 ) -> list[Any]:
     """The replies of ``commands``, sent in one round trip on a connection of ``client``'s
     pool: without redis-py's response callbacks (a hash is a mapping in RESP3, a flat list
@@ -48,7 +48,9 @@ def round_trip(
 
 def _send_and_read(conn: Any, commands: Sequence[tuple[str, ...]], decode: bool) -> list[Any]:
     try:
-        conn.send_packed_command([b"".join(map(hiredis.pack_command, commands))])
+        # hiredis's stubs take a tuple of one argument.
+        packed = [hiredis.pack_command(command) for command in commands]  # type: ignore[arg-type]
+        conn.send_packed_command([b"".join(packed)])
         replies: list[Any] = []
         for _ in commands:
             try:
