@@ -238,8 +238,10 @@ class BaseNotificationSystem:
         config = self.config
         if config.notify_all_env_events:
             return True
-        # Cheapest tests first: this runs for every ENV event the kernel logs.
-        class_name = event.app_class_name()
+        # Cheapest tests first: this runs for every ENV event the kernel logs (the app's
+        # class name read here: app_class_name() says the same, with a call).
+        app = getattr(action, "app", None)
+        class_name = None if app is None else type(app).__name__
         if class_name == _USER_INTERFACE and action.function_name == _USER_MESSAGE_TOOL:
             return True
         tools = config.notified_tools
