@@ -134,6 +134,17 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
             kind.handle_time_based_notifications
             is not BaseNotificationSystem.handle_time_based_notifications
         )
+        # Whether ticks close by the base rules (next_timeout and
+        # handle_timeout_after_events not replaced): then the queue loop reads the pending
+        # wait and the notified flag itself and closes a tick only when either is set.
+        system = self.notification_system
+        self._closes_by_base = (
+            kind.next_timeout is BaseNotificationSystem.next_timeout
+            and kind.handle_timeout_after_events
+            is BaseNotificationSystem.handle_timeout_after_events
+            and "next_timeout" not in system.__dict__
+            and "handle_timeout_after_events" not in system.__dict__
+        )
         # Whether a completed event reaches the notification system only when its config
         # notifies it (no subclass hooks in): then an event it does not notify is logged
         # without being shown to it, as a pending record (see EventLog.put_ran).
@@ -400,7 +411,12 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         tick are inlined here, one frame for any number of events."""
         time_manager = self.time_manager
         notifications = self.notification_system
-        if not time_manager.virtual or self.config.verbose or self._opens_every_tick:
+        if (
+            not time_manager.virtual
+            or self.config.verbose
+            or self._opens_every_tick
+            or not self._closes_by_base
+        ):
             taken = 0
             while taken < limit and self._has_live_work() and self._step():
                 taken += 1
@@ -408,7 +424,6 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         queue = self.event_queue
         pop_due = queue.pop_due
         live_time = queue.peek_time_if_live
-        next_timeout = notifications.next_timeout
         close_tick = notifications.handle_timeout_after_events
         end = math.inf if self.end_time is None else self.end_time
         runners = RUNNERS
@@ -419,7 +434,7 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
             while taken < limit and self.state is _RUNNING:
                 # _has_live_work() and the start of _step(), inlined.
                 due: float | None
-                timeout = next_timeout()
+                timeout = notifications.pending_timeout  # next_timeout()
                 if timeout is None and notifications.reminder_app is None:
                     # Nothing opens the tick: its first event is popped at once, if live
                     # work is queued and it is due by the end.
@@ -460,7 +475,8 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
                         if self.state is not _RUNNING:
                             break
                         popped = pop_due(now)
-                    close_tick(now)
+                    if notifications.notified_in_tick or notifications.pending_timeout is not None:
+                        close_tick(now)
                 except BaseException as error:
                     self.exception = error
                     self._finish(EnvironmentState.FAILED)
