@@ -431,11 +431,20 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         # One registration state for every tick of the slice (_tick installs its own).
         entered = self._enter_events()
         try:
+            # The first event of the next tick when it was popped with the last of this
+            # one's (see below): it is run next, whatever else happens before.
+            ahead: tuple[float, AbstractEvent] | None = None
             while taken < limit and self.state is _RUNNING:
                 # _has_live_work() and the start of _step(), inlined.
                 due: float | None
-                timeout = notifications.pending_timeout  # next_timeout()
-                if timeout is None and notifications.reminder_app is None:
+                popped = ahead
+                ahead = None
+                if popped is not None:
+                    due = popped[0]
+                elif (
+                    notifications.pending_timeout is None  # next_timeout()
+                    and notifications.reminder_app is None
+                ):
                     # Nothing opens the tick: its first event is popped at once, if live
                     # work is queued and it is due by the end.
                     popped = pop_due(end, True)
@@ -443,7 +452,7 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
                         break
                     due = popped[0]
                 else:
-                    popped = None
+                    timeout = notifications.pending_timeout
                     if timeout is None:
                         due = live_time()
                     else:
@@ -474,7 +483,22 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
                             run(self, event, due)
                         if self.state is not _RUNNING:
                             break
-                        popped = pop_due(now)
+                        if (
+                            taken + 1 < limit
+                            and notifications.pending_timeout is None
+                            and notifications.reminder_app is None
+                        ):
+                            # Nothing will open the next tick, which this slice takes:
+                            # one pop gives the next event of this tick or the first of
+                            # the next (closing a tick changes no queue).
+                            popped = pop_due(end, True)
+                            if popped is None:
+                                popped = pop_due(now)  # a polling check due now
+                            elif popped[0] > now:
+                                ahead = popped
+                                break
+                        else:
+                            popped = pop_due(now)
                     if notifications.notified_in_tick or notifications.pending_timeout is not None:
                         close_tick(now)
                 except BaseException as error:
