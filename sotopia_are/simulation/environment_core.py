@@ -20,9 +20,11 @@ Rules the core keeps:
 from __future__ import annotations
 
 import logging
+import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
+from contextvars import Token
 from types import TracebackType
 from typing import Any, cast
 
@@ -35,6 +37,11 @@ from sotopia_are.simulation.environment_config import (
     EnvironmentType,
 )
 from sotopia_are.simulation.environment_queries import EnvironmentQueries
+from sotopia_are.simulation.event_context import (
+    REGISTRATION_STATE,
+    RunningEvents,
+    registration_state,
+)
 from sotopia_are.simulation.event_log import EventLog
 from sotopia_are.simulation.event_queue import EventQueue
 from sotopia_are.simulation.event_runners import RUNNERS, EventRunners, runner_for
@@ -127,6 +134,17 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
             kind.handle_time_based_notifications
             is not BaseNotificationSystem.handle_time_based_notifications
         )
+        # Whether ticks close by the base rules (next_timeout and
+        # handle_timeout_after_events not replaced): then the queue loop reads the pending
+        # wait and the notified flag itself and closes a tick only when either is set.
+        system = self.notification_system
+        self._closes_by_base = (
+            kind.next_timeout is BaseNotificationSystem.next_timeout
+            and kind.handle_timeout_after_events
+            is BaseNotificationSystem.handle_timeout_after_events
+            and "next_timeout" not in system.__dict__
+            and "handle_timeout_after_events" not in system.__dict__
+        )
         # Whether a completed event reaches the notification system only when its config
         # notifies it (no subclass hooks in): then an event it does not notify is logged
         # without being shown to it, as a pending record (see EventLog.put_ran).
@@ -146,6 +164,9 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         # On a real clock, the time the running event was due: what current_time says.
         self._running_at: float | None = None
         self._finalized = False
+        # The registration state of the loop running events now, if one is (see
+        # _enter_events): the runners set the event whose action runs in it.
+        self._running_events: RunningEvents | None = None
 
     # ----------------------------------------------------------------- queries
 
@@ -230,9 +251,7 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         with self._lock:
             # One call schedules at one time (a real clock moves while it loops).
             now = self._schedule_base_time()
-            register = self._register
-            for event in [events] if isinstance(events, AbstractEvent) else events:
-                register(event, now)
+            self._register([events] if isinstance(events, AbstractEvent) else events, now)
             self._wake()
 
     def add_to_log(self, events: CompletedEvent | Sequence[CompletedEvent]) -> None:
@@ -392,7 +411,12 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         tick are inlined here, one frame for any number of events."""
         time_manager = self.time_manager
         notifications = self.notification_system
-        if not time_manager.virtual or self.config.verbose or self._opens_every_tick:
+        if (
+            not time_manager.virtual
+            or self.config.verbose
+            or self._opens_every_tick
+            or not self._closes_by_base
+        ):
             taken = 0
             while taken < limit and self._has_live_work() and self._step():
                 taken += 1
@@ -400,51 +424,90 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         queue = self.event_queue
         pop_due = queue.pop_due
         live_time = queue.peek_time_if_live
-        next_timeout = notifications.next_timeout
         close_tick = notifications.handle_timeout_after_events
-        end_time = self.end_time
+        end = math.inf if self.end_time is None else self.end_time
         runners = RUNNERS
         taken = 0
-        while taken < limit:
-            # _has_live_work() and the start of _step(), inlined.
-            timeout = next_timeout()
-            if timeout is None:
-                due = live_time()
-                if due is None:
-                    break
-            else:
-                due = queue.peek_time()
-                if due is None or timeout < due:
-                    due = timeout
-            if self.state is not _RUNNING or (end_time is not None and due > end_time):
-                break
-            # TimeManager.time() and add_offset() on a virtual clock.
-            now = time_manager.start_time + time_manager.offset
-            if due > now:
-                time_manager.offset += due - now
-                now = due
-            # _tick(now) on a virtual clock.
-            try:
-                if notifications.reminder_app is not None:
-                    notifications.handle_time_based_notifications(now)
-                while self.state is _RUNNING:
-                    popped = pop_due(now)
+        # One registration state for every tick of the slice (_tick installs its own).
+        entered = self._enter_events()
+        try:
+            # The first event of the next tick when it was popped with the last of this
+            # one's (see below): it is run next, whatever else happens before.
+            ahead: tuple[float, AbstractEvent] | None = None
+            while taken < limit and self.state is _RUNNING:
+                # _has_live_work() and the start of _step(), inlined.
+                due: float | None
+                popped = ahead
+                ahead = None
+                if popped is not None:
+                    due = popped[0]
+                elif (
+                    notifications.pending_timeout is None  # next_timeout()
+                    and notifications.reminder_app is None
+                ):
+                    # Nothing opens the tick: its first event is popped at once, if live
+                    # work is queued and it is due by the end.
+                    popped = pop_due(end, True)
                     if popped is None:
                         break
-                    due, event = popped
-                    if type(event) is Event:
-                        self._run_event(event, due)
-                        continue
-                    run = runners.get(type(event))
-                    if run is None:
-                        run = runner_for(type(event))
-                    run(self, event, due)
-                close_tick(now)
-            except BaseException as error:
-                self.exception = error
-                self._finish(EnvironmentState.FAILED)
-                raise
-            taken += 1
+                    due = popped[0]
+                else:
+                    timeout = notifications.pending_timeout
+                    if timeout is None:
+                        due = live_time()
+                    else:
+                        due = queue.peek_time()
+                        if due is None or timeout < due:
+                            due = timeout
+                    if due is None or due > end:
+                        break
+                # TimeManager.time() and add_offset() on a virtual clock.
+                now = time_manager.start_time + time_manager.offset
+                if due > now:
+                    time_manager.offset += due - now
+                    now = due
+                # _tick(now) on a virtual clock.
+                try:
+                    if popped is None:
+                        if notifications.reminder_app is not None:
+                            notifications.handle_time_based_notifications(now)
+                        popped = pop_due(now) if self.state is _RUNNING else None
+                    while popped is not None:
+                        due, event = popped
+                        if type(event) is Event:
+                            self._run_event(event, due)
+                        else:
+                            run = runners.get(type(event))
+                            if run is None:
+                                run = runner_for(type(event))
+                            run(self, event, due)
+                        if self.state is not _RUNNING:
+                            break
+                        if (
+                            taken + 1 < limit
+                            and notifications.pending_timeout is None
+                            and notifications.reminder_app is None
+                        ):
+                            # Nothing will open the next tick, which this slice takes:
+                            # one pop gives the next event of this tick or the first of
+                            # the next (closing a tick changes no queue).
+                            popped = pop_due(end, True)
+                            if popped is None:
+                                popped = pop_due(now)  # a polling check due now
+                            elif popped[0] > now:
+                                ahead = popped
+                                break
+                        else:
+                            popped = pop_due(now)
+                    if notifications.notified_in_tick or notifications.pending_timeout is not None:
+                        close_tick(now)
+                except BaseException as error:
+                    self.exception = error
+                    self._finish(EnvironmentState.FAILED)
+                    raise
+                taken += 1
+        finally:
+            self._leave_events(entered)
         return taken
 
     def _idle(self, swept: set[AbstractEvent]) -> bool:
@@ -468,31 +531,35 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
             or self.notification_system.next_timeout() is not None
         )
 
-    def _register(self, event: AbstractEvent, now: float) -> None:
+    def _register(self, events: Iterable[AbstractEvent], now: float) -> None:
+        """Take in each of ``events`` not known yet: queue it, or count the dependencies
+        it waits for (an OracleEvent outside oracle mode is dropped)."""
         known = self._known
-        if event in known:
-            return
-        # The type test first: it settles the common case (a plain Event) at once.
-        if (
-            type(event) is not Event
-            and isinstance(event, OracleEvent)
-            and not self.config.oracle_mode
-        ):
-            return
-        known.add(event)
-        dependencies = event.dependencies
-        if dependencies:
-            completed = self._completed
-            pending = 0
-            # A plain loop: most events have one dependency, where a generator costs
-            # more than the count.
-            for parent in dependencies:
-                if parent not in completed:
-                    pending += 1
-            if pending:
-                self._waiting[event] = pending
-                return
-        self._enqueue(event, now)
+        completed = self._completed
+        enqueue = self._enqueue
+        for event in events:
+            if event in known:
+                continue
+            # The type test first: it settles the common case (a plain Event) at once.
+            if (
+                type(event) is not Event
+                and isinstance(event, OracleEvent)
+                and not self.config.oracle_mode
+            ):
+                continue
+            known.add(event)
+            dependencies = event.dependencies
+            if dependencies:
+                pending = 0
+                # A plain loop: most events have one dependency, where a generator costs
+                # more than the count.
+                for parent in dependencies:
+                    if parent not in completed:
+                        pending += 1
+                if pending:
+                    self._waiting[event] = pending
+                    continue
+            enqueue(event, now)
 
     def _enqueue(self, event: AbstractEvent, now: float) -> None:
         event_time = event.event_time
@@ -516,7 +583,7 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         waiting = self._waiting
         for child in event.successors:
             if child not in self._known:
-                self._register(child, now)
+                self._register((child,), now)
                 continue
             pending = waiting.get(child)
             if pending is None:
@@ -551,6 +618,7 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         if real_clock:
             self._measured = now
         notifications = self.notification_system
+        entered = self._enter_events()
         try:
             if self._opens_every_tick or notifications.reminder_app is not None:
                 notifications.handle_time_based_notifications(now)
@@ -573,6 +641,19 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         finally:
             self._measured = None
             self._running_at = None
+            self._leave_events(entered)
+
+    def _enter_events(self) -> tuple[RunningEvents | None, Token[Any]]:
+        """Install the registration state of a loop about to run events here (see
+        :class:`~.event_context.RunningEvents`); what :meth:`_leave_events` restores."""
+        outer = self._running_events
+        running = self._running_events = RunningEvents(registration_state())
+        return outer, REGISTRATION_STATE.set(running)
+
+    def _leave_events(self, entered: tuple[RunningEvents | None, Token[Any]]) -> None:
+        outer, token = entered
+        self._running_events = outer
+        REGISTRATION_STATE.reset(token)
 
     def _finish(self, state: EnvironmentState) -> None:
         """Enter a final state once (FAILED wins over STOPPED), notify it (in ARE's

@@ -36,7 +36,8 @@ class EventQueue:
     due no earlier than every other queued one.
 
     An entry may be marked as not keeping the run alive (a check that would poll forever);
-    :meth:`has_live_events` tells whether anything else is waiting.
+    :meth:`has_live_events` tells whether anything else is waiting. Such entries are the
+    ones counted, being rare: queuing and popping any other costs no count.
 
     Entries come out in ``(due, key)`` order from two sources merged at their heads: a
     *run* (a deque of entries each later than the one before: what an event due after
@@ -45,7 +46,7 @@ class EventQueue:
     which the cyclic garbage collector stops tracking, so a long queue costs it nothing.
     """
 
-    __slots__ = ("_heap", "_heap_events", "_live", "_run", "_run_events", "_seq")
+    __slots__ = ("_heap", "_heap_events", "_passive", "_run", "_run_events", "_seq")
 
     def __init__(self) -> None:
         self._run: deque[tuple[float, int]] = deque()
@@ -53,7 +54,8 @@ class EventQueue:
         self._heap: list[tuple[float, int]] = []
         self._heap_events: dict[int, AbstractEvent] = {}
         self._seq = itertools.count(2, 2)
-        self._live = 0
+        # How many queued entries do not keep the run alive.
+        self._passive = 0
 
     def put(self, event: AbstractEvent, due: float, keeps_alive: bool = True) -> None:
         """Queue ``event`` to run at simulated time ``due``."""
@@ -63,10 +65,9 @@ class EventQueue:
             key = next(self._seq)
         else:
             key = (PRIORITY[event_type] << _PRIORITY_SHIFT) + next(self._seq)
-        if keeps_alive:
-            self._live += 1
-        else:
+        if not keeps_alive:
             key += 1
+            self._passive += 1
         entry = (due, key)
         run = self._run
         if not run or run[-1] < entry:
@@ -95,13 +96,14 @@ class EventQueue:
     def peek_time_if_live(self) -> float | None:
         """:meth:`peek_time` if a queued event keeps the run alive, else None (the
         kernel's loop asks both once per step)."""
-        if self._live <= 0:
-            return None
         heap = self._heap
         run = self._run
+        passive = self._passive
+        if passive and len(run) + len(heap) <= passive:
+            return None
         if heap and (not run or heap[0] < run[0]):
             return heap[0][0]
-        return run[0][0]
+        return run[0][0] if run else None
 
     def peek(self) -> tuple[float, AbstractEvent] | None:
         """The next ``(due, event)`` without removing it (None if the queue is empty)."""
@@ -119,10 +121,14 @@ class EventQueue:
             raise IndexError("pop from an empty event queue")
         return popped
 
-    def pop_due(self, now: float) -> tuple[float, AbstractEvent] | None:
-        """Remove and return the next ``(due, event)`` if it is due at or before ``now``."""
+    def pop_due(self, now: float, live_only: bool = False) -> tuple[float, AbstractEvent] | None:
+        """Remove and return the next ``(due, event)`` if it is due at or before ``now``;
+        with ``live_only``, only if a queued event keeps the run alive (the kernel's loop
+        pops the first event of a tick so, without a peek first)."""
         heap = self._heap
         run = self._run
+        if live_only and self._passive and len(run) + len(heap) <= self._passive:
+            return None
         if heap and (not run or heap[0] < run[0]):
             due, key = heap[0]
             if due > now:
@@ -137,13 +143,13 @@ class EventQueue:
             event = self._run_events.popleft()
         else:
             return None
-        if not key & 1:
-            self._live -= 1
+        if key & 1:
+            self._passive -= 1
         return due, event
 
     def has_live_events(self) -> bool:
         """Whether any queued event keeps the run alive."""
-        return self._live > 0
+        return len(self._run) + len(self._heap) > self._passive
 
     def list_view(self) -> list[tuple[float, AbstractEvent]]:
         """The queued ``(due, event)`` pairs in run order (sorts a copy: for inspection)."""
@@ -159,7 +165,7 @@ class EventQueue:
         self._run_events.clear()
         self._heap.clear()
         self._heap_events.clear()
-        self._live = 0
+        self._passive = 0
 
     def __len__(self) -> int:
         return len(self._run) + len(self._heap)

@@ -172,23 +172,29 @@ _ATTACHMENTS_ARG = "base64_utf8_encoded_attachment_contents"
 
 class BaseNotificationSystem:
     """Turns the completed events its config selects into messages; polls a reminder
-    app (see :meth:`setup_reminder_app`) each tick for due reminders."""
+    app (see :meth:`setup_reminder_app`) each tick for due reminders.
+
+    ``pending_timeout`` (the deadline of the pending wait, what :meth:`next_timeout`
+    says) and ``notified_in_tick`` (whether anything was notified since the last tick
+    closed) are read by the kernel's loop, which closes a tick only when either is set
+    (closing does nothing otherwise); they are changed only by the methods here.
+    """
 
     def __init__(self, config: NotificationSystemConfig | None = None) -> None:
         self.config = NotificationSystemConfig() if config is None else config
         self.message_queue = MessageQueue()
         self.time_manager: TimeManager | None = None
         self.reminder_app: ReminderSource | None = None
-        self._timeout_at: float | None = None
-        self._notified_this_tick = False
+        self.pending_timeout: float | None = None
+        self.notified_in_tick = False
 
     def initialize(self, time_manager: TimeManager) -> None:
         """Stamp messages made without an event time with ``time_manager``'s clock, and
         start empty."""
         self.time_manager = time_manager
         self.message_queue.reset()
-        self._timeout_at = None
-        self._notified_this_tick = False
+        self.pending_timeout = None
+        self.notified_in_tick = False
 
     def setup_reminder_app(self, reminder_app: ReminderSource) -> None:
         """Notify ``reminder_app``'s reminders as they fall due (the environment calls
@@ -212,7 +218,7 @@ class BaseNotificationSystem:
 
     def _put(self, message: Message) -> None:
         self.message_queue.put(message)
-        self._notified_this_tick = True
+        self.notified_in_tick = True
 
     def handle_event(self, event: AbstractEvent) -> None:
         """Queue the message for ``event`` if it is one to notify."""
@@ -238,8 +244,10 @@ class BaseNotificationSystem:
         config = self.config
         if config.notify_all_env_events:
             return True
-        # Cheapest tests first: this runs for every ENV event the kernel logs.
-        class_name = event.app_class_name()
+        # Cheapest tests first: this runs for every ENV event the kernel logs (the app's
+        # class name read here: app_class_name() says the same, with a call).
+        app = getattr(action, "app", None)
+        class_name = None if app is None else type(app).__name__
         if class_name == _USER_INTERFACE and action.function_name == _USER_MESSAGE_TOOL:
             return True
         tools = config.notified_tools
@@ -333,26 +341,26 @@ class BaseNotificationSystem:
     def set_wait_timeout(self, deadline: float) -> None:
         """Notify "wait timed out" at simulated time ``deadline`` unless something else is
         notified first."""
-        self._timeout_at = deadline
+        self.pending_timeout = deadline
 
     def clear_wait_timeout(self) -> None:
         """Cancel a pending wait timeout."""
-        self._timeout_at = None
+        self.pending_timeout = None
 
     def next_timeout(self) -> float | None:
         """When the pending wait timeout is due (None if there is none)."""
-        return self._timeout_at
+        return self.pending_timeout
 
     def handle_timeout_after_events(self, tick_time: float | None = None) -> None:
         """Close the tick at ``tick_time`` (default: the clock's time now): a
         notification in it cancels the pending wait; otherwise a due wait becomes a
         timeout notification."""
-        if self._notified_this_tick:
-            self._timeout_at = None
-        elif self._timeout_at is not None:
+        if self.notified_in_tick:
+            self.pending_timeout = None
+        elif self.pending_timeout is not None:
             now = self.get_current_time() if tick_time is None else tick_time
-            if now >= self._timeout_at:
-                self._timeout_at = None
+            if now >= self.pending_timeout:
+                self.pending_timeout = None
                 self.message_queue.put(
                     Message(
                         MessageType.ENVIRONMENT_NOTIFICATION,
@@ -360,7 +368,7 @@ class BaseNotificationSystem:
                         to_datetime(now),
                     )
                 )
-        self._notified_this_tick = False
+        self.notified_in_tick = False
 
 
 def _user_message_text(content: str, at: datetime) -> str:

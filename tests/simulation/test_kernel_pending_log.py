@@ -4,30 +4,36 @@ for the garbage collector until its log is read."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
 import itertools
 import pickle
 import threading
+from collections.abc import Callable
 
 from _kernel_apps import AgentUserInterface, CounterApp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sotopia_are.simulation import environment as environment_module
 from sotopia_are.simulation.environment import Environment, EnvironmentConfig
 from sotopia_are.simulation.event_log import EventLog
 from sotopia_are.simulation.event_queue import PRIORITY, EventQueue
 from sotopia_are.simulation.ids import id_namespace
+from sotopia_are.simulation.scenarios.scenario import Scenario
 from sotopia_are.simulation.types import (
     AbstractEvent,
     Action,
     CompletedEvent,
     ConditionCheckEvent,
     Event,
+    EventRegisterer,
     EventType,
     StopEvent,
     ValidationEvent,
     current_event,
+    disable_events,
     event_registered,
 )
 
@@ -49,9 +55,16 @@ nodes = st.integers(min_value=1, max_value=20).flatmap(
 
 
 def run(
-    dag: tuple[tuple[str, list[int], int, float | None], ...], listen: bool
+    dag: tuple[tuple[str, list[int], int, float | None], ...],
+    listen: bool,
+    steps_per_slice: int | None = None,
+    wait_until: float | None = None,
+    verbose: bool = False,
 ) -> list[dict[str, object]]:
-    """The log of ``dag``; with ``listen``, a listener makes every record at once."""
+    """The log of ``dag`` and then what was notified; with ``listen``, a listener makes
+    every record at once; with ``steps_per_slice``, run by the thread driver taking
+    that many steps per slice; with ``wait_until``, a wait times out then unless
+    something is notified first; ``verbose`` takes the loop one step at a time."""
     with id_namespace("pending-log"):
         app, ui = CounterApp(), AgentUserInterface()
         events: list[Event] = []
@@ -74,12 +87,22 @@ def run(
             if absolute is not None and not parents:
                 event.at_absolute_time(absolute)
             events.append(event)
-        env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None))
+        env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None, verbose=verbose))
         if listen:
             env.add_completed_event_listener(lambda _: None)
         env.register_apps([app, ui])
         env.schedule(list(reversed(events)))
-        env.run_until_idle()
+        if wait_until is not None:
+            env.notification_system.set_wait_timeout(wait_until)
+        if steps_per_slice is None:
+            env.run_until_idle()
+        else:
+            slices = environment_module._STEPS_PER_LOCK
+            environment_module._STEPS_PER_LOCK = steps_per_slice
+            try:
+                env.run(Scenario(scenario_id="slices"), schedule_events=False)
+            finally:
+                environment_module._STEPS_PER_LOCK = slices
         log = env.event_log
         assert [log.get(e.event_id) for e in events] == [
             next(r for r in reversed(log.list_view()) if r.event_id == e.event_id) for e in events
@@ -88,7 +111,11 @@ def run(
         for record in log:
             if record.metadata.exception_stack_trace is not None:
                 record.metadata.exception_stack_trace = "<trace>"
-        return log.to_dict()
+        messages = [
+            {"notified": [m.message_type.value, m.message, m.timestamp.isoformat()]}
+            for m in env.notification_system.message_queue.list_view()
+        ]
+        return log.to_dict() + messages
 
 
 @settings(max_examples=60, deadline=None)
@@ -97,6 +124,20 @@ def test_pending_records_read_as_records_made_at_once(
     dag: tuple[tuple[str, list[int], int, float | None], ...],
 ) -> None:
     assert run(dag, listen=False) == run(dag, listen=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(nodes, st.integers(1, 4), st.one_of(st.none(), st.integers(0, 12)))
+def test_the_thread_drivers_slices_run_as_one_loop(
+    dag: tuple[tuple[str, list[int], int, float | None], ...],
+    steps_per_slice: int,
+    wait_until: int | None,
+) -> None:
+    """The queue loop in slices of any size (it pops each tick's first event with the
+    last event of the tick before, within a slice) gives the log and notifications of
+    the loop taken one step at a time (``verbose``), with or without a wait pending."""
+    stepped = run(dag, False, 1000, wait_until, verbose=True)
+    assert run(dag, False, steps_per_slice, wait_until) == stepped
 
 
 def test_a_record_keeps_the_event_as_it_was_when_it_ran() -> None:
@@ -294,6 +335,42 @@ def test_a_registered_method_runs_as_part_of_its_event() -> None:
     assert current_event() is None
     app.probe("agent")  # an agent's own call is logged, as before
     assert len(env.event_log) == 4 and env.event_log[-1].event_type is EventType.AGENT
+
+
+def test_calls_between_events_are_under_the_state_the_loop_started_in() -> None:
+    """A loop installs one registration state for all its events: each event owns the
+    calls its action makes, and a call made between events (a completed-event
+    listener's) is under the state the loop started in, logged as an agent's own
+    outside any block and not logged in disable_events(); afterwards the state is as
+    before."""
+    for suppressed in (False, True):
+        app = Probe()
+        env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None))
+        env.register_apps([app])
+        events = [Event.from_function(app.probe, label=f"p{i}").delayed(i) for i in range(3)]
+        between: list[AbstractEvent | None] = []
+        env.add_completed_event_listener(_reading_listener(app, between))
+        env.schedule(events)
+        with disable_events() if suppressed else contextlib.nullcontext():
+            env.run_until_idle()
+            assert EventRegisterer.is_capture_mode() is False
+        assert app.owners == events and between == [None] * 3
+        kinds = [record.event_type for record in env.event_log]
+        assert kinds == [EventType.ENV] * 3 if suppressed else [EventType.ENV, EventType.AGENT] * 3
+        assert current_event() is None
+
+
+def _reading_listener(
+    app: Probe, seen: list[AbstractEvent | None]
+) -> Callable[[CompletedEvent], None]:
+    """A listener noting the current event after each ENV record and calling ``app``."""
+
+    def listener(record: CompletedEvent) -> None:
+        if record.event_type is EventType.ENV:
+            seen.append(current_event())
+            app.read()
+
+    return listener
 
 
 def test_checks_and_stops_still_run_by_their_kind() -> None:
