@@ -213,20 +213,25 @@ class LLMJudge:
     def _ratings(self, names: list[str], answers: list[BaseModel]) -> list[AgentRating]:
         own = type(self.rubric).output_model is Rubric.output_model
         read = [_fields_of_own_answer(a) if own else a.model_dump() for a in answers]
+        # Read once, not per participant: a model's attribute costs some 500 instructions.
+        ranges = [(d.name, d.low, d.high) for d in self.rubric.dimensions]
         ratings = []
         for index, name in enumerate(names, start=1):
             per_sample = [answer[f"agent_{index}"] for answer in read]
-            dimensions = [
+            dimensions = []
+            for dimension, low, high in ranges:
+                if len(per_sample) == 1:
+                    # One sample (the default), without a comprehension (a call) per list.
+                    rating = per_sample[0][dimension]
+                    scores, reasonings = [rating["score"]], [rating["reasoning"]]
+                else:
+                    given = [sample[dimension] for sample in per_sample]
+                    scores = [rating["score"] for rating in given]
+                    reasonings = [rating["reasoning"] for rating in given]
                 # Scores and reasonings of validated answers, the rubric's dimension.
-                DimensionScore.of_valid_scores(
-                    d.name,
-                    d.low,
-                    d.high,
-                    [sample[d.name]["score"] for sample in per_sample],
-                    [sample[d.name]["reasoning"] for sample in per_sample],
+                dimensions.append(
+                    DimensionScore.of_valid_scores(dimension, low, high, scores, reasonings)
                 )
-                for d in self.rubric.dimensions
-            ]
             ratings.append(AgentRating.of_valid_scores(name, dimensions))
         return ratings
 

@@ -38,8 +38,11 @@ def judge_warnings(
         goal = rating.dimensions.get(GOAL_DIMENSION)
         if goal is None:
             continue
-        acted = any(a.action_type not in _PASSIVE for a in actions.get(rating.agent, ()))
-        if not acted and goal.mean > (goal.low + goal.high) / 2:
+        # Whether it acted is asked only of a goal above the middle (the any() reads
+        # every action of the participant's).
+        if goal.mean > (goal.low + goal.high) / 2 and not any(
+            a.action_type not in _PASSIVE for a in actions.get(rating.agent, ())
+        ):
             warnings.append(
                 f"{rating.agent} never spoke or acted, yet the judge gave goal "
                 f"{goal.mean:g} (range {goal.low} to {goal.high})"
@@ -62,8 +65,14 @@ def episode_judge_warnings(evaluation: Evaluation, episode: PlayedEpisode) -> li
 
 
 def _all_identical(ratings: Sequence[AgentRating]) -> bool:
-    def fingerprint(rating: AgentRating) -> list[tuple[str, list[int], list[str]]]:
-        return [(name, d.scores, d.reasonings) for name, d in rating.dimensions.items()]
-
-    first = fingerprint(ratings[0])
-    return all(fingerprint(rating) == first for rating in ratings[1:])
+    """Whether every rating has the first's dimensions, in its order, with its scores and
+    reasonings; stops at the first difference (usually the first dimension's)."""
+    first = ratings[0].dimensions
+    for rating in ratings[1:]:
+        dimensions = rating.dimensions
+        if len(dimensions) != len(first):
+            return False
+        for (name, d), (first_name, f) in zip(dimensions.items(), first.items(), strict=True):
+            if name != first_name or d.scores != f.scores or d.reasonings != f.reasonings:
+                return False
+    return True
