@@ -218,20 +218,17 @@ class LLMJudge:
         ratings = []
         for index, name in enumerate(names, start=1):
             per_sample = [answer[f"agent_{index}"] for answer in read]
-            dimensions = []
-            for dimension, low, high in ranges:
-                if len(per_sample) == 1:
-                    # One sample (the default), without a comprehension (a call) per list.
-                    rating = per_sample[0][dimension]
-                    scores, reasonings = [rating["score"]], [rating["reasoning"]]
-                else:
-                    given = [sample[dimension] for sample in per_sample]
-                    scores = [rating["score"] for rating in given]
-                    reasonings = [rating["reasoning"] for rating in given]
-                # Scores and reasonings of validated answers, the rubric's dimension.
-                dimensions.append(
-                    DimensionScore.of_valid_scores(dimension, low, high, scores, reasonings)
+            # Scores and reasonings of validated answers, the rubric's dimension.
+            dimensions = [
+                DimensionScore.of_valid_scores(
+                    dimension,
+                    low,
+                    high,
+                    [sample[dimension]["score"] for sample in per_sample],
+                    [sample[dimension]["reasoning"] for sample in per_sample],
                 )
+                for dimension, low, high in ranges
+            ]
             ratings.append(AgentRating.of_valid_scores(name, dimensions))
         return ratings
 
