@@ -67,9 +67,9 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
 
         ``episode`` is validated again, whole, as the started record is made (a record
         may have been changed since it was built: pydantic does not validate assignments).
-        ``validated`` says it was not: the caller built it by validation just now and
-        nobody else held it (``EpisodeRecorder.start``); only the fields a start sets are
-        validated then.
+        With ``validated`` (the caller built it by validation just now and nobody else
+        held it: ``EpisodeRecorder.start``) it is taken as it is, and only the times the
+        start sets (the clock's reading) are validated.
         """
         now = self._clock()
         self._queued.forget(episode.pk)
