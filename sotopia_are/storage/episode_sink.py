@@ -26,6 +26,7 @@ from sotopia_are.social.spec import check_safe_id
 from sotopia_are.storage.episode_layout import sampling_fields, usage_summary
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.store import EpisodeStore
+from sotopia_are.storage.store.written import changed_log
 
 __all__ = ["EpisodeRecorder"]
 
@@ -73,25 +74,27 @@ class EpisodeRecorder:
         self._started.add(spec.episode_id)
         # Starting afresh drops the stored calls (and events): so are the streamed ones.
         self._streamed.pop(spec.episode_id, None)
-        return self.store.start_episode(
-            EpisodeLog(
-                pk=spec.episode_id,
-                tag=self.tag,
-                scenario_id=scenario_id or spec.name or spec.episode_id,
-                scenario_codename=scenario_codename,
-                agents=list(spec.agent_names),
-                agent_profiles=list(agent_profiles),
-                models=[self.models.get(name, "") for name in spec.agent_names],
-                agent_sampling=sampling_fields(
-                    {n: self.sampling[n] for n in spec.agent_names if n in self.sampling}
-                ),
-                evaluator_model=self.evaluator_model,
-                seed=spec.seed,
-                spec=spec.model_dump(mode="json"),
-                metadata=dict(metadata or {}),
-                record_version=RECORD_VERSION,
-            )
+        episode = EpisodeLog(
+            pk=spec.episode_id,
+            tag=self.tag,
+            scenario_id=scenario_id or spec.name or spec.episode_id,
+            scenario_codename=scenario_codename,
+            agents=list(spec.agent_names),
+            agent_profiles=list(agent_profiles),
+            models=[self.models.get(name, "") for name in spec.agent_names],
+            agent_sampling=sampling_fields(
+                {n: self.sampling[n] for n in spec.agent_names if n in self.sampling}
+            ),
+            evaluator_model=self.evaluator_model,
+            seed=spec.seed,
+            metadata=dict(metadata or {}),
+            record_version=RECORD_VERSION,
         )
+        # The spec's JSON dump is JSON: validating it as JSON again (a walk of some 2 kB,
+        # a third of making the record) would change nothing. Built here by validation
+        # and held by no one else, the record is not validated again by the start.
+        episode = changed_log(episode, {}, {"spec": spec.model_dump(mode="json")})
+        return self.store.start_episode(episode, validated=True)
 
     def on_episode_start(self, episode_id: str, spec: EpisodeSpec) -> None:
         """Store the episode as running, unless :meth:`start` already did (the runner

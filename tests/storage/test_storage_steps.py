@@ -248,6 +248,71 @@ def test_steps_write_each_time_where_the_general_way_does(
     _same_as_the_general_way(twins, steps, steady=False)
 
 
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    scenario_id=TEXT,
+    profiles=st.lists(TEXT, max_size=3),
+    metadata=st.dictionaries(TEXT, JSON, max_size=3),
+    general=st.booleans(),
+    clock=st.sampled_from([1_700_000_000, 1_700_000_000.25, True]),
+)
+def test_a_recorder_s_start_stores_what_a_start_validating_its_record_again_does(
+    twins: tuple[redis.Redis[str], redis.Redis[str]],
+    scenario_id: str,
+    profiles: list[str],
+    metadata: dict[str, Any],
+    general: bool,
+    clock: Any,
+) -> None:
+    """``EpisodeRecorder.start`` makes its record by validation and has the start take it
+    as it is (``validated``, the spec's JSON not validated again): the same record, and
+    the same hash, as ``start_episode`` of the record built whole and validated again,
+    the clock's reading (of any type) validated alike; again over an episode that failed
+    (the general way)."""
+    clients = twins
+    for client in clients:
+        client.flushdb()
+    record = RECORDS["p0"]
+    stores = [EpisodeStore(client, location="the store", clock=lambda: clock) for client in clients]
+    if general:
+        for store in stores:
+            store._written.capacity = 0
+    recorder = EpisodeRecorder(stores[0], tag="twins", models=record.models)
+    sampling = {name: Sampling(temperature=0.5) for name in record.spec.agent_names[:1]}
+    recorder.sampling = sampling
+    for attempt in range(2):
+        started = [
+            recorder.start(
+                record.spec, scenario_id=scenario_id, agent_profiles=profiles, metadata=metadata
+            ),
+            stores[1].start_episode(
+                EpisodeLog(
+                    pk="p0",
+                    tag="twins",
+                    scenario_id=scenario_id or record.spec.name or "p0",
+                    agents=list(record.spec.agent_names),
+                    agent_profiles=profiles,
+                    models=[record.models.get(n, "") for n in record.spec.agent_names],
+                    agent_sampling={
+                        name: s.model_dump(mode="json") for name, s in sampling.items()
+                    },
+                    seed=record.spec.seed,
+                    spec=record.spec.model_dump(mode="json"),
+                    metadata=metadata,
+                    record_version=record.version,
+                )
+            ),
+        ]
+        assert started[0].model_dump() == started[1].model_dump()
+        assert started[0].attempt == attempt + 1
+        assert isinstance(started[0].created_at, float)
+        assert dump(clients[0]) == dump(clients[1])
+        for store in stores:
+            store.finish_episode("p0", status=EpisodeStatus.FAILED, error="failed: a test")
+
+
 def test_a_batch_s_steps_take_one_round_trip_each(
     twins: tuple[redis.Redis[str], redis.Redis[str]],
 ) -> None:

@@ -57,34 +57,46 @@ __all__ = ["EpisodeLifecycle"]
 class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
     """Starting, finishing, interrupting and rating episodes."""
 
-    def start_episode(self, episode: EpisodeLog) -> EpisodeLog:
+    def start_episode(self, episode: EpisodeLog, *, validated: bool = False) -> EpisodeLog:
         """Record that ``episode`` starts now; returns the stored record (``running``).
 
         An episode with the same pk that failed or is incomplete is started afresh: its old
         events are dropped and ``attempt`` counts up. Raises :class:`EpisodeExistsError`
         (naming the ways out) if that episode is complete, :class:`EpisodeStateError` if
         it is still running.
+
+        ``episode`` is validated again, whole, as the started record is made (a record
+        may have been changed since it was built: pydantic does not validate assignments).
+        With ``validated`` (the caller built it by validation just now and nobody else
+        held it: ``EpisodeRecorder.start``) it is taken as it is, and only the times the
+        start sets (the clock's reading) are validated.
         """
         now = self._clock()
         self._queued.forget(episode.pk)
 
         def started_after(old: EpisodeLog | None) -> EpisodeLog:
-            return episode.replace(
-                status=EpisodeStatus.RUNNING,
-                attempt=(old.attempt if old else 0) + 1,
-                created_at=old.created_at if old else now,
-                started_at=now,
-                updated_at=now,
-                finished_at=None,
-                event_count=0,
-                termination_reason="",
-                error="",
-                scores={},
-                evaluation=None,
-                evaluated_at=None,
-                usage={},
-                cost_usd=None,
-            )
+            times = {
+                "created_at": old.created_at if old else now,
+                "started_at": now,
+                "updated_at": now,
+            }
+            # Valid as they are: constants (fresh containers each time), or old's count.
+            started = {
+                "status": EpisodeStatus.RUNNING,
+                "attempt": (old.attempt if old else 0) + 1,
+                "finished_at": None,
+                "event_count": 0,
+                "termination_reason": "",
+                "error": "",
+                "scores": {},
+                "evaluation": None,
+                "evaluated_at": None,
+                "usage": {},
+                "cost_usd": None,
+            }
+            if validated:
+                return changed_log(episode, times, started)
+            return episode.replace(**times, **started)
 
         if self._written.capacity:  # a new episode (the usual case) in one round trip
             with contextlib.suppress(ValidationError):  # raised the general way below

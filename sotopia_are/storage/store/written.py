@@ -364,8 +364,8 @@ def changed_log(
     log: EpisodeLog, checked: Mapping[str, Any], built: Mapping[str, Any] | None = None
 ) -> EpisodeLog:
     """``log`` with ``checked`` fields validated as ``replace`` validates them, and
-    ``built`` ones (JSON the store itself just dumped from validated models) taken as
-    they are."""
+    ``built`` ones (values the store itself just made valid: JSON dumped from validated
+    models, constants) taken as they are, not copied."""
     new: EpisodeLog = log.model_copy(update=dict(built or {}))
     validator = type(log).__pydantic_validator__
     for name, value in checked.items():
