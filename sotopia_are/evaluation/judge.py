@@ -213,7 +213,7 @@ class LLMJudge:
     def _ratings(self, names: list[str], answers: list[BaseModel]) -> list[AgentRating]:
         own = type(self.rubric).output_model is Rubric.output_model
         read = [_fields_of_own_answer(a) if own else a.model_dump() for a in answers]
-        # Read once, not per participant: a model's attribute costs some 500 instructions.
+        # The rubric's dimensions read once, not once per participant.
         ranges = [(d.name, d.low, d.high) for d in self.rubric.dimensions]
         ratings = []
         for index, name in enumerate(names, start=1):

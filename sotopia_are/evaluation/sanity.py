@@ -38,8 +38,8 @@ def judge_warnings(
         goal = rating.dimensions.get(GOAL_DIMENSION)
         if goal is None:
             continue
-        # Whether it acted is asked only of a goal above the middle (the any() reads
-        # every action of the participant's).
+        # Asked only for a goal above the middle, so most ratings skip the scan of the
+        # participant's actions.
         if goal.mean > (goal.low + goal.high) / 2 and not any(
             a.action_type not in _PASSIVE for a in actions.get(rating.agent, ())
         ):

@@ -94,7 +94,7 @@ class EpisodeRecorder:
         # a third of making the record) would change nothing. Built here by validation
         # and held by no one else, the record is not validated again by the start.
         episode = changed_log(episode, {}, {"spec": spec.model_dump(mode="json")})
-        return self.store.start_episode(episode, validated=True)
+        return self.store._start_built(episode)
 
     def on_episode_start(self, episode_id: str, spec: EpisodeSpec) -> None:
         """Store the episode as running, unless :meth:`start` already did (the runner

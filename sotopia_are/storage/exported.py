@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -404,24 +404,31 @@ def utf8(text: str | bytes) -> bytes:
 
 def _digest(fields: Mapping[bytes, bytes]) -> str:
     """A digest of the record's hash fields as stored (those the appends change, the
-    listed summary and the export parts left out), whatever their order: the same bytes
-    as :func:`_digest_of_texts`, hashed at once."""
-    parts: list[bytes] = []
-    for name in sorted(fields.keys() - _NOT_DIGESTED):
-        value = fields[name]
-        parts += (b"%d:%s%d:" % (len(name), name, len(value)), value)
-    return hashlib.sha1(b"".join(parts), usedforsecurity=False).hexdigest()
+    listed summary and the export parts left out), whatever their order."""
+    return _sha1_of((name, fields[name]) for name in sorted(fields.keys() - _NOT_DIGESTED))
 
 
 def _digest_of_texts(written: Mapping[str, object]) -> str:
     """:func:`_digest` of the hash fields ``written`` (as the store sends them: text, its
-    UTF-8 bytes, or numbers written as their ``repr``), encoded as Redis keeps them. The
-    same bytes, in the same order (UTF-8 keeps the order of the names' code points),
-    hashed at once."""
+    UTF-8 bytes, or numbers written as their ``repr``), encoded as Redis keeps them (UTF-8
+    keeps the order of the names' code points)."""
+    return _sha1_of(
+        (name.encode(), _stored_utf8(written[name]))
+        for name in sorted(written.keys() - _NOT_DIGESTED_NAMES)
+    )
+
+
+def _stored_utf8(value: object) -> bytes:
+    """A field's value as Redis keeps it: bytes as they are, text UTF-8 encoded, a number
+    as its ``repr``."""
+    return value if isinstance(value, bytes) else _as_stored(value).encode()
+
+
+def _sha1_of(fields: Iterable[tuple[bytes, bytes]]) -> str:
+    """The SHA-1 of ``fields``' names and values, each framed by its length, hashed at
+    once; a value is not formatted into its frame (that would copy it: a verdict's text
+    is 16 kB)."""
     parts: list[bytes] = []
-    for name in sorted(written.keys() - _NOT_DIGESTED_NAMES):
-        text = written[name]
-        key, value = name.encode(), text if isinstance(text, bytes) else _as_stored(text).encode()
-        # The value apart: formatting it in would copy it (a verdict's text is 16 kB).
-        parts += (b"%d:%s%d:" % (len(key), key, len(value)), value)
+    for name, value in fields:
+        parts += (b"%d:%s%d:" % (len(name), name, len(value)), value)
     return hashlib.sha1(b"".join(parts), usedforsecurity=False).hexdigest()

@@ -86,3 +86,14 @@ def test_entries_with_their_mark_first_are_joined_and_other_fields_are_not(
         store.client.xdel(key, store.client.xrevrange(key, count=1)[0][0])
     assert export_form() is not None
     assert b"".join(store.iter_export_lines(["one"])) == expected
+
+
+def test_a_connection_the_server_dropped_is_made_anew(store: EpisodeStore, redis_url: str) -> None:
+    client = store.client
+    client.set("s", "before")
+    assert round_trip(client, [("GET", "s")]) == ["before"]  # a pooled connection now open
+    with redis.Redis.from_url(redis_url) as other:
+        assert other.client_kill_filter(_type="normal", skipme=True) >= 1
+        other.set("s", "after")
+    assert round_trip(client, [("GET", "s"), ("PING",)])[0] == "after"
+    assert client.get("s") == "after"  # and the pool still serves

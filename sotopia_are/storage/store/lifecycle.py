@@ -57,7 +57,7 @@ __all__ = ["EpisodeLifecycle"]
 class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
     """Starting, finishing, interrupting and rating episodes."""
 
-    def start_episode(self, episode: EpisodeLog, *, validated: bool = False) -> EpisodeLog:
+    def start_episode(self, episode: EpisodeLog) -> EpisodeLog:
         """Record that ``episode`` starts now; returns the stored record (``running``).
 
         An episode with the same pk that failed or is incomplete is started afresh: its old
@@ -67,10 +67,17 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
 
         ``episode`` is validated again, whole, as the started record is made (a record
         may have been changed since it was built: pydantic does not validate assignments).
-        With ``validated`` (the caller built it by validation just now and nobody else
-        held it: ``EpisodeRecorder.start``) it is taken as it is, and only the times the
-        start sets (the clock's reading) are validated.
         """
+        return self._start(episode, validated=False)
+
+    def _start_built(self, episode: EpisodeLog) -> EpisodeLog:
+        """:meth:`start_episode` of a record its caller built by validation just now and
+        that nobody else holds (``EpisodeRecorder.start``'s): taken as it is, only the
+        times the start sets (the clock's reading) validated. The store's own recorder
+        alone calls it: a user's record is always validated again."""
+        return self._start(episode, validated=True)
+
+    def _start(self, episode: EpisodeLog, *, validated: bool) -> EpisodeLog:
         now = self._clock()
         self._queued.forget(episode.pk)
 
