@@ -24,7 +24,6 @@ import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from contextvars import Token
 from types import TracebackType
 from typing import Any, cast
 
@@ -37,11 +36,6 @@ from sotopia_are.simulation.environment_config import (
     EnvironmentType,
 )
 from sotopia_are.simulation.environment_queries import EnvironmentQueries
-from sotopia_are.simulation.event_context import (
-    REGISTRATION_STATE,
-    RunningEvents,
-    registration_state,
-)
 from sotopia_are.simulation.event_log import EventLog
 from sotopia_are.simulation.event_queue import EventQueue
 from sotopia_are.simulation.event_runners import RUNNERS, EventRunners, runner_for
@@ -164,9 +158,6 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         # On a real clock, the time the running event was due: what current_time says.
         self._running_at: float | None = None
         self._finalized = False
-        # The registration state of the loop running events now, if one is (see
-        # _enter_events): the runners set the event whose action runs in it.
-        self._running_events: RunningEvents | None = None
 
     # ----------------------------------------------------------------- queries
 
@@ -428,86 +419,81 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         end = math.inf if self.end_time is None else self.end_time
         runners = RUNNERS
         taken = 0
-        # One registration state for every tick of the slice (_tick installs its own).
-        entered = self._enter_events()
-        try:
-            # The first event of the next tick when it was popped with the last of this
-            # one's (see below): it is run next, whatever else happens before.
-            ahead: tuple[float, AbstractEvent] | None = None
-            while taken < limit and self.state is _RUNNING:
-                # _has_live_work() and the start of _step(), inlined.
-                due: float | None
-                popped = ahead
-                ahead = None
-                if popped is not None:
-                    due = popped[0]
-                elif (
-                    notifications.pending_timeout is None  # next_timeout()
-                    and notifications.reminder_app is None
-                ):
-                    # Nothing opens the tick: its first event is popped at once, if live
-                    # work is queued and it is due by the end.
-                    popped = pop_due(end, True)
-                    if popped is None:
-                        break
-                    due = popped[0]
+        # The first event of the next tick when it was popped with the last of this
+        # one's (see below): it is run next, whatever else happens before.
+        ahead: tuple[float, AbstractEvent] | None = None
+        while taken < limit and self.state is _RUNNING:
+            # _has_live_work() and the start of _step(), inlined.
+            due: float | None
+            popped = ahead
+            ahead = None
+            if popped is not None:
+                due = popped[0]
+            elif (
+                notifications.pending_timeout is None  # next_timeout()
+                and notifications.reminder_app is None
+            ):
+                # Nothing opens the tick: its first event is popped at once, if live
+                # work is queued and it is due by the end.
+                popped = pop_due(end, True)
+                if popped is None:
+                    break
+                due = popped[0]
+            else:
+                timeout = notifications.pending_timeout
+                if timeout is None:
+                    due = live_time()
                 else:
-                    timeout = notifications.pending_timeout
-                    if timeout is None:
-                        due = live_time()
+                    due = queue.peek_time()
+                    if due is None or timeout < due:
+                        due = timeout
+                if due is None or due > end:
+                    break
+            # TimeManager.time() and add_offset() on a virtual clock.
+            now = time_manager.start_time + time_manager.offset
+            if due > now:
+                time_manager.offset += due - now
+                now = due
+            # _tick(now) on a virtual clock.
+            try:
+                if popped is None:
+                    if notifications.reminder_app is not None:
+                        notifications.handle_time_based_notifications(now)
+                    popped = pop_due(now) if self.state is _RUNNING else None
+                while popped is not None:
+                    due, event = popped
+                    if type(event) is Event:
+                        self._run_event(event, due)
                     else:
-                        due = queue.peek_time()
-                        if due is None or timeout < due:
-                            due = timeout
-                    if due is None or due > end:
+                        run = runners.get(type(event))
+                        if run is None:
+                            run = runner_for(type(event))
+                        run(self, event, due)
+                    if self.state is not _RUNNING:
                         break
-                # TimeManager.time() and add_offset() on a virtual clock.
-                now = time_manager.start_time + time_manager.offset
-                if due > now:
-                    time_manager.offset += due - now
-                    now = due
-                # _tick(now) on a virtual clock.
-                try:
-                    if popped is None:
-                        if notifications.reminder_app is not None:
-                            notifications.handle_time_based_notifications(now)
-                        popped = pop_due(now) if self.state is _RUNNING else None
-                    while popped is not None:
-                        due, event = popped
-                        if type(event) is Event:
-                            self._run_event(event, due)
-                        else:
-                            run = runners.get(type(event))
-                            if run is None:
-                                run = runner_for(type(event))
-                            run(self, event, due)
-                        if self.state is not _RUNNING:
+                    if (
+                        taken + 1 < limit
+                        and notifications.pending_timeout is None
+                        and notifications.reminder_app is None
+                    ):
+                        # Nothing will open the next tick, which this slice takes:
+                        # one pop gives the next event of this tick or the first of
+                        # the next (closing a tick changes no queue).
+                        popped = pop_due(end, True)
+                        if popped is None:
+                            popped = pop_due(now)  # a polling check due now
+                        elif popped[0] > now:
+                            ahead = popped
                             break
-                        if (
-                            taken + 1 < limit
-                            and notifications.pending_timeout is None
-                            and notifications.reminder_app is None
-                        ):
-                            # Nothing will open the next tick, which this slice takes:
-                            # one pop gives the next event of this tick or the first of
-                            # the next (closing a tick changes no queue).
-                            popped = pop_due(end, True)
-                            if popped is None:
-                                popped = pop_due(now)  # a polling check due now
-                            elif popped[0] > now:
-                                ahead = popped
-                                break
-                        else:
-                            popped = pop_due(now)
-                    if notifications.notified_in_tick or notifications.pending_timeout is not None:
-                        close_tick(now)
-                except BaseException as error:
-                    self.exception = error
-                    self._finish(EnvironmentState.FAILED)
-                    raise
-                taken += 1
-        finally:
-            self._leave_events(entered)
+                    else:
+                        popped = pop_due(now)
+                if notifications.notified_in_tick or notifications.pending_timeout is not None:
+                    close_tick(now)
+            except BaseException as error:
+                self.exception = error
+                self._finish(EnvironmentState.FAILED)
+                raise
+            taken += 1
         return taken
 
     def _idle(self, swept: set[AbstractEvent]) -> bool:
@@ -618,7 +604,6 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         if real_clock:
             self._measured = now
         notifications = self.notification_system
-        entered = self._enter_events()
         try:
             if self._opens_every_tick or notifications.reminder_app is not None:
                 notifications.handle_time_based_notifications(now)
@@ -641,19 +626,6 @@ class EnvironmentCore(EnvironmentQueries, EventRunners, AbstractEnvironment):
         finally:
             self._measured = None
             self._running_at = None
-            self._leave_events(entered)
-
-    def _enter_events(self) -> tuple[RunningEvents | None, Token[Any]]:
-        """Install the registration state of a loop about to run events here (see
-        :class:`~.event_context.RunningEvents`); what :meth:`_leave_events` restores."""
-        outer = self._running_events
-        running = self._running_events = RunningEvents(registration_state())
-        return outer, REGISTRATION_STATE.set(running)
-
-    def _leave_events(self, entered: tuple[RunningEvents | None, Token[Any]]) -> None:
-        outer, token = entered
-        self._running_events = outer
-        REGISTRATION_STATE.reset(token)
 
     def _finish(self, state: EnvironmentState) -> None:
         """Enter a final state once (FAILED wins over STOPPED), notify it (in ARE's

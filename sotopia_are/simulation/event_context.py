@@ -3,8 +3,9 @@
 The state is a context variable, not a module global, so environments in different
 threads or asyncio tasks never see each other's: None (a call is an agent's own and is
 logged), the scheduled event executing now (calls are part of it), or a
-:class:`RegistrationMode`. While a kernel loop runs, the variable holds the loop's
-:class:`RunningEvents`, through which the state is read (:func:`registration_state`).
+:class:`RegistrationMode`. Every path that runs an event sets the variable to it around its
+action and resets it after, so a context copied inside an action (a task or thread started
+there) keeps that event, however the run is sliced.
 """
 
 from __future__ import annotations
@@ -23,10 +24,8 @@ if TYPE_CHECKING:
 __all__ = [
     "REGISTRATION_STATE",
     "RegistrationMode",
-    "RunningEvents",
     "current_event",
     "failure_metadata",
-    "registration_state",
     "run_action",
 ]
 
@@ -39,39 +38,14 @@ class RegistrationMode(enum.Enum):
     SUPPRESSED = "suppressed"
 
 
-class RunningEvents:
-    """The registration state of the thread or task a kernel loop runs in, for as long as
-    it runs: ``current`` is the state in force, the event whose action runs now or,
-    between events, the state the loop started under.
-
-    The loop installs one in :data:`REGISTRATION_STATE` once and moves ``current`` from
-    event to event: an attribute store each, where setting and resetting the context
-    variable around every event cost a tenth of the kernel's work per event. The object
-    is the loop's own; a context copied while an action runs shares it, and so reads the
-    state in force now, not the one when it was copied.
-    """
-
-    __slots__ = ("current",)
-
-    def __init__(self, current: AbstractEvent | RegistrationMode | None) -> None:
-        self.current = current
-
-
-REGISTRATION_STATE: ContextVar[AbstractEvent | RegistrationMode | RunningEvents | None] = (
-    ContextVar("sotopia_are_registration_state", default=None)
+REGISTRATION_STATE: ContextVar[AbstractEvent | RegistrationMode | None] = ContextVar(
+    "sotopia_are_registration_state", default=None
 )
-
-
-def registration_state() -> AbstractEvent | RegistrationMode | None:
-    """The state in force in this thread / task: None (calls are an agent's own), the
-    scheduled event executing, or a :class:`RegistrationMode`."""
-    state = REGISTRATION_STATE.get()
-    return state.current if isinstance(state, RunningEvents) else state
 
 
 def current_event() -> AbstractEvent | None:
     """The scheduled event whose action this thread / task is executing, if any."""
-    state = registration_state()
+    state = REGISTRATION_STATE.get()
     return None if isinstance(state, RegistrationMode) else state
 
 

@@ -86,7 +86,7 @@ class EventQueue:
 
     def peek_time(self) -> float | None:
         """When the next event is due (None if the queue is empty)."""
-        # _head() inlined: the kernel asks this once per step.
+        # _head() inlined: the kernel asks this before a tick that a timeout may open.
         heap = self._heap
         run = self._run
         if heap and (not run or heap[0] < run[0]):
@@ -95,7 +95,8 @@ class EventQueue:
 
     def peek_time_if_live(self) -> float | None:
         """:meth:`peek_time` if a queued event keeps the run alive, else None (the
-        kernel's loop asks both once per step)."""
+        kernel's loop asks only before a tick that a reminder app opens; else it pops the
+        tick's first event at once with ``pop_due(end, live_only=True)``)."""
         heap = self._heap
         run = self._run
         passive = self._passive

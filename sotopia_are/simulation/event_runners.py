@@ -20,7 +20,7 @@ from typing import Any
 from sotopia_are.simulation.actions import AbstractEnvironment, Action, EventMetadata
 from sotopia_are.simulation.checks import CheckOutcome, Checks, check_event_id
 from sotopia_are.simulation.environment_config import EnvironmentConfig, EnvironmentState
-from sotopia_are.simulation.event_context import RunningEvents, failure_metadata
+from sotopia_are.simulation.event_context import REGISTRATION_STATE, failure_metadata
 from sotopia_are.simulation.event_log import EventLog
 from sotopia_are.simulation.events import (
     AbstractEvent,
@@ -52,7 +52,6 @@ class EventRunners(AbstractEnvironment):
     _completed: set[AbstractEvent]
     _checks: Checks
     _measured: float | None
-    _running_events: RunningEvents | None
     _notifies_by_config: bool
     _record: Callable[[CompletedEvent], None]
     _complete: Callable[[AbstractEvent, float], None]
@@ -71,15 +70,9 @@ class EventRunners(AbstractEnvironment):
             if type(value) is str and "{{" in value:
                 self._run_event_as_written(event, now)
                 return
-        running = self._running_events
-        if running is None:  # not run by a loop of the core's
-            self._run_event_as_written(event, now)
-            return
         function = action.function
         failure: EventMetadata | None = None
-        # The event owns the calls its action makes (event_context), as in run_action.
-        outer = running.current
-        running.current = event
+        token = REGISTRATION_STATE.set(event)
         try:
             if (
                 type(function) is MethodType
@@ -92,7 +85,7 @@ class EventRunners(AbstractEnvironment):
         except Exception as error:
             failure = failure_metadata(error)
         finally:
-            running.current = outer
+            REGISTRATION_STATE.reset(token)
         # The record is made at once for a listener, a notification system that is shown
         # it (its own hooks, or a notification of it) or a real clock's measured time;
         # else it is logged pending, to be made when the log is read.

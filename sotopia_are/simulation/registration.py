@@ -20,9 +20,7 @@ from sotopia_are.simulation.actions import Action, EventMetadata, OperationType
 from sotopia_are.simulation.event_context import (
     REGISTRATION_STATE,
     RegistrationMode,
-    RunningEvents,
     failure_metadata,
-    registration_state,
 )
 from sotopia_are.simulation.events import CompletedEvent, Event, EventType
 
@@ -154,7 +152,7 @@ class EventRegisterer:
     @staticmethod
     def is_capture_mode() -> bool:
         """Whether decorated calls in this thread / task are being captured."""
-        return registration_state() is RegistrationMode.CAPTURE
+        return REGISTRATION_STATE.get() is RegistrationMode.CAPTURE
 
     @staticmethod
     @contextmanager
@@ -197,10 +195,6 @@ class EventRegisterer:
                 state = REGISTRATION_STATE.get()
                 if state is None:
                     return _call_and_log(app, func, args, kwargs)
-                if type(state) is RunningEvents:  # registration_state(), past the agent's case
-                    state = state.current
-                    if state is None:
-                        return _call_and_log(app, func, args, kwargs)
                 if state is RegistrationMode.CAPTURE:
                     return cast(R, _capture(app, bound_wrapper(app), func, args, kwargs))
                 return func(app, *args, **kwargs)

@@ -5,18 +5,21 @@ for the garbage collector until its log is read."""
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import copy
 import gc
 import itertools
 import pickle
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from _kernel_apps import AgentUserInterface, CounterApp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sotopia_are.simulation import environment as environment_module
+from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.environment import Environment, EnvironmentConfig
 from sotopia_are.simulation.event_log import EventLog
 from sotopia_are.simulation.event_queue import PRIORITY, EventQueue
@@ -60,13 +63,16 @@ def run(
     steps_per_slice: int | None = None,
     wait_until: float | None = None,
     verbose: bool = False,
+    reminders: bool = False,
 ) -> list[dict[str, object]]:
     """The log of ``dag`` and then what was notified; with ``listen``, a listener makes
     every record at once; with ``steps_per_slice``, run by the thread driver taking
     that many steps per slice; with ``wait_until``, a wait times out then unless
-    something is notified first; ``verbose`` takes the loop one step at a time."""
+    something is notified first; ``verbose`` takes the loop one step at a time; with
+    ``reminders``, a reminder app is polled each tick."""
     with id_namespace("pending-log"):
         app, ui = CounterApp(), AgentUserInterface()
+        todo = ReminderApp([Reminder("a", 0.0), Reminder("b", 2.5), Reminder("c", 6.0)])
         events: list[Event] = []
         for kind, parents, delay, absolute in dag:
             if kind == "add":
@@ -90,8 +96,13 @@ def run(
         env = Environment(EnvironmentConfig(queue_based_loop=True, duration=None, verbose=verbose))
         if listen:
             env.add_completed_event_listener(lambda _: None)
-        env.register_apps([app, ui])
+        env.register_apps([app, ui, todo] if reminders else [app, ui])
         env.schedule(list(reversed(events)))
+        if not verbose:
+            # The fast path's gate (EnvironmentCore._run_live): a slice test on the slow
+            # path on both sides would prove nothing.
+            assert env.time_manager.virtual and env._closes_by_base
+            assert not env._opens_every_tick
         if wait_until is not None:
             env.notification_system.set_wait_timeout(wait_until)
         if steps_per_slice is None:
@@ -127,17 +138,46 @@ def test_pending_records_read_as_records_made_at_once(
 
 
 @settings(max_examples=60, deadline=None)
-@given(nodes, st.integers(1, 4), st.one_of(st.none(), st.integers(0, 12)))
+@given(nodes, st.integers(1, 4), st.one_of(st.none(), st.integers(0, 12)), st.booleans())
 def test_the_thread_drivers_slices_run_as_one_loop(
     dag: tuple[tuple[str, list[int], int, float | None], ...],
     steps_per_slice: int,
     wait_until: int | None,
+    reminders: bool,
 ) -> None:
     """The queue loop in slices of any size (it pops each tick's first event with the
     last event of the tick before, within a slice) gives the log and notifications of
-    the loop taken one step at a time (``verbose``), with or without a wait pending."""
-    stepped = run(dag, False, 1000, wait_until, verbose=True)
-    assert run(dag, False, steps_per_slice, wait_until) == stepped
+    the loop taken one step at a time (``verbose``), with or without a wait pending or a
+    reminder app."""
+    stepped = run(dag, False, 1000, wait_until, verbose=True, reminders=reminders)
+    assert run(dag, False, steps_per_slice, wait_until, reminders=reminders) == stepped
+
+
+@dataclass
+class Reminder:
+    title: str
+    due: float
+    time_notified: float | None = None
+
+    @property
+    def already_notified(self) -> bool:
+        return self.time_notified is not None
+
+    def __str__(self) -> str:
+        return f"Reminder: {self.title}"
+
+
+class ReminderApp(App):
+    """Reminders with due times, asked for the due ones as ARE's ``ReminderApp`` is."""
+
+    def __init__(self, reminders: list[Reminder]) -> None:
+        super().__init__("Todo")
+        self.reminders = reminders
+
+    @event_registered()
+    def get_due_reminders(self) -> list[Reminder]:
+        now = self.time_manager.time()
+        return [reminder for reminder in self.reminders if reminder.due <= now]
 
 
 def test_a_record_keeps_the_event_as_it_was_when_it_ran() -> None:
@@ -338,8 +378,7 @@ def test_a_registered_method_runs_as_part_of_its_event() -> None:
 
 
 def test_calls_between_events_are_under_the_state_the_loop_started_in() -> None:
-    """A loop installs one registration state for all its events: each event owns the
-    calls its action makes, and a call made between events (a completed-event
+    """Each event owns the calls its action makes, and a call made between events (a completed-event
     listener's) is under the state the loop started in, logged as an agent's own
     outside any block and not logged in disable_events(); afterwards the state is as
     before."""
@@ -358,6 +397,52 @@ def test_calls_between_events_are_under_the_state_the_loop_started_in() -> None:
         kinds = [record.event_type for record in env.event_log]
         assert kinds == [EventType.ENV] * 3 if suppressed else [EventType.ENV, EventType.AGENT] * 3
         assert current_event() is None
+
+
+class Spawner(Probe):
+    """Copies its context in each call (as starting a task or thread there does) and, in
+    each call, runs :meth:`probe` in the context the call before copied."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.contexts: list[contextvars.Context] = []
+
+    @event_registered()
+    def spawn(self, label: str) -> str:
+        if self.contexts:
+            self.contexts[-1].run(self.probe, f"late {label}")
+        self.contexts.append(contextvars.copy_context())
+        return label
+
+
+def test_a_context_copied_in_an_action_stays_with_its_event() -> None:
+    """A context copied inside an action keeps that event as the current one: a
+    registered call run in it later (in the next event's action, within the slice or in
+    the next, or after the run) is part of the event that copied it and is not logged,
+    whether the loop runs in slices of one step or of many, by the fast path or one step
+    at a time (``verbose``)."""
+    for verbose, steps_per_slice in itertools.product((False, True), (1, 2, 1000)):
+        with id_namespace("copied-context"):
+            app = Spawner()
+            env = Environment(
+                EnvironmentConfig(queue_based_loop=True, duration=None, verbose=verbose)
+            )
+            env.register_apps([app])
+            events = [Event.from_function(app.spawn, label=f"s{i}").delayed(i) for i in range(4)]
+            env.schedule(events)
+            slices = environment_module._STEPS_PER_LOCK
+            environment_module._STEPS_PER_LOCK = steps_per_slice
+            try:
+                env.run(Scenario(scenario_id="copied"), schedule_events=False)
+            finally:
+                environment_module._STEPS_PER_LOCK = slices
+            assert app.owners == events[:-1], (verbose, steps_per_slice)
+            for context, event in zip(app.contexts, events, strict=True):
+                app.owners.clear()
+                context.run(app.probe, "after")
+                assert app.owners == [event], (verbose, steps_per_slice)
+            assert [r.event_id for r in env.event_log] == [e.event_id for e in events]
+            assert current_event() is None
 
 
 def _reading_listener(
