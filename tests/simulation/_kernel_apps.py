@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.types import EventType, OperationType, event_registered
 
@@ -52,3 +54,30 @@ class AgentUserInterface(App):
     def send_message_to_agent(self, content: str) -> str:
         self.messages.append(content)
         return content
+
+
+@dataclass
+class Reminder:
+    title: str
+    due: float
+    time_notified: float | None = None
+
+    @property
+    def already_notified(self) -> bool:
+        return self.time_notified is not None
+
+    def __str__(self) -> str:
+        return f"Reminder: {self.title}"
+
+
+class ReminderApp(App):
+    """Reminders with due times, asked for the due ones as ARE's ``ReminderApp`` is."""
+
+    def __init__(self, reminders: list[Reminder]) -> None:
+        super().__init__("Todo")
+        self.reminders = reminders
+
+    @event_registered()
+    def get_due_reminders(self) -> list[Reminder]:
+        now = self.time_manager.time()
+        return [reminder for reminder in self.reminders if reminder.due <= now]

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from _kernel_apps import AgentUserInterface, CounterApp
+from _kernel_apps import AgentUserInterface, CounterApp, Reminder, ReminderApp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -204,33 +203,6 @@ def test_the_environment_notifies_its_stop_once_in_ares_words() -> None:
     assert system.get_next_notification_time() == 3
     system.clear()
     assert system.get_next_notification_time() is None
-
-
-@dataclass
-class Reminder:
-    title: str
-    due: float
-    time_notified: float | None = None
-
-    @property
-    def already_notified(self) -> bool:
-        return self.time_notified is not None
-
-    def __str__(self) -> str:
-        return f"Reminder: {self.title}"
-
-
-class ReminderApp(App):
-    """Reminders with due times, asked for the due ones as ARE's ``ReminderApp`` is."""
-
-    def __init__(self, reminders: list[Reminder]) -> None:
-        super().__init__("Todo")
-        self.reminders = reminders
-
-    @event_registered()
-    def get_due_reminders(self) -> list[Reminder]:
-        now = self.time_manager.time()
-        return [reminder for reminder in self.reminders if reminder.due <= now]
 
 
 @settings(max_examples=60, deadline=None)

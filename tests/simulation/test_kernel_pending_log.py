@@ -12,14 +12,12 @@ import itertools
 import pickle
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from _kernel_apps import AgentUserInterface, CounterApp
+from _kernel_apps import AgentUserInterface, CounterApp, Reminder, ReminderApp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sotopia_are.simulation import environment as environment_module
-from sotopia_are.simulation.apps.app import App
 from sotopia_are.simulation.environment import Environment, EnvironmentConfig
 from sotopia_are.simulation.event_log import EventLog
 from sotopia_are.simulation.event_queue import PRIORITY, EventQueue
@@ -108,12 +106,7 @@ def run(
         if steps_per_slice is None:
             env.run_until_idle()
         else:
-            slices = environment_module._STEPS_PER_LOCK
-            environment_module._STEPS_PER_LOCK = steps_per_slice
-            try:
-                env.run(Scenario(scenario_id="slices"), schedule_events=False)
-            finally:
-                environment_module._STEPS_PER_LOCK = slices
+            _run_in_slices(env, steps_per_slice)
         log = env.event_log
         assert [log.get(e.event_id) for e in events] == [
             next(r for r in reversed(log.list_view()) if r.event_id == e.event_id) for e in events
@@ -153,31 +146,15 @@ def test_the_thread_drivers_slices_run_as_one_loop(
     assert run(dag, False, steps_per_slice, wait_until, reminders=reminders) == stepped
 
 
-@dataclass
-class Reminder:
-    title: str
-    due: float
-    time_notified: float | None = None
-
-    @property
-    def already_notified(self) -> bool:
-        return self.time_notified is not None
-
-    def __str__(self) -> str:
-        return f"Reminder: {self.title}"
-
-
-class ReminderApp(App):
-    """Reminders with due times, asked for the due ones as ARE's ``ReminderApp`` is."""
-
-    def __init__(self, reminders: list[Reminder]) -> None:
-        super().__init__("Todo")
-        self.reminders = reminders
-
-    @event_registered()
-    def get_due_reminders(self) -> list[Reminder]:
-        now = self.time_manager.time()
-        return [reminder for reminder in self.reminders if reminder.due <= now]
+def _run_in_slices(env: Environment, steps_per_slice: int) -> None:
+    """The thread driver's run of what ``env`` has scheduled, ``steps_per_slice`` steps
+    a slice."""
+    slices = environment_module._STEPS_PER_LOCK
+    environment_module._STEPS_PER_LOCK = steps_per_slice
+    try:
+        env.run(Scenario(scenario_id="slices"), schedule_events=False)
+    finally:
+        environment_module._STEPS_PER_LOCK = slices
 
 
 def test_a_record_keeps_the_event_as_it_was_when_it_ran() -> None:
@@ -430,12 +407,7 @@ def test_a_context_copied_in_an_action_stays_with_its_event() -> None:
             env.register_apps([app])
             events = [Event.from_function(app.spawn, label=f"s{i}").delayed(i) for i in range(4)]
             env.schedule(events)
-            slices = environment_module._STEPS_PER_LOCK
-            environment_module._STEPS_PER_LOCK = steps_per_slice
-            try:
-                env.run(Scenario(scenario_id="copied"), schedule_events=False)
-            finally:
-                environment_module._STEPS_PER_LOCK = slices
+            _run_in_slices(env, steps_per_slice)
             assert app.owners == events[:-1], (verbose, steps_per_slice)
             for context, event in zip(app.contexts, events, strict=True):
                 app.owners.clear()
