@@ -97,14 +97,7 @@ class EventQueue:
         """:meth:`peek_time` if a queued event keeps the run alive, else None (the
         kernel's loop asks only before a tick that a reminder app opens; else it pops the
         tick's first event at once with ``pop_due(end, live_only=True)``)."""
-        heap = self._heap
-        run = self._run
-        passive = self._passive
-        if passive and len(run) + len(heap) <= passive:
-            return None
-        if heap and (not run or heap[0] < run[0]):
-            return heap[0][0]
-        return run[0][0] if run else None
+        return self.peek_time() if self.has_live_events() else None
 
     def peek(self) -> tuple[float, AbstractEvent] | None:
         """The next ``(due, event)`` without removing it (None if the queue is empty)."""
