@@ -7,8 +7,15 @@ overriding ``session_config`` (LLMConfig settings) or ``prompts`` in its own con
 """
 
 import os
+import signal
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# A run started in the background by a shell without job control inherits Ctrl-C ignored,
+# and so would every CLI the tests start and then interrupt: Python's own handler again
+# (a handler becomes the default in an exec'd child, where Python installs its own).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from collections.abc import Callable, Iterator
 from typing import Any
