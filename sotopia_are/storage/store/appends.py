@@ -53,6 +53,10 @@ _APPEND_SHA = hashlib.sha1(_APPEND_SCRIPT.encode()).hexdigest()
 # episode's later appends: a key of another type, or an event count HINCRBY would
 # refuse).
 _APPENDS_SCRIPT = """
+-- Globals and library functions read once into locals: a global is a table lookup by
+-- name each time it is read, and an append read about twenty.
+local KEYS, ARGV, redis_call, redis_pcall = KEYS, ARGV, redis.call, redis.pcall
+local byte, char, find, match, sub = string.byte, string.char, string.find, string.match, string.sub
 local now = ARGV[1]
 local at = 2
 local out, left, entry = {}, {}, {}
@@ -60,13 +64,13 @@ for i = 1, #KEYS / 2 do
   local key, stream = KEYS[2 * i - 1], KEYS[2 * i]
   local head = ARGV[at]
   -- (Lua compares strings by reference: the usual heads cost no function call to read.)
-  local counts = head == '1=' or (head ~= '0=' and string.byte(head) == 49)
+  local counts = head == '1=' or (head ~= '0=' and byte(head) == 49)
   if head == '1=' or head == '0=' then
     entry[2] = ARGV[at + 1]
     at = at + 2
   else
     entry = {}
-    for j = 1, tonumber(string.sub(head, 2)) do entry[j] = ARGV[at + j] end
+    for j = 1, tonumber(sub(head, 2)) do entry[j] = ARGV[at + j] end
     at = at + 1 + #entry
   end
   out[i] = 0
@@ -74,23 +78,24 @@ for i = 1, #KEYS / 2 do
     -- No TYPE calls: a hash or stream of another type shows as HMGET's or XADD's
     -- WRONGTYPE error (XADD comes before this append's other writes, so nothing is written
     -- then); any other error is the script's reply, as redis.call would make it.
-    local read = redis.pcall('HMGET', key, 'status', 'event_count')
-    if read['err'] and not string.find(read['err'], 'WRONGTYPE', 1, true) then return read end
+    local read = redis_pcall('HMGET', key, 'status', 'event_count')
+    local failed = read['err']
+    if failed and not find(failed, 'WRONGTYPE', 1, true) then return read end
     local status, count = false, false
-    if not read['err'] then status, count = read[1], read[2] end
-    if read['err'] or (counts and status == 'running' and count and not (count == '0'
-        or (#count < 19 and string.match(count, '^%-?[1-9]%d*$')))) then
+    if not failed then status, count = read[1], read[2] end
+    if failed or (counts and status == 'running' and count and not (count == '0'
+        or (#count < 19 and match(count, '^%-?[1-9]%d*$')))) then
       left[key] = true
     elseif (counts and status ~= 'running') or not status then
       out[i] = -1
     else
-      local id = redis.pcall('XADD', stream, '*', unpack(entry))
+      local id = redis_pcall('XADD', stream, '*', unpack(entry))
       if type(id) == 'table' and id['err'] then
-        if not string.find(id['err'], 'WRONGTYPE', 1, true) then return id end
+        if not find(id['err'], 'WRONGTYPE', 1, true) then return id end
         left[key] = true
       else
         if not counts then
-          redis.call('HSET', key, 'updated_at', now)
+          redis_call('HSET', key, 'updated_at', now)
         elseif not count or #count < 14 then
           -- The count checked above, one more, as HINCRBY would write it, in the same HSET
           -- as the time: one write, not two. A last digit below 9 of a count of 0 or more
@@ -99,17 +104,17 @@ for i = 1, #KEYS / 2 do
           if not count then
             count = '1'
           else
-            local last = string.byte(count, -1)
-            if last < 57 and string.byte(count) ~= 45 then
-              count = string.sub(count, 1, -2) .. string.char(last + 1)
+            local last = byte(count, -1)
+            if last < 57 and byte(count) ~= 45 then
+              count = sub(count, 1, -2) .. char(last + 1)
             else
               count = tostring(tonumber(count) + 1)
             end
           end
-          redis.call('HSET', key, 'event_count', count, 'updated_at', now)
+          redis_call('HSET', key, 'event_count', count, 'updated_at', now)
         else
-          redis.call('HINCRBY', key, 'event_count', '1')
-          redis.call('HSET', key, 'updated_at', now)
+          redis_call('HINCRBY', key, 'event_count', '1')
+          redis_call('HSET', key, 'updated_at', now)
         end
         out[i] = id
       end

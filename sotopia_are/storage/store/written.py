@@ -75,6 +75,10 @@ __all__ = [
 # Replies {1, event_count} once written, {0} when nothing was (the hash is not the one
 # remembered, or a key holds another type).
 STEP_SCRIPT = """
+-- Globals read once into locals: each read of a global is a table lookup by name, and
+-- the loops below read them per argument.
+local KEYS, ARGV, unpack, tonumber = KEYS, ARGV, unpack, tonumber
+local redis_call, redis_pcall = redis.call, redis.pcall
 local key, pk, expected = KEYS[1], ARGV[1], ARGV[2]
 local names = {}
 for name in string.gmatch(ARGV[3], '[^\\n]+') do names[#names + 1] = name end
@@ -90,11 +94,11 @@ for i = 1, tonumber(ARGV[4]) do
 end
 local values
 if expected == '' then
-  if redis.call('EXISTS', key) ~= 0 then return {0} end
+  if redis_call('EXISTS', key) ~= 0 then return {0} end
 else
   -- A key of another type answers HLEN with an error, a table here: not the count.
-  if redis.pcall('HLEN', key) ~= #names then return {0} end
-  values = redis.call('HMGET', key, unpack(names))
+  if redis_pcall('HLEN', key) ~= #names then return {0} end
+  values = redis_call('HMGET', key, unpack(names))
   local lengths = {}
   for i = 1, checked do
     local v = values[i]
@@ -120,7 +124,7 @@ end
 -- number then, and WRONGTYPE's error otherwise (any other error is the script's, as
 -- redis.call makes it). (TYPE answers a status, a table made and read per key.)
 local function holds(count, k)
-  local n = redis.pcall(count, k)
+  local n = redis_pcall(count, k)
   if type(n) == 'number' then return true end
   if string.find(n['err'], 'WRONGTYPE', 1, true) then return false end
   error(n['err'], 0)
@@ -159,14 +163,14 @@ end
 if at <= #ARGV and not holds('XLEN', KEYS[3]) then return {0} end
 -- HSET first: a server at its memory limit refuses a script's first write that may grow
 -- the data, and lets through every later one (a DEL first would let it all through).
-redis.call('HSET', key, unpack(sets))
-if expected == '' then redis.call('DEL', KEYS[3], KEYS[4]) end
+redis_call('HSET', key, unpack(sets))
+if expected == '' then redis_call('DEL', KEYS[3], KEYS[4]) end
 if n_deletes > 0 then
-  redis.call('HDEL', key, unpack(ARGV, deletes_at, deletes_at + n_deletes - 1))
+  redis_call('HDEL', key, unpack(ARGV, deletes_at, deletes_at + n_deletes - 1))
 end
-for i = 5, 4 + n_rem do redis.call('SREM', KEYS[i], pk) end
-for i = 5 + n_rem, #KEYS do redis.call('SADD', KEYS[i], pk) end
-redis.call('ZADD', KEYS[2], created, pk)
+for i = 5, 4 + n_rem do redis_call('SREM', KEYS[i], pk) end
+for i = 5 + n_rem, #KEYS do redis_call('SADD', KEYS[i], pk) end
+redis_call('ZADD', KEYS[2], created, pk)
 -- Entries: a count and that many texts, or '=' and the payload alone (the previous
 -- entry's other texts).
 local function append(stream, from, last)
@@ -181,12 +185,12 @@ local function append(stream, from, last)
       entry = {unpack(ARGV, from + 1, from + texts)}
       from = from + 1 + texts
     end
-    redis.call('XADD', stream, '*', unpack(entry))
+    redis_call('XADD', stream, '*', unpack(entry))
   end
 end
 append(KEYS[4], events_at, at - 1)
 append(KEYS[3], at, #ARGV)
-return {1, redis.call('HGET', key, 'event_count')}
+return {1, redis_call('HGET', key, 'event_count')}
 """
 STEP_SHA = hashlib.sha1(STEP_SCRIPT.encode()).hexdigest()
 
