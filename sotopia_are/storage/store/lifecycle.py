@@ -33,7 +33,6 @@ from sotopia_are.storage.errors import (
     already_played,
 )
 from sotopia_are.storage.events import EVENT_FIELD, decode_event
-from sotopia_are.storage.fields import dumps_ordered_utf8
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.queued import QueuedAppend
 from sotopia_are.storage.store.entries import (
@@ -48,7 +47,7 @@ from sotopia_are.storage.store.index import check_index, reindex, rewrite_episod
 from sotopia_are.storage.store.listing import EpisodeListing
 from sotopia_are.storage.store.reading import EpisodeReading
 from sotopia_are.storage.store.restoring import EpisodeRestoring
-from sotopia_are.storage.store.verdict_json import verdict_json
+from sotopia_are.storage.store.verdict_json import verdict_json, verdicts_text
 from sotopia_are.storage.store.written import STEP_SCRIPT, STEP_SHA, Step, Written, changed_log
 
 __all__ = ["EpisodeLifecycle"]
@@ -321,7 +320,9 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
                 verdicts = [verdict_json(v) for v in record.verdicts]
                 new = changed_log(remembered.log, checked, {"verdicts": verdicts})
                 # As UTF-8 once: digested, sent and joined into the export line as such.
-                texts: dict[str, str | bytes] = {"verdicts": dumps_ordered_utf8(verdicts)}
+                texts: dict[str, str | bytes] = {
+                    "verdicts": verdicts_text(record.verdicts, verdicts)
+                }
                 changed = [*checked, "verdicts"]
                 # (A subclass would be dumped with its own fields and read back without.)
                 exact = all(type(v) is Verdict for v in record.verdicts)
