@@ -309,21 +309,24 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
             # Any error is raised the general way below, from what Redis holds.
             with contextlib.suppress(ValueError):  # ValidationError and VerdictExistsError
                 record = stored.with_verdict(verdict, replace=replace)
+                index = index_fields(record)
+                changed = ["record_version", "evaluated_at", "updated_at", *index, "verdicts"]
                 checked = {
                     "record_version": record.version,
                     "evaluated_at": evaluated_at,
                     "updated_at": updated_at,
-                    **index_fields(record),
+                    "cost_usd": index.pop("cost_usd"),  # the calls' costs summed
                 }
-                # Dumped from validated verdicts just now: JSON, taken (and written) as it
-                # is, as to_jsonable_python would give it back unchanged.
+                # Made just now of validated models (the usage's JSON dump; the verdict's
+                # means and judge, of their fields' types as above) and the verdicts' JSON
+                # dumped from them: taken (and written) as they are, as validating them
+                # would give them back unchanged.
                 verdicts = [verdict_json(v) for v in record.verdicts]
-                new = changed_log(remembered.log, checked, {"verdicts": verdicts})
+                new = changed_log(remembered.log, checked, {**index, "verdicts": verdicts})
                 # As UTF-8 once: digested, sent and joined into the export line as such.
                 texts: dict[str, str | bytes] = {
                     "verdicts": verdicts_text(record.verdicts, verdicts)
                 }
-                changed = [*checked, "verdicts"]
                 # (A subclass would be dumped with its own fields and read back without.)
                 exact = all(type(v) is Verdict for v in record.verdicts)
                 stepped = self._step(
