@@ -14,19 +14,19 @@ from collections import OrderedDict
 from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import JsonValue, TypeAdapter
+from pydantic import BaseModel, JsonValue, PlainSerializer, TypeAdapter, field_serializer
 from test_storage_export_lines import JSON, TEXT
 from test_storage_steps import verdicts
 
 from sotopia_are.evaluation import Evaluation
 from sotopia_are.llm import LLMCall, Sampling
 from sotopia_are.record import Verdict
-from sotopia_are.storage.fields import dumps_ordered_utf8
+from sotopia_are.storage.fields import AS_JSON_TEXT, dumps_ordered_utf8
 from sotopia_are.storage.store import verdict_json as module
 from sotopia_are.storage.store.verdict_json import verdict_json
 
@@ -307,7 +307,12 @@ def test_a_batch_verdict_s_text_is_orjsons(monkeypatch: pytest.MonkeyPatch) -> N
     )
     dumps = [verdict_json(verdict)]
     slow: list[Any] = []
-    monkeypatch.setattr(module, "dumps_ordered_utf8", lambda value: slow.append(value) or b"")
+
+    def slow_way(value: Any) -> bytes:
+        slow.append(value)
+        return dumps_ordered_utf8(value)
+
+    monkeypatch.setattr(module, "dumps_ordered_utf8", slow_way)
     assert module.verdicts_text([verdict], dumps) == dumps_ordered_utf8(dumps)
     assert b"null" in dumps_ordered_utf8(dumps) and not slow
     for odd_call in (
@@ -319,3 +324,34 @@ def test_a_batch_verdict_s_text_is_orjsons(monkeypatch: pytest.MonkeyPatch) -> N
         )
         module.verdicts_text([odd], [verdict_json(odd)])
     assert len(slow) == 2
+
+
+class Tree(BaseModel):
+    label: str | None = None
+    kids: list[Tree] = []
+
+
+def test_a_model_dumped_its_own_way_is_not_counted() -> None:
+    """A model with a serializer of its own (or of a field's), a field making its own
+    schema, or a model within itself has no plan: its verdicts take the slow way."""
+
+    class Own(BaseModel):
+        x: float | None = None
+
+        @field_serializer("x")
+        def _x(self, value: float | None) -> float:
+            return 0.0
+
+    class Marked(BaseModel):
+        x: Annotated[float | None, PlainSerializer(lambda value: 0.0)] = None
+
+    class Texted(BaseModel):
+        x: Annotated[dict[str, int] | None, AS_JSON_TEXT] = None
+
+    class Holding(BaseModel):
+        own: Own | None = None
+
+    for model in (Own, Marked, Texted, Holding, Tree):
+        assert module._none_plan(model) is None, model
+    assert module._none_plan(Sampling) is not None
+    assert module._none_plan(Verdict) is not None

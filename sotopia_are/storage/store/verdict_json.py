@@ -184,9 +184,7 @@ def _none_plan(model: type[BaseModel]) -> _NonePlan | None:
     nullable = []
     nested = []
     for name, field in model.model_fields.items():
-        if field.exclude or any(
-            isinstance(item, PlainSerializer | WrapSerializer) for item in field.metadata
-        ):
+        if field.exclude or any(map(_may_serialize, field.metadata)):
             return None
         kind = _kind(field.annotation)
         if kind is None:
@@ -213,6 +211,15 @@ def _none_plan(model: type[BaseModel]) -> _NonePlan | None:
     return getter, tuple(nested)
 
 
+def _may_serialize(metadata: object) -> bool:
+    """Whether a field's ``Annotated`` ``metadata`` may change how it is dumped: a
+    serializer, or anything that makes its own schema (constraints such as ``Ge`` or
+    ``Strict`` do not)."""
+    return isinstance(metadata, PlainSerializer | WrapSerializer) or hasattr(
+        metadata, "__get_pydantic_core_schema__"
+    )
+
+
 _DERIVING: set[type[BaseModel]] = set()
 """The models whose :func:`_none_plan` is being derived (one within another)."""
 
@@ -234,14 +241,12 @@ def _kind(annotation: Any) -> tuple[bool, str, type[BaseModel] | None] | None:
     if origin is typing.Literal:
         return (None in args, "", None) if all(isinstance(a, _SCALARS) for a in args) else None
     if origin is typing.Union or origin is types.UnionType:
-        kinds = [_kind(a) for a in args]
-        if None in kinds:
-            return None
-        models = {(holds, inner) for _, holds, inner in kinds if inner is not None}  # type: ignore[misc]
-        if len(models) > 1:
+        kinds = [kind for kind in map(_kind, args) if kind is not None]
+        models = {(holds, inner) for _, holds, inner in kinds if inner is not None}
+        if len(kinds) < len(args) or len(models) > 1:
             return None
         holds, inner = models.pop() if models else ("", None)
-        return any(k[0] for k in kinds), holds, inner  # type: ignore[index]
+        return any(may_be_none for may_be_none, _, _ in kinds), holds, inner
     if origin is list or (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
         element = _kind(args[0])
         if element is None or element[1] not in ("", "model"):
