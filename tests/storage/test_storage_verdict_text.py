@@ -117,7 +117,9 @@ def old_store(
     client, other = twins
     monkeypatch.setattr(fields_module.AS_ORDERED_JSON_TEXT, "dumps", _dumps_as_json_did)
     monkeypatch.setattr(
-        lifecycle_module, "dumps_ordered_utf8", lambda value: _dumps_as_json_did(value).encode()
+        lifecycle_module,
+        "verdicts_text",
+        lambda _verdicts, value: _dumps_as_json_did(value).encode(),
     )
     monkeypatch.setattr(index_module, "dumps_ordered", _dumps_as_json_did)
     twin = Twin(client, general=False)

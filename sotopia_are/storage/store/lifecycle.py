@@ -33,7 +33,6 @@ from sotopia_are.storage.errors import (
     already_played,
 )
 from sotopia_are.storage.events import EVENT_FIELD, decode_event
-from sotopia_are.storage.fields import dumps_ordered_utf8
 from sotopia_are.storage.keys import episode_calls_key, episode_events_key
 from sotopia_are.storage.queued import QueuedAppend
 from sotopia_are.storage.store.entries import (
@@ -48,7 +47,7 @@ from sotopia_are.storage.store.index import check_index, reindex, rewrite_episod
 from sotopia_are.storage.store.listing import EpisodeListing
 from sotopia_are.storage.store.reading import EpisodeReading
 from sotopia_are.storage.store.restoring import EpisodeRestoring
-from sotopia_are.storage.store.verdict_json import verdict_json
+from sotopia_are.storage.store.verdict_json import verdict_json, verdicts_text
 from sotopia_are.storage.store.written import STEP_SCRIPT, STEP_SHA, Step, Written, changed_log
 
 __all__ = ["EpisodeLifecycle"]
@@ -310,19 +309,24 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
             # Any error is raised the general way below, from what Redis holds.
             with contextlib.suppress(ValueError):  # ValidationError and VerdictExistsError
                 record = stored.with_verdict(verdict, replace=replace)
+                index = index_fields(record)
+                changed = ["record_version", "evaluated_at", "updated_at", *index, "verdicts"]
                 checked = {
                     "record_version": record.version,
                     "evaluated_at": evaluated_at,
                     "updated_at": updated_at,
-                    **index_fields(record),
+                    "cost_usd": index.pop("cost_usd"),  # the calls' costs summed
                 }
-                # Dumped from validated verdicts just now: JSON, taken (and written) as it
-                # is, as to_jsonable_python would give it back unchanged.
+                # Made just now of validated models (the usage's JSON dump; the verdict's
+                # means and judge, of their fields' types as above) and the verdicts' JSON
+                # dumped from them: taken (and written) as they are, as validating them
+                # would give them back unchanged.
                 verdicts = [verdict_json(v) for v in record.verdicts]
-                new = changed_log(remembered.log, checked, {"verdicts": verdicts})
+                new = changed_log(remembered.log, checked, {**index, "verdicts": verdicts})
                 # As UTF-8 once: digested, sent and joined into the export line as such.
-                texts: dict[str, str | bytes] = {"verdicts": dumps_ordered_utf8(verdicts)}
-                changed = [*checked, "verdicts"]
+                texts: dict[str, str | bytes] = {
+                    "verdicts": verdicts_text(record.verdicts, verdicts)
+                }
                 # (A subclass would be dumped with its own fields and read back without.)
                 exact = all(type(v) is Verdict for v in record.verdicts)
                 stepped = self._step(
