@@ -17,7 +17,9 @@ at their Sotopia and ARE import paths too (``sotopia_are.messages``,
 
 from __future__ import annotations
 
+import gc
 import importlib
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -230,10 +232,28 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'sotopia_are' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_import_module(module), name)
     globals()[name] = value  # later lookups skip this function
     return value
 
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+def _import_module(name: str) -> types.ModuleType:
+    """``importlib.import_module(name)`` with the garbage collector paused: what the
+    lazy names of this package and its front ends (``studies``, ``training``) use.
+
+    A first name loads hundreds of modules (a batch's driver some 700), whose objects
+    live as long as the process and make no cyclic garbage; the collections their
+    allocations set off walked the ever larger heap in vain, some 100 M instructions of
+    a batch driver's start. The collector is as it was afterwards (a paused one stays
+    paused)."""
+    running = gc.isenabled()
+    gc.disable()
+    try:
+        return importlib.import_module(name)
+    finally:
+        if running:
+            gc.enable()

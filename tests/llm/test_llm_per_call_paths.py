@@ -214,7 +214,5 @@ def test_a_model_the_table_never_names_is_priced_without_parsing_it(
         ('{"ab": {}}'.encode("utf-16"), True),
     ],
 )
-def test_the_table_may_name_a_key_unless_its_bytes_show_it_does_not(
-    text: bytes, may: bool
-) -> None:
+def test_the_table_may_name_a_key_unless_its_bytes_show_it_does_not(text: bytes, may: bool) -> None:
     assert price_table._may_name(text, ("ab", "a/b")) is may
