@@ -17,9 +17,11 @@ at their Sotopia and ARE import paths too (``sotopia_are.messages``,
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import types
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -242,18 +244,24 @@ def __dir__() -> list[str]:
 
 
 def _import_module(name: str) -> types.ModuleType:
-    """``importlib.import_module(name)`` with the garbage collector paused: what the
-    lazy names of this package and its front ends (``studies``, ``training``) use.
+    """``importlib.import_module(name)`` under :func:`_collector_paused`: what the lazy
+    names of this package and of ``studies`` load their modules with."""
+    with _collector_paused():
+        return importlib.import_module(name)
 
-    A first name loads hundreds of modules (a batch's driver some 700), whose objects
-    live as long as the process and make no cyclic garbage; the collections their
-    allocations set off walked the ever larger heap in vain, some 100 M instructions of
-    a batch driver's start. The collector is as it was afterwards (a paused one stays
-    paused)."""
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The garbage collector paused for the block, then as it was (a paused one stays
+    paused): for a block that loads many modules.
+
+    Modules' objects live as long as the process and make no cyclic garbage, so the
+    collections their allocations set off walk an ever larger heap in vain: some 100 M
+    instructions of a batch driver's start, which loads about 700 modules."""
     running = gc.isenabled()
     gc.disable()
     try:
-        return importlib.import_module(name)
+        yield
     finally:
         if running:
             gc.enable()
