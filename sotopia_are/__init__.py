@@ -17,11 +17,9 @@ at their Sotopia and ARE import paths too (``sotopia_are.messages``,
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import importlib
 import types
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -244,24 +242,25 @@ def __dir__() -> list[str]:
 
 
 def _import_module(name: str) -> types.ModuleType:
-    """``importlib.import_module(name)`` under :func:`_collector_paused`: what the lazy
+    """``importlib.import_module(name)`` under :class:`_CollectorPaused`: what the lazy
     names of this package and of ``studies`` load their modules with."""
-    with _collector_paused():
+    with _CollectorPaused():
         return importlib.import_module(name)
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The garbage collector paused for the block, then as it was (a paused one stays
-    paused): for a block that loads many modules.
+class _CollectorPaused:
+    """The garbage collector paused for a ``with`` block, then as it was (a paused one
+    stays paused): for a block that loads many modules.
 
     Modules' objects live as long as the process and make no cyclic garbage, so the
     collections their allocations set off walk an ever larger heap in vain: some 100 M
-    instructions of a batch driver's start, which loads about 700 modules."""
-    running = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if running:
+    instructions of a batch driver's start, which loads about 700 modules. (A class, not
+    ``contextlib.contextmanager``: this package loads nothing it can do without.)"""
+
+    def __enter__(self) -> None:
+        self.running = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *_: object) -> None:
+        if self.running:
             gc.enable()

@@ -7,11 +7,11 @@ error, 130 Ctrl-C, 141 a closed output pipe (see :mod:`sotopia_are.cli.common`).
 
 import gc
 
-from sotopia_are import _collector_paused
+from sotopia_are import _CollectorPaused
 
 # The commands' modules load typer, rich and the option groups: some 500 M instructions
 # of every command's start, 25 M of which were collections.
-with _collector_paused():
+with _CollectorPaused():
     import typer
 
     from sotopia_are.cli.agreement import agreement
