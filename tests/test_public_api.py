@@ -41,3 +41,23 @@ def test_importing_the_package_loads_no_heavy_dependency() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_lazy_name_loads_without_collections_and_leaves_the_collector_as_it_was() -> None:
+    code = (
+        "import gc, sys\n"
+        "import sotopia_are as sa\n"
+        "from sotopia_are import studies\n"
+        "runs = []\n"
+        "gc.callbacks.append(lambda phase, info: runs.append(phase))\n"
+        "studies.read_specs\n"  # loads the specs' modules (pydantic, the social layer)
+        "print(len(runs), gc.isenabled())\n"
+        "gc.disable()\n"
+        "sa.connect\n"  # the storage layer: redis, redis-om
+        "print(gc.isenabled())\n"
+        "print('tenacity' in sys.modules, 'sotopia_are.llm.network' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # No collection ran while the specs' modules loaded; a paused collector stayed paused;
+    # tenacity waits for a request to fail.
+    assert out.stdout.split() == ["0", "True", "False", "False", "True"]

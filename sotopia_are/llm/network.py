@@ -22,7 +22,6 @@ from sotopia_are.llm.failures import (
     permanent_error,
 )
 from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
-from sotopia_are.llm.retry import retrying
 from sotopia_are.llm.server_slots import learning_slots
 from sotopia_are.llm.transport import Sender
 from sotopia_are.llm.watchdog import Watchdog
@@ -60,6 +59,10 @@ async def send_with_retries(
         if not is_transient(exc):
             raise
         failed = exc
+    # Loaded on the first transient failure: tenacity is 20 M instructions of a batch
+    # driver's start, and most batches never retry.
+    from sotopia_are.llm.retry import retrying
+
     return await retrying(
         config.retry,
         lambda: _once(line, request, attempts, added, first),

@@ -11,10 +11,11 @@ from this package without loading litellm, redis or pydantic models.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from sotopia_are import _import_module
 
 if TYPE_CHECKING:
     from sotopia_are.messages import ScriptAction, parse_script_notes
@@ -367,7 +368,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_import_module(module), name)
     globals()[name] = value  # later lookups skip this function
     return value
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sotopia_are.games import GameJudge, run_game
 from sotopia_are.record import RecordJudge
 from sotopia_are.social import EpisodeResult, EpisodeSpec, Sink, SocialAgent, run_episode
 
@@ -28,6 +27,11 @@ async def play_episode(
     told of every event: a game by its rules (its result a
     :class:`~sotopia_are.games.GameResult`), a conversation by the runner."""
     if spec.game is not None:
+        # The games' modules load with the first game: a conversation's batch needs
+        # none of them (some 45 M instructions of its driver's start). A batch's workers
+        # find them loaded before they fork (see studies.workers).
+        from sotopia_are.games import run_game
+
         return await run_game(spec, agents, sinks=sinks)
     return await run_episode(spec, agents, sinks=sinks)
 
@@ -36,4 +40,8 @@ def free_judges(spec: EpisodeSpec) -> list[RecordJudge]:
     """The judges that rate a complete episode of ``spec`` whatever else is asked: a
     game's :class:`~sotopia_are.games.GameJudge` (no model call); none for a
     conversation."""
-    return [GameJudge()] if spec.game is not None else []
+    if spec.game is None:
+        return []
+    from sotopia_are.games import GameJudge
+
+    return [GameJudge()]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import importlib
 import math
 import multiprocessing
 import os
@@ -349,6 +350,7 @@ def run_in_processes(
 ) -> None:
     """Run ``jobs`` in worker processes, passing their outcomes to ``take``. A worker that
     dies leaves its unreported episodes to :func:`lost_outcome`, at once."""
+    _load_before_fork(jobs)
     context = (
         multiprocessing.get_context("fork")
         if _worker_start_method() == "fork"
@@ -412,6 +414,14 @@ def run_in_processes(
             if process.is_alive():
                 process.terminate()
                 process.join()
+
+
+def _load_before_fork(jobs: Sequence[WorkerJob]) -> None:
+    """Load the modules ``jobs``' episodes need that load on first use, so that forked
+    workers share them rather than each loading its own: the games' when an episode is
+    a game (:func:`~sotopia_are.studies.playing.play_episode`)."""
+    if any(item.spec.game is not None for job in jobs for item in job.episodes):
+        importlib.import_module("sotopia_are.games")
 
 
 def _worker_start_method() -> str:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from sotopia_are.llm import price_table
 from sotopia_are.llm.accounting import Attempt, LLMCall
 from sotopia_are.llm.request import LLMRequest, LLMResponse, Message
 from sotopia_are.llm.session import _answered
@@ -155,3 +157,62 @@ def test_the_json_of_a_reply_is_read_whole_or_fenced(value: dict[str, str], befo
     text = json.dumps(value)
     reply = f"{before}{text}\n```" if before.startswith("```") else f"{before}{text}"
     assert extract_json(reply) == value
+
+
+def _price_from_the_whole_table(model: str) -> tuple[float, float] | None:
+    # The lookup before the shortcut: the whole table parsed, the same three keys tried.
+    text = price_table._price_file()
+    assert text is not None
+    table = json.loads(text)
+    name, provider = price_table.wire_model(model), price_table.provider_of(model)
+    for key in (name, model, f"{provider}/{name}" if provider else name):
+        entry = table.get(key)
+        if isinstance(entry, dict) and entry.get("mode", "chat") == "chat":
+            given, taken = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
+            if isinstance(given, int | float) and isinstance(taken, int | float):
+                return float(given), float(taken)
+    return None
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "openai/gpt-4o-mini",
+        "gpt-4o-mini",
+        "openai/bench-model",
+        "hosted_vllm/Qwen/Qwen2.5-7B",
+        "claude-haiku-5-5",  # a key the table's hand edits left at column 0
+        "azure_ai/model_router",
+        "text-embedding-3-small",  # named, but no chat model: no price
+        "openai/claude-haiku-latest",  # only an alias's value
+    ],
+)
+def test_a_price_is_the_whole_tables_price(model: str) -> None:
+    """A model's price is the one the whole parsed table gives, whether or not the
+    table is parsed (it is not when the table names no key tried)."""
+    assert price_table._price.__wrapped__(model) == _price_from_the_whole_table(model)
+
+
+def test_a_model_the_table_never_names_is_priced_without_parsing_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def parse(_text: bytes) -> None:
+        raise AssertionError("the table was parsed")
+
+    monkeypatch.setattr(price_table, "_parsed", parse)
+    assert price_table._price.__wrapped__("openai/bench-model") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "may"),
+    [
+        (b'{"x": {"input_cost_per_token": 1}}', False),
+        (b'{"ab": {}}', True),
+        (b'{"x": {"ab": 1}}', True),  # named, if not at the top: parsed to be sure
+        (b'{"a\\u0062": {}}', True),  # "ab" escaped: not seen in the bytes
+        (b'{"a\\/b": {}}', True),
+        ('{"ab": {}}'.encode("utf-16"), True),
+    ],
+)
+def test_the_table_may_name_a_key_unless_its_bytes_show_it_does_not(text: bytes, may: bool) -> None:
+    assert price_table._may_name(text, ("ab", "a/b")) is may

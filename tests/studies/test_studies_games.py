@@ -7,6 +7,8 @@ a benchmark of the bargaining game reports win rates and payoffs per model and r
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -200,3 +202,23 @@ def test_a_benchmark_of_bargaining_reports_win_rates_and_payoffs_per_model_and_r
     )  # fmt: skip
     with pytest.raises(StudyInputError, match="needs a judge"):
         benchmark([talk], ["openai/a"], MODEL, tag="talk", store=store, config=config)
+
+
+def test_a_batchs_driver_loads_the_games_modules_before_its_workers_fork_for_games_only() -> None:
+    """A conversation's batch never loads the games' modules; a batch of games loads them
+    before its workers fork, so that they share one load rather than each loading them."""
+    code = (
+        "import sys, types\n"
+        "from sotopia_are.studies.workers import _load_before_fork\n"
+        "def jobs(game):\n"
+        "    spec = types.SimpleNamespace(game=game)\n"
+        "    return [types.SimpleNamespace(episodes=[types.SimpleNamespace(spec=spec)])]\n"
+        "_load_before_fork(jobs(None))\n"
+        "print('sotopia_are.games' in sys.modules)\n"
+        "_load_before_fork(jobs(object()))\n"
+        "print('sotopia_are.games' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["False", "True"]
