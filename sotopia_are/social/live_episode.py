@@ -96,14 +96,14 @@ class LiveEpisode:
         the result's log). An environment, its app and its logged events otherwise refer
         to one another in cycles, which reference counting cannot free: every finished
         episode stayed in memory until the cyclic garbage collector walked it (a batch
-        worker's 100,000-allocation collections held some 380 finished episodes at a
-        time; docs/benchmarks.md, round 13). Let go of, it is freed as soon as the
+        worker, collecting every 100,000 allocations, held some 380 finished episodes
+        at a time; docs/benchmarks.md, round 13). Let go of, it is freed as soon as the
         result is dropped."""
         self.env.stop()
         for listener in self._listeners:
             self.env.remove_completed_event_listener(listener)
         self._listeners.clear()
-        self.app.unregister_from_env("environment")
+        self.app.unregister_from_env("environment")  # the key register_apps gave it
         return EpisodeResult(
             spec=self.spec,
             status=status,
