@@ -292,11 +292,14 @@ def worker_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 WORKER_GC_THRESHOLD = 100_000
 """Allocations between two young-generation collections in a worker (Python's default
-is 700). A batch's episodes make almost no cyclic garbage (some 70 objects collected in
-400 episodes): a collection walks the live objects of the episodes in flight and frees
-next to nothing, so the rarer the better while the young generation stays small beside
-them (measured, one worker, 400 episodes: 0.31 s of collections at 10,000, 0.20 s at
-100,000, the peak resident memory the same)."""
+is 700). A played episode leaves no cyclic garbage (its kernel is let go of when it ends,
+:meth:`~sotopia_are.social.live_episode.LiveEpisode.result`): in a batch whose calls all
+succeed a worker of 333 episodes makes no young collection at all. Failures do leave
+cycles (an exception, its traceback and the frames of the retry loop: some 100 tracked
+objects a retried request), which these collections free. Each walks what is young, the
+episodes in flight included, so the rarer the better while that stays small beside them
+(measured, one worker, 400 episodes: 0.31 s of collections at 10,000, 0.20 s at 100,000,
+the peak resident memory the same; docs/benchmarks.md, rounds 7 and 13)."""
 
 
 @contextlib.contextmanager

@@ -1,6 +1,8 @@
 """The runner: events, times, ENV events before observations, failures, sinks, many episodes."""
 
 import asyncio
+import gc
+import weakref
 from collections.abc import Sequence
 
 import pytest
@@ -128,6 +130,28 @@ async def test_sinks_receive_every_event_as_it_happens_then_the_result() -> None
     assert sink.ended == [("ep-1", result)]
     with pytest.raises(TypeError, match="not a sink"):
         await run_episode(spec, [PlaybackAgent(MIRA), PlaybackAgent(TOMAS)], sinks=[42])  # type: ignore[list-item]
+
+
+async def test_a_finished_episode_is_freed_without_the_cyclic_collector() -> None:
+    # A batch worker plays thousands: were the environment, its app and its logged
+    # events still in cycles, each would wait for the collector to walk it.
+    spec = make_spec(max_turns=3, env_events=[{"turn": 1, "content": "x"}])
+    sink, seen = CollectingSink(), []
+    agents = [PlaybackAgent(MIRA, [say("a")]), PlaybackAgent(TOMAS, [say("b")])]
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        result = await run_episode(
+            spec, agents, sinks=[sink, lambda episode_id, event: seen.append(event)]
+        )
+        environment = weakref.ref(result.environment)
+        logged = list(result.events)
+        assert seen == logged and len(logged) == 4
+        del result, sink
+        assert environment() is None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def fake_call(prompt_tokens: int, completion_tokens: int, cost_usd: float | None) -> LLMCall:
