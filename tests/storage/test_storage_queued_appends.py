@@ -27,8 +27,8 @@ from sotopia_are.storage import (
     EpisodeStore,
     StorageUnavailableError,
     connect,
+    queued,
 )
-from sotopia_are.storage import queued
 from sotopia_are.storage.keys import episode_events_key
 
 

@@ -165,9 +165,7 @@ def take(twin: Twin, step: Step) -> Any:
             if name == "queued":
                 ended = None
             else:
-                status = (
-                    EpisodeStatus.COMPLETE if name == "queued-finish" else EpisodeStatus.FAILED
-                )
+                status = EpisodeStatus.COMPLETE if name == "queued-finish" else EpisodeStatus.FAILED
                 ended = outcome(partial(finish, status))
                 # (The other's refusal, if any, is known once its append is written: at
                 # the window's end, not at this episode's end.)
