@@ -150,7 +150,11 @@ async def play(
                 if turn < len(record.events):
                     recorders[record.episode_id].on_event(record.episode_id, record.events[turn])
             stages["queue_event"] += clock() - began
-            await asyncio.sleep(0)  # the turn ends: its appends are written
+            # The turn's appends in one round trip, as a batch's queued ones go: written
+            # here, not left to the store's window, so that every code compared writes
+            # them alike (codes before round 13 wrote them at the loop turn's end).
+            store.flush()
+            await asyncio.sleep(0)
         began = clock()
         for record, _ in wave:
             # What EpisodeRecorder.on_episode_end passes, from the result's parts.

@@ -104,7 +104,7 @@ class EpisodeRecorder:
 
     def on_event(self, episode_id: str, event: CompletedEvent) -> None:
         """Append ``event`` to the episode's stream (the runner calls this), with the other
-        episodes' appends of this turn of the event loop (``EpisodeStore.queue_event``)."""
+        episodes' appends queued in the same short window (``EpisodeStore.queue_event``)."""
         self.store.queue_event(episode_id, event)
 
     def on_call(self, episode_id: str, call: LLMCall) -> None:

@@ -1,11 +1,15 @@
 """`QueuedAppends`: stream appends made inside a running event loop, written together.
 
 Hundreds of episodes in one event loop each append an event per turn; one round trip to
-Redis per event costs more CPU (client and server) than the rest of the write. Appends
-queued during one turn of the loop are written in one pipelined round trip when that turn
-ends, so an event reaches Redis within a loop turn of completing (still followable live);
-a process killed in between loses at most that turn's events of episodes still running,
-which a resumed batch plays again. A failed write is kept per episode and raised to that
+Redis per event costs more CPU (client and server) than the rest of the write, and so
+does one round trip per turn of the loop, when a turn completes only a few events. Appends
+queued inside a running loop are written together, in one pipelined round trip,
+:data:`FLUSH_WINDOW_S` after the first of them was queued (or at once when
+:data:`FLUSH_MAX_QUEUED` are waiting, and before any other write of the store), so an
+event reaches Redis within that window of completing (still followable live). A process
+killed outright loses at most the last window's events of episodes still running, which
+a resumed batch plays again; an episode's end writes its own queued events, and closing
+the store writes the rest. A failed write is kept per episode and raised to that
 episode's next append or its end, never into the loop.
 """
 
@@ -15,7 +19,17 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
-__all__ = ["QueuedAppend", "QueuedAppends"]
+__all__ = ["FLUSH_MAX_QUEUED", "FLUSH_WINDOW_S", "QueuedAppend", "QueuedAppends"]
+
+FLUSH_WINDOW_S = 0.05
+"""Seconds queued appends wait, inside a running loop, for others to share their round
+trip (measured in docs/benchmarks.md, "Per-call work, round 13: the store's appends
+window")."""
+
+FLUSH_MAX_QUEUED = 256
+"""Queued appends written at once, without waiting for the window's end: a bound on the
+queue and on one script's time in Redis (a few milliseconds), which serves no one else
+meanwhile."""
 
 
 class QueuedAppend(NamedTuple):
@@ -42,15 +56,15 @@ class QueuedAppends:
         self._write = write
         self._queue: list[QueuedAppend] = []
         self._failed: dict[str, BaseException] = {}
-        # The loop whose turn end will write the queue (None: no write is scheduled). A
-        # write made before (flush) leaves it scheduled: a second one scheduled then would
-        # split the turn's appends into a round trip each.
+        # The loop whose timer will write the queue (None: no write is scheduled). A write
+        # made before it (flush) leaves it scheduled: the appends queued after that go
+        # out at the same window's end, with no second timer.
         self._scheduled_on: asyncio.AbstractEventLoop | None = None
 
     def add(self, append: QueuedAppend) -> None:
-        """Queue ``append`` for the end of this loop turn (written at once outside a running
-        loop); an earlier append of its episode that failed is raised here, and this one
-        dropped."""
+        """Queue ``append`` for the end of the window (:data:`FLUSH_WINDOW_S`; written at once
+        outside a running loop, or as the :data:`FLUSH_MAX_QUEUED`-th waiting); an earlier
+        append of its episode that failed is raised here, and this one dropped."""
         if self._failed:
             self.raise_failure(append.episode_id)
         self._queue.append(append)
@@ -60,10 +74,12 @@ class QueuedAppends:
             self.flush()
             self.raise_failure(append.episode_id)
             return
+        if len(self._queue) >= FLUSH_MAX_QUEUED:
+            self.flush()
         # A write scheduled on another loop (one that has stopped) may never run.
-        if self._scheduled_on is not loop:
+        elif self._scheduled_on is not loop:
             self._scheduled_on = loop
-            loop.call_soon(self._flush_at_turn_end, loop)
+            loop.call_later(FLUSH_WINDOW_S, self._flush_at_window_end, loop)
 
     def flush(self) -> None:
         """Write every queued append now, keeping each failure for its episode."""
@@ -104,7 +120,7 @@ class QueuedAppends:
         """Drop what is known of ``episode_id``'s failed appends (it starts afresh)."""
         self._failed.pop(episode_id, None)
 
-    def _flush_at_turn_end(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _flush_at_window_end(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._scheduled_on is loop:
             self._scheduled_on = None
             self.flush()

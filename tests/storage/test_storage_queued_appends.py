@@ -1,6 +1,7 @@
 """Appends queued in a running event loop (what the recorder does for a batch's episodes)
-reach Redis when the loop's turn ends, in order, before any other write; one the store
-refuses is raised in its own episode, never lost and never raised into the loop."""
+reach Redis together when the window ends (or the queue is full), in order, before any
+other write; one the store refuses is raised in its own episode, never lost and never
+raised into the loop."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from sotopia_are.storage import (
     EpisodeStore,
     StorageUnavailableError,
     connect,
+    queued,
 )
 from sotopia_are.storage.keys import episode_events_key
 
@@ -35,21 +37,54 @@ async def played_events() -> list[CompletedEvent]:
     return list((await run_episode(spec, flat_agents(spec))).events)
 
 
-async def test_queued_events_land_when_the_loop_turn_ends_in_order(store: EpisodeStore) -> None:
+async def window_ends() -> None:
+    """Let the loop run past the window the appends queued so far wait in."""
+    await asyncio.sleep(2 * queued.FLUSH_WINDOW_S)
+
+
+async def test_queued_events_land_together_when_the_window_ends_in_order(
+    store: EpisodeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(queued, "FLUSH_WINDOW_S", 0.5)  # longer than these turns take
     events = await played_events()
     ids = [f"q-{n}" for n in range(3)]
-    for episode_id in ids:
+    for episode_id in [*ids, "warm"]:
         store.start_episode(EpisodeLog(pk=episode_id))
-    for event in events[:4]:
-        for episode_id in ids:
-            store.queue_event(episode_id, event)
-    # Another connection (a follower, another process) sees nothing yet ...
+    store.append_event("warm", events[0])  # the script is loaded: one EVALSHA a write
     with connect(store.url) as other:
-        assert other.read_events("q-0") == []
-        await asyncio.sleep(0)  # ... and all of it once this turn of the loop is over.
+        for event in events[:4]:
+            for episode_id in ids:
+                store.queue_event(episode_id, event)
+            # Another connection (a follower, another process) sees nothing yet, turns
+            # of the loop later ...
+            await asyncio.sleep(0)
+            assert other.read_events("q-0") == []
+        before = store.client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
+        await window_ends()  # ... and all of it, in one round trip, once the window is over.
+        after = store.client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
+        assert after - before == 1
         for episode_id in ids:
             assert other.read_events(episode_id) == [convert_completed_event(e) for e in events[:4]]
             assert other.get_episode(episode_id).event_count == 4
+
+
+async def test_a_full_queue_is_written_at_once(
+    store: EpisodeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events = await played_events()
+    monkeypatch.setattr(queued, "FLUSH_MAX_QUEUED", 3)
+    monkeypatch.setattr(queued, "FLUSH_WINDOW_S", 0.5)
+    store.start_episode(EpisodeLog(pk="full"))
+    with connect(store.url) as other:
+        for event in events[:2]:
+            store.queue_event("full", event)
+        assert other.get_episode("full").event_count == 0
+        store.queue_event("full", events[2])  # the third: the queue goes out now
+        assert other.get_episode("full").event_count == 3
+        store.queue_event("full", events[3])  # waits for the window, as before
+        assert other.get_episode("full").event_count == 3
+        await window_ends()
+        assert other.get_episode("full").event_count == 4
 
 
 async def test_a_write_after_queued_events_lands_after_them(store: EpisodeStore) -> None:
@@ -71,7 +106,7 @@ async def test_a_refused_append_is_raised_in_its_episode_only(store: EpisodeStor
         other.mark_incomplete("ended-elsewhere")
     store.queue_event("ended-elsewhere", events[0])
     store.queue_event("fine", events[0])
-    await asyncio.sleep(0)  # the loop's turn ends without an error in it
+    await window_ends()  # the window's write goes out without an error in the loop
     with pytest.raises(EpisodeStateError, match="ended-elsewhere is not running"):
         store.queue_event("ended-elsewhere", events[1])
     store.queue_event("fine", events[1])
@@ -85,10 +120,18 @@ async def test_a_refused_append_fails_its_episode_end(store: EpisodeStore) -> No
     store.start_episode(EpisodeLog(pk="gone"))
     store.queue_event("gone", events[0])
     with connect(store.url) as other:
-        other.delete_episode("gone")  # before the turn ends: the append finds no episode
-        await asyncio.sleep(0)
+        other.delete_episode("gone")  # before the window ends: the append finds no episode
+        await window_ends()
     with pytest.raises(EpisodeStateError, match="gone is not running"):
         store.finish_episode("gone")
+
+
+async def test_closing_the_store_writes_what_waits_for_the_window(store: EpisodeStore) -> None:
+    events = await played_events()
+    store.start_episode(EpisodeLog(pk="closed"))
+    with connect(store.url) as writer:
+        writer.queue_event("closed", events[0])
+    assert store.get_episode("closed").event_count == 1  # before the window's end
 
 
 def test_outside_an_event_loop_a_queued_event_is_written_at_once(store: EpisodeStore) -> None:
@@ -101,7 +144,7 @@ def test_outside_an_event_loop_a_queued_event_is_written_at_once(store: EpisodeS
         store.queue_event("never-started", events[0])
 
 
-async def test_a_server_lost_before_the_turn_ends_is_raised_to_the_episode(
+async def test_a_server_lost_before_the_window_ends_is_raised_to_the_episode(
     redis_server: Callable[..., RedisServerProcess],
 ) -> None:
     events = await played_events()
@@ -109,10 +152,10 @@ async def test_a_server_lost_before_the_turn_ends_is_raised_to_the_episode(
     store = connect(server.url)
     store.start_episode(EpisodeLog(pk="cut-off"))
     store.queue_event("cut-off", events[0])
-    await asyncio.sleep(0)
+    await window_ends()
     store.queue_event("cut-off", events[1])
     server.kill()
-    await asyncio.sleep(0)  # the flush fails here, and the loop goes on
+    await window_ends()  # the flush fails here, and the loop goes on
     with pytest.raises(StorageUnavailableError, match="lost the connection"):
         store.queue_event("cut-off", events[2])
     store.client.close()
@@ -130,7 +173,7 @@ def test_appends_left_by_a_stopped_loop_go_out_with_the_next_loops(store: Episod
 
     async def queue_then_stop() -> None:
         store.queue_event("two-loops", events[0])
-        # The loop stops after this turn: the write it scheduled for the turn's end
+        # The loop stops after this turn: the write it scheduled for the window's end
         # never runs there.
         asyncio.get_running_loop().stop()
 
@@ -140,21 +183,22 @@ def test_appends_left_by_a_stopped_loop_go_out_with_the_next_loops(store: Episod
     finally:
         first.close()
 
-    async def queue_and_end_the_turn() -> int:
+    async def queue_and_end_the_window() -> int:
         store.queue_event("two-loops", events[1])
-        await asyncio.sleep(0)
+        await window_ends()
         with connect(store.url) as other:
             return other.get_episode("two-loops").event_count
 
-    assert asyncio.run(queue_and_end_the_turn()) == 2
+    assert asyncio.run(queue_and_end_the_window()) == 2
     assert store.read_events("two-loops") == [convert_completed_event(e) for e in events[:2]]
 
 
-async def test_a_write_in_a_turn_does_not_split_the_next_turns_appends(
-    store: EpisodeStore,
+async def test_a_write_in_the_window_does_not_split_the_appends_after_it(
+    store: EpisodeStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A write flushing the queue mid-turn leaves one write for the turn's end: a second
-    one scheduled then would run inside the next turn and send its appends one by one."""
+    """A write flushing the queue inside the window leaves the one write at the window's
+    end for what is queued after it: a second one scheduled then would split them."""
+    monkeypatch.setattr(queued, "FLUSH_WINDOW_S", 0.5)  # longer than any turn here
     events = await played_events()
     for episode_id in ("a", "b"):
         store.start_episode(EpisodeLog(pk=episode_id))
@@ -163,18 +207,21 @@ async def test_a_write_in_a_turn_does_not_split_the_next_turns_appends(
     async def a() -> None:
         store.queue_event("a", events[0])
         await asyncio.sleep(0)
-        store.queue_event("a", events[1])  # the next turn: written when it ends
+        store.queue_event("a", events[1])  # the next turn: written when the window ends
 
     async def b() -> None:
         store.start_episode(EpisodeLog(pk="c"))  # a write: the queue goes out now
         store.queue_event("b", events[0])
         await asyncio.sleep(0)
-        with connect(store.url) as other:  # still the turn in which a's second was queued
+        with connect(store.url) as other:  # a's second still waits for the window
             seen.append(other.get_episode("a").event_count)
 
     await asyncio.gather(a(), b())
+    before = store.client.info("commandstats")["cmdstat_evalsha"]["calls"]
+    await window_ends()
+    assert store.client.info("commandstats")["cmdstat_evalsha"]["calls"] - before == 1
     assert seen == [1]
-    assert store.get_episode("a").event_count == 2
+    assert (store.get_episode("a").event_count, store.get_episode("b").event_count) == (2, 1)
 
 
 @pytest.mark.parametrize(
@@ -192,7 +239,7 @@ async def test_a_write_in_a_turn_does_not_split_the_next_turns_appends(
 async def test_an_append_to_keys_the_store_did_not_write_is_refused_alone(
     store: EpisodeStore, plant: Callable[[Any], object], refusal: str
 ) -> None:
-    """The turn's other appends go out; that one is refused as Redis refuses it."""
+    """The window's other appends go out; that one is refused as Redis refuses it."""
     events = await played_events()
     for episode_id in ("odd", "fine"):
         store.start_episode(EpisodeLog(pk=episode_id))
@@ -200,7 +247,7 @@ async def test_an_append_to_keys_the_store_did_not_write_is_refused_alone(
     store.queue_event("odd", events[0])
     store.queue_event("fine", events[0])
     store.queue_event("odd", events[1])
-    await asyncio.sleep(0)
+    await window_ends()
     with pytest.raises(redis.ResponseError, match=refusal):
         store.queue_event("odd", events[2])
     assert [e.event_id for e in store.read_events("fine")] == [events[0].event_id]
@@ -260,7 +307,7 @@ async def test_scripts_the_server_lost_are_loaded_again(store: EpisodeStore) -> 
     store.start_episode(EpisodeLog(pk="lost"))
     store.client.script_flush()
     store.queue_event("lost", events[0])
-    await asyncio.sleep(0)
+    await window_ends()
     store.client.script_flush()
     store.append_event("lost", events[1])
     store.client.script_flush()

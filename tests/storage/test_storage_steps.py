@@ -16,6 +16,7 @@ import redis
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_storage_export_lines import JSON, NUMBER, TEXT
+from test_storage_queued_appends import window_ends
 
 from sotopia_are.evaluation import (
     SOTOPIA_EVAL,
@@ -162,13 +163,17 @@ def take(twin: Twin, step: Step) -> Any:
             for event in record.events[: n + 1]:
                 store.queue_event(pk, event)
             if name == "queued":
-                return None
-            status = EpisodeStatus.COMPLETE if name == "queued-finish" else EpisodeStatus.FAILED
-            ended = outcome(partial(finish, status))
-            # (The other's refusal, if any, is known once its append is written: at the
-            # turn's end, not at this episode's end.)
-            await asyncio.sleep(0)
-            store.queue_event(other, record.events[1])
+                ended = None
+            else:
+                status = EpisodeStatus.COMPLETE if name == "queued-finish" else EpisodeStatus.FAILED
+                ended = outcome(partial(finish, status))
+                # (The other's refusal, if any, is known once its append is written: at
+                # the window's end, not at this episode's end.)
+                store.flush()
+                store.queue_event(other, record.events[1])
+            # The window's end, here: the loop may stop before it does, in one twin and
+            # not in the other.
+            store.flush()
             return ended
 
         return outcome(lambda: asyncio.run(in_one_turn()))
@@ -336,7 +341,7 @@ def test_an_episode_s_end_carries_its_queued_events(
 ) -> None:
     """A batch finishes an episode in the loop turn that queued its last events: they go
     in the finish's round trip (one EVALSHA), another episode's stay queued for the
-    turn's end, and Redis ends as the general way leaves it."""
+    window's end, and Redis ends as the general way leaves it."""
     fast_client, general_client = twins
     fast = Twin(fast_client, general=False, steady=True)
     general = Twin(general_client, general=True, steady=True)
@@ -355,10 +360,10 @@ def test_an_episode_s_end_carries_its_queued_events(
             "p0", termination_reason=record.reason, calls=record.calls, turns_played=3
         )
         after = client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
-        p1_before_the_turn_ends = client.xlen(EpisodeLog(pk="p1").events_key)
-        await asyncio.sleep(0)
+        p1_before_the_window_ends = client.xlen(EpisodeLog(pk="p1").events_key)
+        await window_ends()
         assert client.xlen(EpisodeLog(pk="p1").events_key) == 1
-        return finished.event_count, after - before, p1_before_the_turn_ends
+        return finished.event_count, after - before, p1_before_the_window_ends
 
     assert asyncio.run(end_p0(fast, fast_client)) == (len(record.events), 1, 0)
     count, _, p1_events = asyncio.run(end_p0(general, general_client))
@@ -370,7 +375,7 @@ def test_a_finish_that_fails_keeps_the_events_it_would_have_carried(
     twins: tuple[redis.Redis[str], redis.Redis[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The finish's round trip fails (the server gone): the episode's queued events are
-    written at the loop turn's end, as the flush before the finish wrote them, and the
+    written at the window's end, as the flush before the finish wrote them, and the
     episode stays running with them."""
     client, _ = twins
     twin = Twin(client, general=False, steady=True)
@@ -391,7 +396,7 @@ def test_a_finish_that_fails_keeps_the_events_it_would_have_carried(
         with pytest.raises(StorageUnavailableError):
             store.finish_episode("p0", termination_reason=record.reason, calls=record.calls)
         monkeypatch.setattr(store, "_evalsha", sent)
-        await asyncio.sleep(0)
+        await window_ends()
 
     asyncio.run(end_p0())
     stored = client.hgetall(EpisodeLog.redis_key("p0"))

@@ -1,7 +1,7 @@
 """`EpisodeAppends`: completed events and model calls appended to an episode's streams.
 
-The hot path of a running batch: the appends queued in one turn of the event loop (see
-:mod:`~sotopia_are.storage.queued`) go in one EVALSHA, a Lua script that makes each
+The hot path of a running batch: the appends queued in a short window of the event loop
+(see :mod:`~sotopia_are.storage.queued`) go in one EVALSHA, a Lua script that makes each
 append atomic with its episode's counters. An append whose keys are not what the store
 writes there (another type, a count that is no integer) is left to one EVALSHA of its own
 (with its episode's later ones, in order), which refuses it as an append always did.
@@ -140,10 +140,12 @@ class EpisodeAppends(StoreClient):
 
     def queue_event(self, episode_id: str, event: CompletedEvent | ExportedCompletedEvent) -> None:
         """:meth:`append_event`, for many episodes in one event loop: the append is written
-        with the others queued in the same turn of the loop, in one round trip, when the
-        turn ends (at once outside a running loop; before any other write of this store,
-        but for an episode's :meth:`finish_episode`, which writes its own episode's in its
-        round trip and leaves the others' to the turn's end).
+        with the others queued meanwhile, in one round trip, at the end of the window the
+        first of them opened (:data:`~sotopia_are.storage.queued.FLUSH_WINDOW_S`), or once
+        :data:`~sotopia_are.storage.queued.FLUSH_MAX_QUEUED` wait (at once outside a
+        running loop; before any other write of this store, but for an episode's
+        :meth:`finish_episode`, which writes its own episode's in its round trip and leaves
+        the others' to the window's end; and by :meth:`close`).
 
         An append the store refused (:class:`EpisodeStateError`, or
         :class:`StorageUnavailableError`) is raised by the episode's next ``queue_event``

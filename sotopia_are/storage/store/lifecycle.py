@@ -167,16 +167,16 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
             "turns_played": turns_played,
             "failed_agent": failed_agent,
         }
-        # The episode's events queued in this turn of the loop (a batch finds its last one
-        # there) go in the finish's own round trip, not in one of their own before it;
-        # other episodes' stay queued for the turn's end.
+        # The episode's events still queued (a batch finds its last ones there) go in the
+        # finish's own round trip, not in one of their own before it; other episodes'
+        # stay queued for the window's end.
         events = self._queued.take(episode_id)
         if events:
             try:
                 finished = self._finish_with(episode_id, update, calls, events)
             except BaseException:
                 # Not written, or written and the episode finished (the reply lost): the
-                # turn's end writes them as the flush before the finish did, or the
+                # window's end writes them as the flush before the finish did, or the
                 # appends script refuses them for the finished episode.
                 self._queued.put_back(events)
                 raise
@@ -430,8 +430,8 @@ class EpisodeLifecycle(EpisodeReading, EpisodeListing, EpisodeRestoring):
         stored, or None when Redis holds something else (nothing was written: take the
         step the general way). ``texts`` and ``verdicts`` are :meth:`Step.of`'s;
         ``events`` the episode's queued appends that ``QueuedAppends.take`` took, written
-        by the step (the others queued stay for the loop turn's end: they touch none of
-        its keys)."""
+        by the step (the others queued stay for the window's end: they touch none of its
+        keys)."""
         entries = [event.fields for event in events]
         step = Step.of(old, new, changed, calls, texts, verdicts, entries)
         if not events:
