@@ -3,7 +3,7 @@
 The store keeps every ``LLMCall`` as its ``model_dump_json()`` (about 4 kB, 20 calls an
 episode): pydantic-core spent some 96,000 instructions on one, a third of them on its
 texts (13.6 instructions a character, orjson's 2.3) and a quarter on its parameters (an
-800-byte JSON schema held as ``JsonValue``). orjson writes it in 40,000, and the same JSON
+800-byte JSON schema held as ``JsonValue``). orjson writes it in 43,000, and the same JSON
 of the same values: texts with the same minimal escapes (a law in
 ``tests/llm/test_llm_request_bodies.py``), floats with the same shortest digits, ``null``
 for a NaN or an infinity (the models' ``ser_json_inf_nan``), integers alike, a model's
