@@ -15,6 +15,7 @@ import redis
 from pydantic import ValidationError
 
 from sotopia_are.llm import LLMCall
+from sotopia_are.storage.call_json import call_json
 from sotopia_are.storage.episode_log import EpisodeLog
 from sotopia_are.storage.errors import UnreadableRecordError
 from sotopia_are.storage.exported import entry_fields
@@ -64,10 +65,10 @@ def call_entries(calls: Iterable[CallData]) -> list[dict[str, str | bytes]]:
 
 
 def _json_of(call: LLMCall) -> bytes:
-    """``call.model_dump_json()`` as the UTF-8 bytes Redis keeps of it: what that method
-    has its serializer write, without decoding it to text that sending encodes again
-    (about 4 kB a call, 20 calls an episode)."""
-    return type(call).__pydantic_serializer__.to_json(call)
+    """``call.model_dump_json()`` as the UTF-8 bytes Redis keeps of it, not decoded to
+    text that sending encodes again (about 4 kB a call, 20 calls an episode), written by
+    orjson where that is the same (:func:`~sotopia_are.storage.call_json.call_json`)."""
+    return call_json(call)
 
 
 _SAME_SHAPE = "="
