@@ -34,7 +34,7 @@ from typing import Any
 
 from sotopia_are.llm.concurrency import AdaptiveLimit
 from sotopia_are.llm.config import Endpoint
-from sotopia_are.llm.http_errors import Timeout
+from sotopia_are.llm.http_errors import APIConnectionError, Timeout
 from sotopia_are.llm.http_pools import get_once
 
 __all__ = ["PROBE_TIMEOUT_S", "STRETCH", "Watch", "Watchdog"]
@@ -167,6 +167,9 @@ class Watch:
             self._deadline = watchdog.loop.call_later(
                 max(0.0, self.sent + deadline_s - now), self.expire
             )
+        if limit.answered_sent_at > self.sent and now - self.sent >= stuck_after - _EARLY_S:
+            self.lost(now - self.sent, stuck_after)
+            return
         heard = limit.last_answer_at
         if heard is None or now - heard >= timeout_s:
             quiet_since = self.sent if heard is None else max(self.sent, heard)
@@ -185,6 +188,19 @@ class Watch:
             self.overloaded = True
             self.watchdog.limit.overloaded(self.epoch)
         self.timer = self.watchdog.loop.call_later(self.watchdog.timeout_s, self.check)
+
+    def lost(self, waited_s: float, stuck_after: float) -> None:
+        """The endpoint answered requests sent after this one, which has waited longer
+        than any of its recent answers took: the server lost it (a server answering in
+        order would have answered it first). The request fails as a dropped connection,
+        retried under ``RetryPolicy.max_attempts``; cancelling it closes its connection."""
+        self.ended = APIConnectionError(
+            f"the endpoint {_where(self.watchdog.endpoint)} answered requests sent after "
+            f"this one, which got no answer in {waited_s:.1f} s (lost after "
+            f"{stuck_after:.1f} s: LLMConfig.timeout_s, or {STRETCH:g} x its slowest "
+            "recent answer); its connection is dropped"
+        )
+        self.task.cancel()
 
     def expire(self) -> None:
         """The request waited its deadline: it ends with the transport's timeout."""
