@@ -14,6 +14,15 @@ endpoint is asked whether it is busy or stuck:
   between two of them), so it is **stuck**: the request times out, which the retry policy
   counts toward ``RetryPolicy.max_timeouts``.
 
+A busy endpoint's request is waited for as one queued behind the requests sent before it.
+A request the endpoint has **overtaken** (it answered a request sent after this one) that
+has waited its timeout, stretched as above, is taken as lost instead (a server that
+dropped it, or sent half its answer and hung): it fails as a dropped connection
+(:class:`~sotopia_are.llm.http_errors.APIConnectionError`, its connection closed), which
+the retry policy retries under ``RetryPolicy.max_attempts``. A lost request that no later
+one overtook (the last one sent) is still waited for as a busy endpoint's, up to
+``LLMConfig.max_wait_s``.
+
 Lowering the limit stops at the server's decoding slots when it says how many
 (:mod:`~sotopia_are.llm.server_slots`, asked on an endpoint's first request): there a
 request outliving its timeout means slow decoding, not a queue fewer requests would cut.
@@ -117,8 +126,9 @@ _EARLY_S = 0.001
 
 class Watch:
     """One waiting request of a :class:`Watchdog`. Once it outlived its timeout, the
-    endpoint is busy (the limit is lowered, its timer set again) or stuck (the request's
-    task is cancelled, with :attr:`ended` saying why)."""
+    endpoint is busy (the limit is lowered, its timer set again) or stuck, or it overtook
+    the request, which is lost (then the request's task is cancelled, with :attr:`ended`
+    saying why)."""
 
     __slots__ = (
         "_deadline",
@@ -137,8 +147,9 @@ class Watch:
         self.sent = time.monotonic()
         self.overloaded = False  # the limit was lowered for this request already
         self.ended: Exception | None = None
-        """Why the request's task was cancelled: a :class:`Timeout` marked ``stuck``, or
-        the deadline's error (None: not by the watch)."""
+        """Why the request's task was cancelled: a :class:`Timeout` marked ``stuck``, an
+        ``APIConnectionError`` for a lost request, or the deadline's error (None: not by
+        the watch)."""
         self.timer: asyncio.TimerHandle | None = None
         self._deadline: asyncio.TimerHandle | None = None
         self.deciding: asyncio.Task[None] | None = None
