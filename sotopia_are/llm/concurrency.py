@@ -166,6 +166,10 @@ class AdaptiveLimit:
         self.epoch = 0
         self.last_answer_at: float | None = None
         """``time.monotonic()`` of the endpoint's last answer (None before the first)."""
+        self.answered_sent_at = float("-inf")
+        """``time.monotonic()`` when the latest-sent request the endpoint answered was
+        sent: a request sent before it and still waiting was overtaken (see
+        :mod:`~sotopia_are.llm.watchdog`)."""
         self.slots: int | None = None
         """This process's part of the requests the server decodes at once, once it said
         (None: unknown)."""
@@ -251,9 +255,12 @@ class AdaptiveLimit:
         part of the server's slots once it said."""
         return self.ceiling if self.slots is None else min(self.slots, self.ceiling)
 
-    def answered(self) -> None:
-        """Note that the endpoint answered a request just now (any answer, even an error)."""
+    def answered(self, sent_at: float | None = None) -> None:
+        """Note that the endpoint answered a request just now (any answer, even an error),
+        one sent at ``sent_at`` (``time.monotonic()``; None: a probe, or not known)."""
         self.last_answer_at = time.monotonic()
+        if sent_at is not None and sent_at > self.answered_sent_at:
+            self.answered_sent_at = sent_at
 
     def release(
         self,

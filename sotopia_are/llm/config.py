@@ -147,8 +147,10 @@ class LLMConfig(BaseModel):
     ``timeout_s`` is how long a request waits, once sent, before the endpoint is asked
     whether it is busy (then the request keeps waiting and the limit is lowered) or stuck
     (it answered nothing for that long: the request times out; with
-    ``retry.max_timeouts`` this bounds how long a stuck server goes unreported; see
-    :mod:`~sotopia_are.llm.watchdog`). ``max_wait_s`` bounds one request's wait in any case.
+    ``retry.max_timeouts`` this bounds how long a stuck server goes unreported). A request
+    the endpoint overtook (it answered one sent later) fails once it waited that long, as
+    lost, and is retried (see :mod:`~sotopia_are.llm.watchdog`). ``max_wait_s`` bounds one
+    request's wait in any case.
     ``max_reply_bytes`` caps a reply's body over the HTTP transport, counted after
     decompression (a larger one is a malformed reply, recorded on the call and retried).
     ``max_tokens`` is sent when neither ``params`` nor the caller (an agent's or judge's own

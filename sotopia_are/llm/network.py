@@ -185,7 +185,7 @@ async def _once(
             finally:
                 watch.stop()
                 line.concurrency.sent(ticket)
-            limit.answered()
+            limit.answered(watch.sent)
             answer = response
             return response, began, queued
         except Exception as exc:

@@ -14,6 +14,15 @@ endpoint is asked whether it is busy or stuck:
   between two of them), so it is **stuck**: the request times out, which the retry policy
   counts toward ``RetryPolicy.max_timeouts``.
 
+A busy endpoint's request is waited for as one queued behind the requests sent before it.
+A request the endpoint has **overtaken** (it answered a request sent after this one) that
+has waited its timeout, stretched as above, is taken as lost instead (a server that
+dropped it, or sent half its answer and hung): it fails as a dropped connection
+(:class:`~sotopia_are.llm.http_errors.APIConnectionError`, its connection closed), which
+the retry policy retries under ``RetryPolicy.max_attempts``. A lost request that no later
+one overtook (the last one sent) is still waited for as a busy endpoint's, up to
+``LLMConfig.max_wait_s``.
+
 Lowering the limit stops at the server's decoding slots when it says how many
 (:mod:`~sotopia_are.llm.server_slots`, asked on an endpoint's first request): there a
 request outliving its timeout means slow decoding, not a queue fewer requests would cut.
@@ -34,7 +43,7 @@ from typing import Any
 
 from sotopia_are.llm.concurrency import AdaptiveLimit
 from sotopia_are.llm.config import Endpoint
-from sotopia_are.llm.http_errors import Timeout
+from sotopia_are.llm.http_errors import APIConnectionError, Timeout
 from sotopia_are.llm.http_pools import get_once
 
 __all__ = ["PROBE_TIMEOUT_S", "STRETCH", "Watch", "Watchdog"]
@@ -117,8 +126,9 @@ _EARLY_S = 0.001
 
 class Watch:
     """One waiting request of a :class:`Watchdog`. Once it outlived its timeout, the
-    endpoint is busy (the limit is lowered, its timer set again) or stuck (the request's
-    task is cancelled, with :attr:`ended` saying why)."""
+    endpoint is busy (the limit is lowered, its timer set again) or stuck, or it overtook
+    the request, which is lost (then the request's task is cancelled, with :attr:`ended`
+    saying why)."""
 
     __slots__ = (
         "_deadline",
@@ -137,8 +147,9 @@ class Watch:
         self.sent = time.monotonic()
         self.overloaded = False  # the limit was lowered for this request already
         self.ended: Exception | None = None
-        """Why the request's task was cancelled: a :class:`Timeout` marked ``stuck``, or
-        the deadline's error (None: not by the watch)."""
+        """Why the request's task was cancelled: a :class:`Timeout` marked ``stuck``, an
+        ``APIConnectionError`` for a lost request, or the deadline's error (None: not by
+        the watch)."""
         self.timer: asyncio.TimerHandle | None = None
         self._deadline: asyncio.TimerHandle | None = None
         self.deciding: asyncio.Task[None] | None = None
@@ -167,6 +178,9 @@ class Watch:
             self._deadline = watchdog.loop.call_later(
                 max(0.0, self.sent + deadline_s - now), self.expire
             )
+        if limit.answered_sent_at > self.sent and now - self.sent >= stuck_after - _EARLY_S:
+            self.lost(now - self.sent, stuck_after)
+            return
         heard = limit.last_answer_at
         if heard is None or now - heard >= timeout_s:
             quiet_since = self.sent if heard is None else max(self.sent, heard)
@@ -185,6 +199,19 @@ class Watch:
             self.overloaded = True
             self.watchdog.limit.overloaded(self.epoch)
         self.timer = self.watchdog.loop.call_later(self.watchdog.timeout_s, self.check)
+
+    def lost(self, waited_s: float, stuck_after: float) -> None:
+        """The endpoint answered requests sent after this one, which has waited longer
+        than any of its recent answers took: the server lost it (a server answering in
+        order would have answered it first). The request fails as a dropped connection,
+        retried under ``RetryPolicy.max_attempts``; cancelling it closes its connection."""
+        self.ended = APIConnectionError(
+            f"the endpoint {_where(self.watchdog.endpoint)} answered requests sent after "
+            f"this one, which got no answer in {waited_s:.1f} s (lost after "
+            f"{stuck_after:.1f} s: LLMConfig.timeout_s, or {STRETCH:g} x its slowest "
+            "recent answer); its connection is dropped"
+        )
+        self.task.cancel()
 
     def expire(self) -> None:
         """The request waited its deadline: it ends with the transport's timeout."""

@@ -9,7 +9,7 @@ import pytest
 
 from sotopia_are.llm.concurrency import AdaptiveLimit
 from sotopia_are.llm.config import Endpoint
-from sotopia_are.llm.http_errors import Timeout
+from sotopia_are.llm.http_errors import APIConnectionError, Timeout
 from sotopia_are.llm.watchdog import Watchdog
 
 PROVIDER = Endpoint(model="openai/m", api_base=None)  # no probe: silence means stuck
@@ -74,3 +74,31 @@ def test_a_deadline_needs_its_error() -> None:
 
     with pytest.raises(ValueError, match="needs the error"):
         asyncio.run(make())
+
+
+@pytest.mark.parametrize("overtaken", [False, True])
+async def test_a_request_the_endpoint_overtook_is_lost_past_its_timeout(overtaken: bool) -> None:
+    # Answers to requests sent before it (a queue) keep it waiting until its deadline; an
+    # answer to one sent after it ends it at its timeout, as a dropped connection.
+    limit = AdaptiveLimit(4)
+    expired = Timeout("past the deadline")
+    watchdog = Watchdog(limit, PROVIDER, timeout_s=0.1, deadline_s=0.35, expired=lambda: expired)
+    earlier = time.monotonic() - 1.0
+
+    async def answering_others() -> None:
+        await asyncio.sleep(0.02)  # sent after the watched request
+        while True:
+            limit.answered(time.monotonic() if overtaken else earlier)
+            await asyncio.sleep(0.02)
+
+    others = asyncio.create_task(answering_others())
+    try:
+        waited, ended = await _wait(watchdog)
+    finally:
+        others.cancel()
+    if overtaken:
+        assert isinstance(ended, APIConnectionError) and 0.1 <= waited < 0.3
+        assert "answered requests sent after this one" in str(ended)
+        assert limit.limit == 4  # lost, not overload: the limit stays
+    else:
+        assert ended is expired and 0.35 <= waited < 0.8
