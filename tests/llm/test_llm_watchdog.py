@@ -4,6 +4,7 @@ endpoint is."""
 
 import asyncio
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -49,14 +50,19 @@ async def test_a_request_that_ends_in_time_is_not_checked() -> None:
     assert 0.1 <= waited < 0.5 and isinstance(ended, Timeout)
 
 
-async def test_a_deadline_ends_a_request_the_busy_endpoint_never_answers() -> None:
-    limit = AdaptiveLimit(4)
+async def _wait_while_others_are_answered(
+    limit: AdaptiveLimit, sent_at: Callable[[], float | None], first_after_s: float = 0.0
+) -> tuple[float, Exception | None, Timeout]:
+    """:func:`_wait` for a request (timeout 0.1 s, deadline 0.35 s) while the endpoint
+    answers others every 20 ms from ``first_after_s`` on, each sent at ``sent_at()``;
+    also the deadline's error."""
     expired = Timeout("past the deadline")
     watchdog = Watchdog(limit, PROVIDER, timeout_s=0.1, deadline_s=0.35, expired=lambda: expired)
 
     async def answering_others() -> None:
+        await asyncio.sleep(first_after_s)
         while True:
-            limit.answered()
+            limit.answered(sent_at())
             await asyncio.sleep(0.02)
 
     others = asyncio.create_task(answering_others())
@@ -64,6 +70,12 @@ async def test_a_deadline_ends_a_request_the_busy_endpoint_never_answers() -> No
         waited, ended = await _wait(watchdog)
     finally:
         others.cancel()
+    return waited, ended, expired
+
+
+async def test_a_deadline_ends_a_request_the_busy_endpoint_never_answers() -> None:
+    limit = AdaptiveLimit(4)
+    waited, ended, expired = await _wait_while_others_are_answered(limit, lambda: None)
     assert ended is expired and 0.35 <= waited < 0.8
     assert limit.limit == 2  # busy: lowered once for this request
 
@@ -81,21 +93,12 @@ async def test_a_request_the_endpoint_overtook_is_lost_past_its_timeout(overtake
     # Answers to requests sent before it (a queue) keep it waiting until its deadline; an
     # answer to one sent after it ends it at its timeout, as a dropped connection.
     limit = AdaptiveLimit(4)
-    expired = Timeout("past the deadline")
-    watchdog = Watchdog(limit, PROVIDER, timeout_s=0.1, deadline_s=0.35, expired=lambda: expired)
     earlier = time.monotonic() - 1.0
-
-    async def answering_others() -> None:
-        await asyncio.sleep(0.02)  # sent after the watched request
-        while True:
-            limit.answered(time.monotonic() if overtaken else earlier)
-            await asyncio.sleep(0.02)
-
-    others = asyncio.create_task(answering_others())
-    try:
-        waited, ended = await _wait(watchdog)
-    finally:
-        others.cancel()
+    waited, ended, expired = await _wait_while_others_are_answered(
+        limit,
+        time.monotonic if overtaken else lambda: earlier,
+        first_after_s=0.02,  # sent after the watched request
+    )
     if overtaken:
         assert isinstance(ended, APIConnectionError) and 0.1 <= waited < 0.3
         assert "answered requests sent after this one" in str(ended)
