@@ -32,6 +32,10 @@ Form, normalised (each change is noted on the call's record):
 Content, refused and sent back to the model with the problem (all outside the schema):
 an action type that is not available now, a recipient who is not another participant,
 a missing or non-text argument of ``speak``, ``action`` or ``non-verbal communication``.
+
+The schema also bounds the argument's length (:data:`ARGUMENT_MAX_CHARS`), so that an
+answer decoded under it closes its JSON within :data:`ACTION_MAX_TOKENS`; a longer
+argument from a server that does not enforce the schema is accepted all the same.
 """
 
 from __future__ import annotations
@@ -51,13 +55,33 @@ from pydantic import (
     field_validator,
 )
 
+from sotopia_are.llm import text_max_chars
 from sotopia_are.messages import AgentAction, match_participant, validate_recipients
 from sotopia_are.messages.action import ActionType
 from sotopia_are.messages.parser import unreadable_speech
 
 from .reply_keys import ReplyKeys
 
-__all__ = ["action_output_type", "match_participant", "normalize_action_reply"]
+__all__ = [
+    "ACTION_MAX_TOKENS",
+    "ARGUMENT_MAX_CHARS",
+    "action_output_type",
+    "match_participant",
+    "normalize_action_reply",
+]
+
+ACTION_MAX_TOKENS = 400
+"""The answer budget of one action unless the agent's sampling or the session's config give
+one: a turn's utterance with its JSON fits, a model that rambles is cut off."""
+
+_ACTION_FORM_TOKENS = 60
+"""What an action's JSON takes beside its argument: the keys, the longest action type,
+two recipients' names, and the line breaks and indentation a model writes around them."""
+
+ARGUMENT_MAX_CHARS = text_max_chars(ACTION_MAX_TOKENS - _ACTION_FORM_TOKENS)
+"""The ``maxLength`` of an action's or a game move's argument in the schema sent (1,020
+characters): an answer at its longest still fits :data:`ACTION_MAX_TOKENS`. In the schema
+only: a longer argument from a server that does not enforce it is accepted."""
 
 _ACTION_TYPES: tuple[ActionType, ...] = (
     "none",
@@ -181,6 +205,14 @@ class _ActionReply(AgentAction):
         return normalize_action_reply(data, cls.participants)
 
 
+# The base's argument field (its description, its check of a one-line description) with
+# the bound in the schema only.
+_BOUNDED_ARGUMENT = Field(
+    description=AgentAction.model_fields["argument"].description,
+    json_schema_extra={"maxLength": ARGUMENT_MAX_CHARS},
+)
+
+
 # Cached because building a pydantic model costs far more than a turn's framework budget,
 # and the same (sender, participants, actions) recur in every turn of every episode.
 @lru_cache(maxsize=1024)
@@ -242,6 +274,7 @@ def action_output_type(
         "AgentAction",
         __base__=_ActionReply,
         action_type=(type_type, Field(description="what to do at this turn")),
+        argument=(str, _BOUNDED_ARGUMENT),
         to=(
             to_type,
             Field(

@@ -9,7 +9,10 @@ within its bounds, speech a non-empty ``argument``, no other keys — so a serve
 decodes under the schema (llama.cpp, vLLM) cannot write an illegal move. The schema
 keeps to the keywords llama.cpp's grammar converter reads (``anyOf``, ``enum``,
 ``type``, ``properties``, ``required``, ``additionalProperties``, ``minimum``,
-``maximum``, ``minLength``; no ``$ref``, no ``pattern``).
+``maximum``, ``minLength``, ``maxLength``; no ``$ref``, no ``pattern``). An
+``argument`` is at most :data:`~sotopia_are.agents.action_reply.ARGUMENT_MAX_CHARS`
+long in the schema, so that an answer decoded under it fits its ``max_tokens``; a longer
+one from a server that does not enforce the schema is accepted.
 
 As with actions (:mod:`sotopia_are.agents.action_reply`), every instance of that schema
 is accepted but one (below), and what a lenient parser or a server that does not enforce
@@ -57,6 +60,7 @@ from sotopia_are.messages import GameMove, match_participant
 from sotopia_are.messages.parser import unreadable_speech
 from sotopia_are.social.protocol import MoveOption
 
+from .action_reply import ARGUMENT_MAX_CHARS
 from .reply_keys import ReplyKeys
 
 __all__ = ["move_output_type", "move_schema", "normalize_move_reply", "playable_moves"]
@@ -112,10 +116,14 @@ def _variant(option: MoveOption) -> dict[str, Any]:
         }
         required.append("amount")
     if option.kind == "speak":
-        properties["argument"] = {"type": "string", "minLength": 1}
+        properties["argument"] = {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": ARGUMENT_MAX_CHARS,
+        }
         required.append("argument")
     elif option.kind in _WITH_REASON:
-        properties["argument"] = {"type": "string"}
+        properties["argument"] = {"type": "string", "maxLength": ARGUMENT_MAX_CHARS}
     variant: dict[str, Any] = {"title": option.name}
     if option.description:
         variant["description"] = option.description

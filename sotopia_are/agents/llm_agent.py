@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sotopia_are.agents.action_reply import action_output_type
+from sotopia_are.agents.action_reply import ACTION_MAX_TOKENS, action_output_type
 from sotopia_are.agents.game_move_reply import move_output_type
 from sotopia_are.llm import LLMCall, LLMSession, Sampling
 from sotopia_are.llm.valid_parts import of_valid_fields
@@ -44,11 +44,6 @@ ACTION_TEMPLATE = "agent_action.j2"
 
 GAME_MOVE_TEMPLATE = "game_move.j2"
 """The default prompt template of :class:`LLMAgent` in a game turn (in ``prompts/``)."""
-
-
-ACTION_MAX_TOKENS = 400
-"""The answer budget of one action unless the agent's sampling or the session's config give
-one: a turn's utterance with its JSON fits, a model that rambles is cut off."""
 
 
 class LLMAgent:

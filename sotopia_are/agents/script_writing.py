@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pydantic import JsonValue, ValidationInfo, create_model, field_validator
+from pydantic import Field, JsonValue, ValidationInfo, create_model, field_validator
 
-from sotopia_are.llm import LLMCall, LLMSession
+from sotopia_are.llm import LLMCall, LLMSession, text_max_chars
 from sotopia_are.messages import ScriptAction, ScriptBackground, ScriptInteraction, parse_script
 from sotopia_are.social.replay import script_spec
 from sotopia_are.social.spec import EpisodeSpec
@@ -42,6 +42,16 @@ SCRIPT_TEMPLATE = "script_writing.j2"
 SCRIPT_MAX_TOKENS = 4096
 """The answer budget of a whole written script unless ``params`` or the session's config
 give one."""
+
+_SCRIPT_FORM_TOKENS = 20
+"""What a script's JSON takes beside its text: ``{"interactions": ""}`` and white space."""
+
+_BOUNDED_SCRIPT = Field(
+    description=ScriptInteraction.model_fields["interactions"].description,
+    # In the schema only (see text_max_chars): a script decoded under it closes its JSON
+    # within SCRIPT_MAX_TOKENS; a longer one from a server that does not enforce it is read.
+    json_schema_extra={"maxLength": text_max_chars(SCRIPT_MAX_TOKENS - _SCRIPT_FORM_TOKENS)},
+)
 
 _DEFAULT_MAX_TURNS = 20  # Sotopia's episode length
 
@@ -67,6 +77,7 @@ def script_output_type(agent_names: tuple[str, ...], max_turns: int) -> type[Scr
     return create_model(
         "ScriptInteraction",
         __base__=ScriptInteraction,
+        interactions=(str, _BOUNDED_SCRIPT),
         __validators__={"check_script": field_validator("interactions")(check_script)},
     )
 

@@ -33,15 +33,12 @@ from sotopia_are.llm.errors import RequestRejectedError
 from sotopia_are.messages import ScriptBackground
 
 from .result import AgentRating, DimensionScore, Evaluation, JudgeFailure
-from .rubric import SOTOPIA_EVAL, Rubric
+from .rubric import SOTOPIA_EVAL, TOKENS_PER_RATING, Rubric
 
 __all__ = ["JUDGE_TEMPLATE", "TOKENS_PER_RATING", "LLMJudge"]
 
 JUDGE_TEMPLATE = "judge_sotopia_eval.j2"
 """The packaged judge prompt; its variables are listed at the top of the file."""
-
-TOKENS_PER_RATING = 160
-"""The answer budget of one participant's reasoning and score on one dimension."""
 
 # Failures of the model's answers, of a provider that never answered (or answered
 # garbage), and of a request the server refused (a transcript longer than the judge's

@@ -28,12 +28,34 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from sotopia_are import SotopiaAreError
-from sotopia_are.llm import packaged_prompts_dir
+from sotopia_are.llm import packaged_prompts_dir, text_max_chars
 from sotopia_are.simulation.data_handler.reader import loads_json
 
 from .judge_reply import normalize_judge_reply
 
-__all__ = ["GOAL_ONLY", "SOTOPIA_EVAL", "Dimension", "Rubric", "RubricError", "builtin_rubrics"]
+__all__ = [
+    "GOAL_ONLY",
+    "REASONING_MAX_CHARS",
+    "SOTOPIA_EVAL",
+    "TOKENS_PER_RATING",
+    "Dimension",
+    "Rubric",
+    "RubricError",
+    "builtin_rubrics",
+]
+
+TOKENS_PER_RATING = 160
+"""The answer budget of one participant's reasoning and score on one dimension."""
+
+_RATING_FORM_TOKENS = 40
+"""What a rating takes beside its reasoning: ``"social_rules": {"reasoning": "",
+"score": -10},`` with the line breaks and indentation a model writes around it."""
+
+REASONING_MAX_CHARS = text_max_chars(TOKENS_PER_RATING - _RATING_FORM_TOKENS)
+"""The ``maxLength`` of a rating's reasoning in the judge's schema (360): every rating
+at its longest still fits :data:`TOKENS_PER_RATING`, so an answer decoded under the
+schema closes its JSON within the judge's ``max_tokens``. In the schema only: a longer
+reasoning from a server that does not enforce it is accepted."""
 
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*\Z")
 _RUBRICS_DIR = "rubrics"
@@ -192,7 +214,13 @@ def _rating_model(dimension: Dimension) -> type[BaseModel]:
     model: type[BaseModel] = create_model(
         f"{_camel(dimension.name)}Rating",
         __config__=_STRICT,
-        reasoning=(str, Field(description="why this score: evidence from the interaction")),
+        reasoning=(
+            str,
+            Field(
+                description="why this score: evidence from the interaction",
+                json_schema_extra={"maxLength": REASONING_MAX_CHARS},
+            ),
+        ),
         score=(
             int,
             Field(

@@ -55,6 +55,7 @@ from sotopia_are.llm.sampling import (
 )
 from sotopia_are.llm.session import Generation, LLMSession, generate
 from sotopia_are.llm.structured import (
+    CHARS_PER_TOKEN,
     OUTPUT_MODES,
     NormalizesReplies,
     OutputMode,
@@ -63,6 +64,7 @@ from sotopia_are.llm.structured import (
     extract_json,
     parse_reply,
     resolve_output_mode,
+    text_max_chars,
 )
 from sotopia_are.llm.templates import PromptLibrary, packaged_prompts_dir
 
@@ -70,6 +72,7 @@ __all__ = [
     "AGENT_SAMPLING_ENV",
     "API_BASE_ENV",
     "API_KEY_ENV",
+    "CHARS_PER_TOKEN",
     "CONCURRENCY",
     "DEFAULT_HOSTED_CONCURRENCY",
     "DEFAULT_INITIAL_CONCURRENCY",
@@ -128,4 +131,5 @@ __all__ = [
     "preflight",
     "request_seed",
     "resolve_output_mode",
+    "text_max_chars",
 ]

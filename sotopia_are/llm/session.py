@@ -365,10 +365,16 @@ class LLMSession:
                 answered["error_kind"] = "invalid_output"
                 attempts.append(of_valid_fields(Attempt, answered))
                 added = [
-                    Message(role="assistant", content=response.text),
+                    Message(role="assistant", content=_quoted(response.text)),
                     *self.prompts.render(
                         _REPAIR_TEMPLATE,
-                        {"error": str(invalid), "schema": schema_text(output_type)},
+                        {
+                            "error": str(invalid),
+                            # Under json_schema every request carries the schema (and
+                            # the server decodes under it); its text again would take a
+                            # judge's request past a small server's context.
+                            "schema": None if mode == "json_schema" else schema_text(output_type),
+                        },
                     ),
                 ]
                 conversation = [*conversation, *added]
@@ -438,6 +444,24 @@ class LLMSession:
         if self.recorder is not None:
             self.recorder.record(request, response, self.scope)
         return response, source, time.perf_counter() - started, queued
+
+
+REPAIR_QUOTE_CHARS = 1000
+"""The most of a rejected answer that the request asking again quotes back (about 300
+tokens): enough to show the model what it wrote (the error names what was wrong and
+where), while an answer that ran to its ``max_tokens`` quoted whole would take the
+request past a small server's context (a 0.5B judge's 2,440-token runaway answer on a
+4,096-token llama.cpp slot: HTTP 400). The call's attempts keep the whole answer
+(``raw_text``) and the quote as sent (``added_messages``)."""
+
+
+def _quoted(text: str) -> str:
+    """``text`` as the request asking again quotes it: at most :data:`REPAIR_QUOTE_CHARS`
+    of it, and a line saying how much was left out."""
+    if len(text) <= REPAIR_QUOTE_CHARS:
+        return text
+    left_out = len(text) - REPAIR_QUOTE_CHARS
+    return f"{text[:REPAIR_QUOTE_CHARS]}\n[... {left_out} more characters of this answer]"
 
 
 def _answered(

@@ -30,6 +30,7 @@ from sotopia_are.llm._litellm import load_litellm
 from sotopia_are.llm.valid_parts import of_valid_dataclass
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "OUTPUT_MODES",
     "NormalizesReplies",
     "OutputMode",
@@ -43,6 +44,7 @@ __all__ = [
     "resolve_output_mode",
     "response_format_for",
     "schema_text",
+    "text_max_chars",
     "weaker_output_mode",
 ]
 
@@ -60,6 +62,25 @@ or one litellm says supports it, else ``prompt``. When a server rejects the
 (``json_schema`` → ``json_object`` → ``prompt``), and :class:`OutputModeMemory` keeps
 that answer for the endpoint.
 """
+
+CHARS_PER_TOKEN = 3
+"""The characters a token of a model's text is taken to hold when a free text's
+``maxLength`` in a schema is chosen to fit a token budget (:func:`text_max_chars`).
+
+English prose runs to 3-4 characters a token with current models' tokenizers; the low
+end keeps an answer of texts at their ``maxLength`` within its budget."""
+
+
+def text_max_chars(tokens: int) -> int:
+    """The ``maxLength`` of a free text that must fit in ``tokens`` tokens of an answer.
+
+    Output types state it in the JSON schema only (``json_schema_extra``), never as a
+    validation rule: a server that decodes under the schema (llama.cpp, vLLM) then ends
+    the text in time to close the JSON within ``max_tokens``, and a longer text from a
+    server that does not enforce it is still accepted.
+    """
+    return tokens * CHARS_PER_TOKEN
+
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
