@@ -10,7 +10,15 @@ from .judge import JUDGE_TEMPLATE, LLMJudge
 from .judge_reply import normalize_judge_reply
 from .response import build_response
 from .result import AgentRating, DimensionScore, Evaluation, JudgeFailure
-from .rubric import GOAL_ONLY, SOTOPIA_EVAL, Dimension, Rubric, RubricError, builtin_rubrics
+from .rubric import (
+    GOAL_ONLY,
+    REASONING_MAX_CHARS,
+    SOTOPIA_EVAL,
+    Dimension,
+    Rubric,
+    RubricError,
+    builtin_rubrics,
+)
 from .sanity import GOAL_DIMENSION, episode_judge_warnings, judge_warnings
 from .termination import (
     PlayedEpisode,
@@ -24,6 +32,7 @@ __all__ = [
     "GOAL_DIMENSION",
     "GOAL_ONLY",
     "JUDGE_TEMPLATE",
+    "REASONING_MAX_CHARS",
     "SOTOPIA_EVAL",
     "AgentRating",
     "Dimension",

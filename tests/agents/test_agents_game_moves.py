@@ -20,6 +20,7 @@ from sotopia_are.agents import (
     move_schema,
     parse_move_command,
 )
+from sotopia_are.agents.action_reply import ARGUMENT_MAX_CHARS
 from sotopia_are.agents.llm_agent import ACTION_MAX_TOKENS
 from sotopia_are.llm import GenerationError, LLMSession, Sampling
 from sotopia_are.llm.structured import parse_reply
@@ -97,7 +98,12 @@ async def test_the_schema_sent_offers_exactly_the_legal_moves_and_targets(
     say, vote, pass_ = variants
     assert vote["properties"]["target"] == {"type": "string", "enum": ["Bob Stone", "Dan Wu"]}
     assert vote["required"] == ["move", "target"]
-    assert say["properties"]["argument"] == {"type": "string", "minLength": 1}
+    # Speech says something and ends in time to close the JSON within max_tokens.
+    assert say["properties"]["argument"] == {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": ARGUMENT_MAX_CHARS,
+    }
     assert say["required"] == ["move", "argument"]
     assert set(pass_["properties"]) == {"move"} and pass_["required"] == ["move"]  # no words
     assert all(v["additionalProperties"] is False for v in variants)

@@ -3,12 +3,14 @@
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agents_support import MODEL, make_turn
 
 from sotopia_are.agents import LLMAgent, llm_agents_for
-from sotopia_are.llm import GenerationError, LLMSession, Recorder, Replayer
+from sotopia_are.agents.action_reply import ACTION_MAX_TOKENS, ARGUMENT_MAX_CHARS
+from sotopia_are.llm import CHARS_PER_TOKEN, GenerationError, LLMSession, Recorder, Replayer
 from sotopia_are.messages import AgentAction, ScriptBackground
 from sotopia_are.social import EpisodeSpec, run_episode, run_episodes
 from sotopia_are.social.protocol import SocialAgent
@@ -50,6 +52,46 @@ async def test_a_structured_reply_becomes_the_action(
     [call] = agent.call_records()
     assert call.ok and call.template == "agent_action.j2" and call.output_type == "AgentAction"
     assert call.parsed == {"action_type": "speak", "argument": "Nice bike, how much?", "to": None}
+
+
+def free_texts(schema: Any) -> list[dict[str, Any]]:
+    """Every ``{"type": "string"}`` schema in ``schema`` that is not an enum."""
+    if isinstance(schema, list):
+        return [text for value in schema for text in free_texts(value)]
+    if not isinstance(schema, dict):
+        return []
+    own = [schema] if schema.get("type") == "string" and "enum" not in schema else []
+    return own + [text for value in schema.values() for text in free_texts(value)]
+
+
+async def test_the_schema_sent_bounds_the_argument_so_an_answer_fits_max_tokens(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue('{"action_type": "speak", "argument": "Nice bike, how much?"}')
+    agent = LLMAgent("Bob Stone", MODEL, make_session())
+    await agent.act(make_turn("Bob Stone", background("Bob Stone")))
+    body = llm_server.chat_requests[0].body
+    # The one free text is bounded, so a server decoding under the schema (llama.cpp's
+    # grammar) closes the JSON in time; at 3 characters a token it fits the budget.
+    [argument] = free_texts(body["response_format"]["json_schema"]["schema"])
+    assert argument["maxLength"] == ARGUMENT_MAX_CHARS
+    assert ARGUMENT_MAX_CHARS / CHARS_PER_TOKEN + 60 <= body["max_tokens"] == ACTION_MAX_TOKENS
+
+
+async def test_an_argument_longer_than_the_schema_bound_is_accepted(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    """The bound is for servers that decode under the schema; a longer utterance from one
+    that does not enforce it is the action as before (lenient in form)."""
+    speech = "I can pay cash today, and I will pick it up myself. " * 60
+    assert len(speech) > 3 * ARGUMENT_MAX_CHARS
+    llm_server.enqueue(json.dumps({"action_type": "speak", "argument": speech}))
+    agent = LLMAgent("Bob Stone", MODEL, make_session())
+    action = await agent.act(make_turn("Bob Stone", background("Bob Stone")))
+    assert action == AgentAction(action_type="speak", argument=speech)
+    [call] = agent.call_records()
+    assert call.ok and not call.repaired and not call.normalized
+    assert len(llm_server.chat_requests) == 1
 
 
 async def test_a_private_action_keeps_its_recipients(

@@ -7,7 +7,8 @@ import pytest
 from agents_support import MODEL
 
 from sotopia_are.agents import ScriptWritingAgent, write_script
-from sotopia_are.llm import GenerationError, LLMSession
+from sotopia_are.agents.script_writing import SCRIPT_MAX_TOKENS
+from sotopia_are.llm import CHARS_PER_TOKEN, GenerationError, LLMSession
 from sotopia_are.messages import AgentAction
 from sotopia_are.social import EpisodeSpec, run_episode
 from sotopia_are.testing import LocalLLMServer
@@ -61,6 +62,17 @@ async def test_a_written_script_replays_through_the_runner(
     assert "I could help" not in result.transcript("Omar Haddad")
     assert "I could help" in result.transcript("Nia Cole")
     assert all(calls == () for calls in result.call_records.values())
+
+
+async def test_the_schema_sent_bounds_the_script_so_an_answer_fits_max_tokens(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    llm_server.enqueue(answer(SCRIPT))
+    await write_script(SPEC, MODEL, make_session(output_mode="json_schema"))
+    body = llm_server.chat_requests[0].body
+    text = body["response_format"]["json_schema"]["schema"]["properties"]["interactions"]
+    assert text["type"] == "string"
+    assert text["maxLength"] / CHARS_PER_TOKEN < body["max_tokens"] == SCRIPT_MAX_TOKENS
 
 
 async def test_an_unreadable_script_is_sent_back_with_its_line(

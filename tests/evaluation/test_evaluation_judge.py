@@ -3,19 +3,29 @@
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _evaluation_support import DATA, follow_ups, judge_answer
 
 from sotopia_are.evaluation import (
     GOAL_ONLY,
+    REASONING_MAX_CHARS,
     SOTOPIA_EVAL,
     LLMJudge,
     Rubric,
     RuleBasedTerminatedEvaluator,
     build_response,
 )
-from sotopia_are.llm import LLMSession, PermanentLLMError, Recorder, Replayer, Sampling, Usage
+from sotopia_are.llm import (
+    CHARS_PER_TOKEN,
+    LLMSession,
+    PermanentLLMError,
+    Recorder,
+    Replayer,
+    Sampling,
+    Usage,
+)
 from sotopia_are.messages import AgentAction, ScriptBackground, ScriptEnvironmentResponse
 from sotopia_are.testing import LocalLLMServer, Reply
 
@@ -425,3 +435,57 @@ async def test_an_episode_is_judged_in_its_own_scope_and_samples_replay_in_order
     )
     replayed = await replay.evaluate(bakery, TRANSCRIPT)
     assert replayed.ratings == recorded.ratings
+
+
+def string_schemas(schema: Any) -> list[dict[str, Any]]:
+    """Every ``{"type": "string"}`` schema in ``schema`` that is not an enum (free text)."""
+    found: list[dict[str, Any]] = []
+    if isinstance(schema, dict):
+        if schema.get("type") == "string" and "enum" not in schema:
+            found.append(schema)
+        for value in schema.values():
+            found += string_schemas(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            found += string_schemas(value)
+    return found
+
+
+async def test_the_schema_sent_bounds_every_reasoning_so_an_answer_fits_max_tokens(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], bakery: ScriptBackground
+) -> None:
+    scores = {name: dict.fromkeys(DIMENSIONS, 0) for name in bakery.agent_names}
+    llm_server.enqueue(judge_answer(scores))
+    judge = LLMJudge(MODEL, session=make_session(output_mode="json_schema"))
+    assert (await judge.evaluate(bakery, TRANSCRIPT)).ok
+    body = llm_server.chat_requests[0].body
+    texts = string_schemas(body["response_format"]["json_schema"]["schema"])
+    # Every free text is bounded, so a server decoding under the schema (llama.cpp's
+    # grammar) must close it: the reasoning of each dimension's rating (its definition is
+    # shared by the participants).
+    assert len(texts) == len(DIMENSIONS)
+    assert all(text["maxLength"] == REASONING_MAX_CHARS for text in texts)
+    # At 3 characters a token, 2 x 7 ratings at their longest fit the answer's budget.
+    longest = 2 * len(DIMENSIONS) * (REASONING_MAX_CHARS / CHARS_PER_TOKEN + 40)
+    assert longest <= body["max_tokens"] == judge.max_tokens(2)
+
+
+async def test_a_reasoning_longer_than_the_schema_bound_is_accepted(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], bakery: ScriptBackground
+) -> None:
+    """The bound is for servers that decode under the schema; one that does not enforce
+    it may write more, and its answer is as good as before (lenient in form)."""
+    long = "The baker held firm on price. " * 40
+    assert len(long) > 3 * REASONING_MAX_CHARS
+    answer = {
+        name: {d: {"reasoning": long, "score": 0} for d in DIMENSIONS}
+        for name in bakery.agent_names
+    }
+    llm_server.enqueue(json.dumps(answer))
+    session = make_session(output_mode="json_schema")
+    evaluation = await LLMJudge(MODEL, session=session).evaluate(bakery, TRANSCRIPT)
+    assert evaluation.ok and len(llm_server.chat_requests) == 1
+    [call] = evaluation.calls
+    assert not call.repaired and not call.normalized
+    mara = evaluation.rating("Mara Quinn")
+    assert all(score.reasonings == [long] for score in mara.dimensions.values())

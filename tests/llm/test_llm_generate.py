@@ -7,6 +7,8 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from sotopia_are.llm import GenerationError, LLMCall, LLMSession, Message, generate
+from sotopia_are.llm.session import REPAIR_QUOTE_CHARS
+from sotopia_are.llm.structured import schema_text
 from sotopia_are.testing import LocalLLMServer, Reply
 
 MODEL = "openai/test-model"
@@ -188,7 +190,51 @@ async def test_every_attempt_records_the_messages_it_added(
     repair = call.attempts[2].added_messages
     assert repair[0] == Message(role="assistant", content="not json")
     assert repair[1].role == "user" and "could not be used" in repair[1].content
+    # Without a response_format, the schema travels in the prompt, the repair's too.
+    assert schema_text(Verdict) in repair[1].content
     assert LLMCall.model_validate_json(call.model_dump_json()) == call
+
+
+async def test_asking_again_after_a_runaway_answer_quotes_only_its_start(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    """An answer cut off at max_tokens, quoted whole with the schema's text again, would
+    take the request past a small server's context: the request asking again quotes its
+    first REPAIR_QUOTE_CHARS characters, and under json_schema the schema only travels
+    as the request's response_format. The record keeps the whole answer and what was sent."""
+    runaway = '{"score": 7, "reason": "' + "and then " * 800  # never closed
+    llm_server.enqueue(runaway, '{"score": 7, "reason": "kept the deal"}')
+    session = make_session(output_mode="json_schema", output_attempts=2)
+    result = await session.generate(MODEL, "test/plain.j2", {"word": "x"}, Verdict)
+    assert result.value == Verdict(score=7, reason="kept the deal")
+    first, second = llm_server.chat_requests
+    assert second.messages[: len(first.messages)] == first.messages
+    left_out = len(runaway) - REPAIR_QUOTE_CHARS
+    quote = f"{runaway[:REPAIR_QUOTE_CHARS]}\n[... {left_out} more characters of this answer]"
+    assert second.messages[-2] == {"role": "assistant", "content": quote}
+    repair = second.messages[-1]["content"]
+    assert repair == (
+        "Your previous answer could not be used: the reply contains no JSON object\n\n"
+        "Answer again with a single JSON object that conforms to the response format's "
+        "JSON Schema, and nothing else."
+    )
+    assert second.body["response_format"] == first.body["response_format"]
+    call = result.call
+    assert call.attempts[0].raw_text == runaway
+    assert call.attempts[1].added_messages[0] == Message(role="assistant", content=quote)
+    assert call.sent_messages(2) == [Message(**m) for m in second.messages]
+
+
+async def test_a_rejected_answer_within_the_quote_bound_is_quoted_whole(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    start = '{"score": "high", "reason": "'
+    answer = start + "x" * (REPAIR_QUOTE_CHARS - len(start) - 2) + '"}'
+    assert len(answer) == REPAIR_QUOTE_CHARS
+    llm_server.enqueue(answer, '{"score": 7, "reason": "ok"}')
+    session = make_session(output_mode="json_schema", output_attempts=2)
+    await session.generate(MODEL, "test/plain.j2", {"word": "x"}, Verdict)
+    assert llm_server.chat_requests[1].messages[-2] == {"role": "assistant", "content": answer}
 
 
 async def test_parameters_that_are_not_json_are_refused_before_anything_is_sent(
