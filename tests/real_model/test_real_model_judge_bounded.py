@@ -38,9 +38,7 @@ def test_the_server_ended_every_reasoning_at_the_bound_and_closed_the_json() -> 
     schema = data["request"]["response_format"]["json_schema"]["schema"]
     answer = json.loads(data["content"])
     jsonschema.validate(answer, schema)
-    reasonings = [
-        rating["reasoning"] for ratings in answer.values() for rating in ratings.values()
-    ]
+    reasonings = [rating["reasoning"] for ratings in answer.values() for rating in ratings.values()]
     assert len(reasonings) == 2 * 7
     assert max(len(text) for text in reasonings) == REASONING_MAX_CHARS
     assert data["finish_reason"] == "stop"
