@@ -13,7 +13,9 @@ dimension, a score that is not a whole number (``true``, ``7.5``, ``"high"``) or
 the rubric does not have (another participant, another dimension) is a validation error,
 which the LLM layer sends back to the model — never clipped, coerced, defaulted or
 ignored. The JSON schema states the score ranges, so a server that enforces schemas
-while decoding keeps them too.
+while decoding keeps them too, and bounds each reasoning's length
+(:data:`REASONING_MAX_CHARS`) so that such a server closes the answer within the judge's
+``max_tokens``; a longer reasoning from a server that does not enforce it is accepted.
 """
 
 from __future__ import annotations
