@@ -69,6 +69,7 @@ from .workers import (
     mark_left_running,
     run_in_processes,
     run_job,
+    server_slots,
     worker_concurrency,
 )
 
@@ -268,10 +269,12 @@ def batch(
         )
         if on_plan is not None:
             on_plan(plan)
+        settings = config or LLMConfig()
+        used_models = [u.model for u in _model_uses(plan.pending, judge_model, settings)]
+        # Asked once: the default worker count and the slots the workers share come from it.
+        slots = server_slots(settings, used_models) if executor is None else {}
         if workers is None:
-            settings = config or LLMConfig()
-            used_models = [u.model for u in _model_uses(plan.pending, judge_model, settings)]
-            workers = default_workers(settings, used_models)
+            workers = default_workers(settings, used_models, slots=slots)
         count = min(workers, max(len(plan.pending), 1))
         each, job_config = worker_concurrency(concurrency, count, config or LLMConfig(), plan)
         jobs = [
@@ -343,7 +346,7 @@ def batch(
             elif len(jobs) == 1:
                 run_job(jobs[0], take, used)
             elif jobs:
-                run_in_processes(jobs, take, used, judge=judge_model)
+                run_in_processes(jobs, take, used, judge=judge_model, slots=slots)
         except BaseException as stop:
             # Terminated workers record nothing themselves.
             why = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "an error"
