@@ -77,8 +77,8 @@ def test_a_worker_done_with_its_episodes_leaves_its_slot_to_the_other(
     assert llm_server.max_in_flight == 2  # never more than the slots: nothing queued
     last_short = max(i for i, (day, _) in enumerate(arrivals) if day % 2 == 0)
     tail = [at_once for _, at_once in arrivals[last_short + 4 :]]
-    # Only worker 1 has work left, and it keeps both slots busy (a fixed part: one).
-    assert len(tail) > 20 and tail.count(2) > len(tail) // 2
+    # Only worker 1 has work left, and it uses both slots (with a fixed part: one only).
+    assert len(tail) > 20 and tail.count(2) >= 5
 
 
 def test_the_slots_a_killed_worker_held_come_back_to_the_others(
