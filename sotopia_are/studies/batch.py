@@ -69,6 +69,7 @@ from .workers import (
     mark_left_running,
     run_in_processes,
     run_job,
+    server_slots,
     worker_concurrency,
 )
 
@@ -268,10 +269,16 @@ def batch(
         )
         if on_plan is not None:
             on_plan(plan)
+        settings = config or LLMConfig()
+        used_models = [u.model for u in _model_uses(plan.pending, judge_model, settings)]
+        # Asked once: the default worker count and the slots the workers share come from it.
+        slots = server_slots(settings, used_models) if executor is None else {}
         if workers is None:
-            settings = config or LLMConfig()
-            used_models = [u.model for u in _model_uses(plan.pending, judge_model, settings)]
-            workers = default_workers(settings, used_models)
+            workers = default_workers(settings, used_models, slots=slots)
+        # Each worker may keep every pooled slot, so their limits add up to more than the
+        # servers take; what the progress shows is bounded by the slots when all are pooled.
+        pooled = len(slots) == len({settings.endpoint(m).key for m in used_models})
+        slots_bound = sum(dict(slots.values()).values()) if slots and pooled else None
         count = min(workers, max(len(plan.pending), 1))
         each, job_config = worker_concurrency(concurrency, count, config or LLMConfig(), plan)
         jobs = [
@@ -314,7 +321,7 @@ def batch(
                 before = beats[outcome.pid].calls if outcome.pid in beats else 0
                 beats[outcome.pid] = replace(outcome, calls=max(outcome.calls, before))
                 advance(
-                    in_flight=_in_all(beat.in_flight for beat in beats.values()),
+                    in_flight=_in_all((beat.in_flight for beat in beats.values()), slots_bound),
                     calls=max(sum(beat.calls for beat in beats.values()), finished_calls),
                 )
                 return
@@ -343,7 +350,7 @@ def batch(
             elif len(jobs) == 1:
                 run_job(jobs[0], take, used)
             elif jobs:
-                run_in_processes(jobs, take, used, judge=judge_model)
+                run_in_processes(jobs, take, used, judge=judge_model, slots=slots)
         except BaseException as stop:
             # Terminated workers record nothing themselves.
             why = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "an error"
@@ -367,11 +374,13 @@ def _model_uses(
     return uses + ([ModelUse(judge_model, config, "the judge")] if judge_model else [])
 
 
-def _in_all(workers: Iterable[InFlight]) -> InFlight:
-    """The requests in flight in all ``workers``: the sum, and the oldest of them."""
+def _in_all(workers: Iterable[InFlight], bound: int | None = None) -> InFlight:
+    """The requests in flight in all ``workers``: the sum, and the oldest of them; their
+    limits' sum, or ``bound`` if it is lower (the slots the workers share)."""
     busy = [w for w in workers if w.count]
+    limit = sum(w.limit for w in busy)
     return InFlight(
         sum(w.count for w in busy),
         max((w.oldest_s for w in busy), default=0.0),
-        sum(w.limit for w in busy),
+        limit if bound is None else min(limit, bound),
     )

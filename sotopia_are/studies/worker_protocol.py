@@ -59,7 +59,9 @@ class WorkerJob:
     ``judge_model`` (None: not rated) on ``rubric``, ``samples`` times, with
     ``judge_sampling``; every model call made with ``config``. ``part``: the job is worker
     ``i`` of ``n`` sending to the same model servers, and keeps its part of a server's
-    decoding slots busy (see :class:`~sotopia_are.llm.AdaptiveLimit`)."""
+    decoding slots busy (see :class:`~sotopia_are.llm.AdaptiveLimit`); ``(0, 1)`` when the
+    workers share the slots as they free (local processes,
+    :class:`~sotopia_are.studies.worker_slots.SlotPool`)."""
 
     episodes: tuple[BatchEpisode, ...]
     tag: str

@@ -35,7 +35,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -77,6 +77,7 @@ from .worker_protocol import (
     WorkerReport,
     WorkerStopped,
 )
+from .worker_slots import SlotPool, WorkerSlots
 
 __all__ = [
     "WORKER_GC_THRESHOLD",
@@ -85,6 +86,7 @@ __all__ = [
     "mark_left_running",
     "run_in_processes",
     "run_job",
+    "server_slots",
     "worker_concurrency",
     "worker_loop_factory",
 ]
@@ -111,27 +113,41 @@ def worker_concurrency(
     return max(limits, default=1), config
 
 
-def default_workers(config: LLMConfig, models: Iterable[str]) -> int:
+def server_slots(config: LLMConfig, models: Iterable[str]) -> dict[str, tuple[str, int]]:
+    """The decoding slots of the model servers ``models`` are served by, where a server
+    says how many (llama.cpp's ``total_slots``, asked here once per server): each such
+    model's endpoint key mapped to its server's root and slots."""
+    roots = {
+        endpoint.key: server_root(endpoint.api_base)
+        for endpoint in (config.endpoint(model) for model in models)
+        if endpoint.api_base is not None
+    }
+    asked = sorted(set(roots.values()))
+
+    async def ask() -> list[int | None]:
+        return list(await asyncio.gather(*(total_slots(root) for root in asked)))
+
+    said = dict(zip(asked, asyncio.run(ask()) if asked else [], strict=True))
+    return {key: (root, slots) for key, root in roots.items() if (slots := said[root]) is not None}
+
+
+def default_workers(
+    config: LLMConfig,
+    models: Iterable[str],
+    *,
+    slots: Mapping[str, tuple[str, int]] | None = None,
+) -> int:
     """Worker processes for a batch that asks for none: one more than the CPU cores, but no
     more than the decoding slots of any model server the batch calls that says how many
-    (llama.cpp's ``total_slots``, asked here once).
+    (``slots`` as :func:`server_slots` gives them; asked here when not given).
 
     One more than the cores: a worker waits for each of its round trips to the store, and
     the extra one uses those gaps (docs/benchmarks.md: 7 % less wall time on two cores).
     No more than the slots: each worker keeps at least one request out, and more requests
     than slots only wait in the server's queue."""
     cores = (os.cpu_count() or 1) + 1
-    bases = sorted(
-        {base for model in models if (base := config.endpoint(model).api_base) is not None}
-    )
-    if not bases:
-        return cores
-
-    async def ask() -> list[int | None]:
-        return list(await asyncio.gather(*(total_slots(server_root(b)) for b in bases)))
-
-    said = [slots for slots in asyncio.run(ask()) if slots is not None]
-    return min([cores, *said])
+    said = server_slots(config, models) if slots is None else slots
+    return min([cores, *(size for _, size in said.values())])
 
 
 def _outcome(record: EpisodeRecord, judge: str | None) -> EpisodeOutcome:
@@ -333,15 +349,25 @@ they run 0.14-0.16 s before, 0.05-0.06 s after). Progress is late by at most thi
 worker waits on the parent (a worker's queue sends from a thread of its own)."""
 
 
-def _worker_main(job: WorkerJob, outcomes: Any) -> None:
-    """Entry point of a spawned worker: outcomes go to the parent's queue.
+def _worker_main(job: WorkerJob, outcomes: Any, pool: SlotPool | None, index: int) -> None:
+    """Entry point of worker ``index``: outcomes go to the parent's queue; its requests to
+    the servers of ``pool`` (None: none) also hold one of their permits.
 
     Ctrl-C reaches every process of the terminal's group; the parent alone handles it
     (it stops the workers and records what they left), so a worker ignores SIGINT rather
     than dying with a traceback of its own.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    run_job(job, outcomes.put)
+    if pool is None:
+        run_job(job, outcomes.put)
+        return
+    shared = WorkerSlots(pool, index)
+    CONCURRENCY.shared = shared  # a worker process runs one job
+    try:
+        run_job(job, outcomes.put)
+    finally:
+        CONCURRENCY.shared = None
+        shared.close()
 
 
 def run_in_processes(
@@ -350,9 +376,12 @@ def run_in_processes(
     store: EpisodeStore,
     *,
     judge: str | None,
+    slots: Mapping[str, tuple[str, int]] | None = None,
 ) -> None:
     """Run ``jobs`` in worker processes, passing their outcomes to ``take``. A worker that
-    dies leaves its unreported episodes to :func:`lost_outcome`, at once."""
+    dies leaves its unreported episodes to :func:`lost_outcome`, at once. ``slots`` (as
+    :func:`server_slots` gives them): the servers whose decoding slots the workers share
+    as they free (:class:`~sotopia_are.studies.worker_slots.SlotPool`)."""
     _load_before_fork(jobs)
     context = (
         multiprocessing.get_context("fork")
@@ -360,8 +389,14 @@ def run_in_processes(
         else multiprocessing.get_context("spawn")
     )
     results = context.Queue()
+    pool = SlotPool.create(context, slots, len(jobs)) if slots else None
+    if pool is not None:
+        # The pool bounds the requests to each of its servers in all the workers: each
+        # worker may use every slot, not a fixed part of them.
+        jobs = [replace(job, part=(0, 1)) for job in jobs]
     processes = [
-        context.Process(target=_worker_main, args=(job, results), daemon=True) for job in jobs
+        context.Process(target=_worker_main, args=(job, results, pool, index), daemon=True)
+        for index, job in enumerate(jobs)
     ]
     for process in processes:
         process.start()
@@ -405,6 +440,8 @@ def run_in_processes(
                     receive(results.get(timeout=0.1))
             for index in exited:
                 dead.add(index)
+                if pool is not None:
+                    pool.reclaim(index)
                 died = f"its worker process died ({_exit_cause(processes[index].exitcode)})"
                 take(Heartbeat(processes[index].pid or 0, InFlight()))  # nothing in flight now
                 for episode_id in sorted(e for e in waiting if owner[e] == index):
