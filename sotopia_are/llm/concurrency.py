@@ -173,6 +173,10 @@ class AdaptiveLimit:
         self.slots: int | None = None
         """This process's part of the requests the server decodes at once, once it said
         (None: unknown)."""
+        self.server_slots: int | None = None
+        """The requests the server decodes at once, all processes' together, once it said
+        (None: unknown). With more than one it answers out of order: a short answer
+        overtakes a long one decoded beside it."""
         self._held = 0
         self._successes = 0
         self._slow_start = self.limit < ceiling
@@ -230,6 +234,7 @@ class AdaptiveLimit:
         class)."""
         if slots < 1:
             return
+        self.server_slots = slots
         self.slots = part_of_slots(slots, *self.part)
         fixed = self._floor_limit()
         self._slow_start = False

@@ -21,7 +21,11 @@ dropped it, or sent half its answer and hung): it fails as a dropped connection
 (:class:`~sotopia_are.llm.http_errors.APIConnectionError`, its connection closed), which
 the retry policy retries under ``RetryPolicy.max_attempts``. A lost request that no later
 one overtook (the last one sent) is still waited for as a busy endpoint's, up to
-``LLMConfig.max_wait_s``.
+``LLMConfig.max_wait_s``. So is every request to a server that said it decodes several
+requests at once (llama.cpp's ``total_slots`` above 1): such a server answers out of
+order by design (a short answer decoded beside a long one comes first), so a request it
+overtook may be one still decoding — failing and sending it again would throw that
+decoding away.
 
 Lowering the limit stops at the server's decoding slots when it says how many
 (:mod:`~sotopia_are.llm.server_slots`, asked on an endpoint's first request): there a
@@ -178,7 +182,11 @@ class Watch:
             self._deadline = watchdog.loop.call_later(
                 max(0.0, self.sent + deadline_s - now), self.expire
             )
-        if limit.answered_sent_at > self.sent and now - self.sent >= stuck_after - _EARLY_S:
+        # A server decoding several requests at once answers a short one sent later
+        # before a long one: there being overtaken is no sign of a lost request.
+        in_order = (limit.server_slots or 1) == 1
+        overtaken = in_order and limit.answered_sent_at > self.sent
+        if overtaken and now - self.sent >= stuck_after - _EARLY_S:
             self.lost(now - self.sent, stuck_after)
             return
         heard = limit.last_answer_at

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sotopia_are.llm import AdaptiveLimit, ConcurrencyRegistry, LLMSession
 from sotopia_are.llm.concurrency import part_of_slots
 from sotopia_are.llm.server_slots import server_root, total_slots
-from sotopia_are.testing import LocalLLMServer
+from sotopia_are.testing import LocalLLMServer, Reply
 
 MODEL = "openai/test-model"
 
@@ -173,3 +173,24 @@ async def test_requests_outliving_their_timeout_on_busy_slots_keep_both_slots_bu
     assert [r.value for r in results] == ["fine"] * 8
     assert all(len(r.call.attempts) == 1 for r in results)  # no timeout, nothing sent again
     assert seen and min(seen) >= 2
+
+
+async def test_a_long_answer_overtaken_by_short_ones_on_parallel_slots_is_waited_for(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession]
+) -> None:
+    # Like a judgement decoded beside agents' turns on llama.cpp --parallel 2: the short
+    # answers sent after the long one come first. On a server answering in order that
+    # would mean the long one was lost; here it is still decoding, and is waited for.
+    llm_server.slots, llm_server.latency = 2, 0.05
+    llm_server.rule = lambda _request: "fine"
+    session = make_session({"concurrency": ConcurrencyRegistry()}, timeout_s=0.1)
+    await session.generate(MODEL, "test/plain.j2", {"word": "first"})  # learns the slots
+    llm_server.enqueue(Reply.text("long", delay=1.5))
+    long = asyncio.create_task(session.generate(MODEL, "test/plain.j2", {"word": "long"}))
+    await asyncio.sleep(0.05)
+    for n in range(10):
+        await session.generate(MODEL, "test/plain.j2", {"word": str(n)})
+    result = await long
+    assert result.value == "long"
+    assert len(result.call.attempts) == 1  # not failed as lost and sent again
+    assert len(llm_server.chat_requests) == 12
