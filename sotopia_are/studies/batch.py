@@ -271,8 +271,9 @@ def batch(
             on_plan(plan)
         settings = config or LLMConfig()
         used_models = [u.model for u in _model_uses(plan.pending, judge_model, settings)]
-        # Asked once: the default worker count and the slots the workers share come from it.
-        slots = server_slots(settings, used_models) if executor is None else {}
+        # Asked once: the default worker count and the slots the workers share come from it
+        # (a single worker shares nothing, and a cluster keeps parts of its own).
+        slots = server_slots(settings, used_models) if executor is None and workers != 1 else {}
         if workers is None:
             workers = default_workers(settings, used_models, slots=slots)
         # Each worker may keep every pooled slot, so their limits add up to more than the
@@ -280,7 +281,7 @@ def batch(
         pooled = len(slots) == len({settings.endpoint(m).key for m in used_models})
         slots_bound = sum(dict(slots.values()).values()) if slots and pooled else None
         count = min(workers, max(len(plan.pending), 1))
-        each, job_config = worker_concurrency(concurrency, count, config or LLMConfig(), plan)
+        each, job_config = worker_concurrency(concurrency, count, settings, plan)
         jobs = [
             WorkerJob(
                 plan.pending[i::count],
