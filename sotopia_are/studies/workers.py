@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import importlib
 import math
 import multiprocessing
 import os
@@ -39,6 +38,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from sotopia_are import _import_module
 from sotopia_are.agents import llm_agents_for
 from sotopia_are.evaluation import LLMJudge, Rubric
 from sotopia_are.llm import (
@@ -461,7 +461,7 @@ def _load_before_fork(jobs: Sequence[WorkerJob]) -> None:
     workers share them rather than each loading its own: the games' when an episode is
     a game (:func:`~sotopia_are.studies.playing.play_episode`)."""
     if any(item.spec.game is not None for job in jobs for item in job.episodes):
-        importlib.import_module("sotopia_are.games")
+        _import_module("sotopia_are.games")
 
 
 def _worker_start_method() -> str:

@@ -12,6 +12,7 @@ import uuid
 import warnings
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -188,3 +189,14 @@ def test_the_call_records_models_are_written_by_orjson() -> None:
     # A field of a new kind (or an alias, a serializer...) turns the fast way off for
     # every call: the laws above still hold, and this says why the store got slower.
     assert set(call_json_module._CHECKS) == {LLMCall, Attempt, Message}
+    # And the fast way is taken for a validated call, not declined for every one.
+    call = LLMCall(
+        model="m",
+        template="t",
+        messages=[Message(role="user", content="x")],
+        attempts=[Attempt(number=1, latency_s=0.5, error="e", error_kind="transient")],
+        latency_s=1.0,
+    )
+    fields_of, options = call_json_module._fields_of, call_json_module._OPTIONS
+    written = orjson.dumps(fields_of(call), default=fields_of, option=options)
+    assert written == call.model_dump_json().encode()

@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Annotated, Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue, PlainSerializer, TypeAdapter, field_serializer
 from test_storage_export_lines import JSON, TEXT
@@ -155,8 +155,7 @@ def test_json_is_copied_not_declined(value: JsonValue) -> None:
     """JSON (NaN within lists and dicts, infinities, 70-bit integers included) is the
     copy's: the fast way is taken for every value a validated call holds but a bare NaN
     (see the next test)."""
-    if isinstance(value, float) and math.isnan(value):
-        return
+    assume(not (isinstance(value, float) and math.isnan(value)))
     copied = module._json_copy(value)
     assert copied is not module._NOT_PLAIN
     assert shape(copied) == shape(TypeAdapter(JsonValue).dump_python(value, mode="json"))

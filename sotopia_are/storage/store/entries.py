@@ -56,19 +56,14 @@ def call_entries(calls: Iterable[CallData]) -> list[dict[str, str | bytes]]:
     """Call records as calls-stream entries (an ``LLMCall`` as its JSON, marked as the
     export line holds it; a mapping as canonical JSON); ``TypeError``/``ValueError`` if
     one is not JSON-serialisable."""
+    # An LLMCall's JSON stays the UTF-8 bytes Redis keeps (about 4 kB a call, 20 calls an
+    # episode), never decoded to text that sending would encode again.
     return [
-        entry_fields(CALL_FIELD, _json_of(call), call)
+        entry_fields(CALL_FIELD, call_json(call), call)
         if isinstance(call, LLMCall)
         else {CALL_FIELD: dumps_canonical(call)}
         for call in calls
     ]
-
-
-def _json_of(call: LLMCall) -> bytes:
-    """``call.model_dump_json()`` as the UTF-8 bytes Redis keeps of it, not decoded to
-    text that sending encodes again (about 4 kB a call, 20 calls an episode), written by
-    orjson where that is the same (:func:`~sotopia_are.storage.call_json.call_json`)."""
-    return call_json(call)
 
 
 _SAME_SHAPE = "="
