@@ -41,6 +41,15 @@ def shape(value: Any) -> Any:
     return (type(value), repr(value))
 
 
+def holds_nan(value: Any) -> bool:
+    """Whether ``value`` is, or holds anywhere, a NaN."""
+    if isinstance(value, dict):
+        return any(holds_nan(v) for v in value.values())
+    if isinstance(value, list):
+        return any(holds_nan(v) for v in value)
+    return isinstance(value, float) and math.isnan(value)
+
+
 def dumped(dump: Callable[[], Any]) -> tuple[Any, list[str]]:
     """What ``dump`` gives (its shape, or the error it raises) and the warnings it gives."""
     with warnings.catch_warnings(record=True) as caught:
@@ -152,10 +161,12 @@ def test_a_value_copied_is_what_json_value_dumps_without_a_warning(value: Any) -
 @settings(max_examples=200, deadline=None)
 @given(value=JSON)
 def test_json_is_copied_not_declined(value: JsonValue) -> None:
-    """JSON (NaN within lists and dicts, infinities, 70-bit integers included) is the
-    copy's: the fast way is taken for every value a validated call holds but a bare NaN
-    (see the next test)."""
-    assume(not (isinstance(value, float) and math.isnan(value)))
+    """JSON (infinities and 70-bit integers included) is the copy's: the fast way is taken
+    for every value a validated call holds but one holding a NaN. A NaN equals only
+    itself, so whether a list holding one equals its copy depends on whether
+    pydantic-core copies the float object (2.46 does, 2.50 does not); the dump is right
+    either way (the test above)."""
+    assume(not holds_nan(value))
     copied = module._json_copy(value)
     assert copied is not module._NOT_PLAIN
     assert shape(copied) == shape(TypeAdapter(JsonValue).dump_python(value, mode="json"))
