@@ -24,6 +24,7 @@ import pytest
 from hypothesis import settings
 
 from sotopia_are.llm import LLMConfig, LLMSession, PromptLibrary, RetryPolicy
+from sotopia_are.storage import EpisodeStore, connect
 from sotopia_are.testing import LocalLLMServer
 
 # No wall-clock deadline for a property's example: the suite runs on shared two-core
@@ -82,3 +83,10 @@ def storage_data_dir(tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch
     monkeypatch.delenv("REDIS_OM_URL", raising=False)
     monkeypatch.setenv("SOTOPIA_ARE_DATA_DIR", directory)
     return directory
+
+
+@pytest.fixture
+def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
+    """A store on that empty embedded Redis, closed after the test."""
+    with connect() as opened:
+        yield opened

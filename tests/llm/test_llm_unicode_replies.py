@@ -4,7 +4,7 @@ is not UTF-8 — is a malformed answer, asked for again, on both transports; it 
 reaches a record (where it failed the episode with ``PydanticSerializationError``)."""
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -15,7 +15,7 @@ import sotopia_are as sa
 from sotopia_are.llm import LLMSession
 from sotopia_are.llm.errors import MalformedReplyError
 from sotopia_are.llm.structured import OutputValidationError, parse_reply
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.testing import LocalLLMServer, Reply, schema_rule
 
 MODEL = "openai/test-model"
@@ -98,12 +98,6 @@ def test_a_parsed_answer_can_always_be_written(text: str) -> None:
         assert any("\ud800" <= c <= "\udfff" for c in text)
         return
     assert Move.model_validate_json(parsed.value.model_dump_json()) == parsed.value
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 async def test_an_episode_with_a_surrogate_answer_completes_and_is_stored(

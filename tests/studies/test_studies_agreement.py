@@ -5,7 +5,7 @@ small model's recorded answers."""
 import asyncio
 import json
 import statistics
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ import pytest
 from sotopia_are.evaluation import SOTOPIA_EVAL, LLMJudge
 from sotopia_are.llm import LLMConfig, LLMSession
 from sotopia_are.record import EpisodeRecord
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.studies import (
     AgreementError,
     agreement,
@@ -95,12 +95,6 @@ def stand_in_judge(body: Mapping[str, Any]) -> str:
             for name in names
         }
     )
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 def stored_transcripts(store: EpisodeStore, stems: list[str]) -> list[str]:

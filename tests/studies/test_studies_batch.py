@@ -3,14 +3,14 @@ with no choices, another with a 400, leaves those two unrated (their failures re
 and the batch goes on; a rejected key, which would fail every episode, stops it."""
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 import sotopia_are as sa
 from sotopia_are.llm import RetryPolicy
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.studies import BatchError
 from sotopia_are.testing import LocalLLMServer, Reply, ReplyLike
 
@@ -49,12 +49,6 @@ def judging(faults: Mapping[str, ReplyLike]) -> Any:
         return next((r for name, r in faults.items() if f"[{name}]" in text), rating())
 
     return rule
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 def config(server: LocalLLMServer) -> sa.LLMConfig:

@@ -5,13 +5,12 @@ default there is one more worker than the cores, but no more than such a server'
 
 import json
 import os
-from collections.abc import Iterator
 
 import pytest
 
 import sotopia_are as sa
 from sotopia_are.llm import InFlight, RetryPolicy
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.studies import BatchProgress
 from sotopia_are.studies.workers import default_workers
 from sotopia_are.testing import LocalLLMServer, Reply
@@ -34,12 +33,6 @@ def bakery_days(prefix: str, days: int, **limits: int) -> list[sa.EpisodeSpec]:
         )
         for n in range(days)
     ]
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 def test_a_hanging_request_shows_in_the_heartbeats_then_ends_the_episode(

@@ -8,7 +8,7 @@ worker processes store what one does. (tests/cli covers the same through the CLI
 import itertools
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +63,6 @@ def answering(
         return next((reply for name, reply in faults.items() if f"[{name}]" in text), usual)
 
     return rule
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 def config(server: LocalLLMServer) -> sa.LLMConfig:

@@ -9,15 +9,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import sotopia_are as sa
 from sotopia_are.llm import LLMSession, RetryPolicy, Usage
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.studies import BatchProgress
 from sotopia_are.studies.batch import plan_batch
 from sotopia_are.studies.workers import _worker_start_method, worker_concurrency
@@ -49,12 +47,6 @@ def plays(body: Mapping[str, Any]) -> ReplyLike:
         {n: {d.name: {"reasoning": f"{n} did ok", "score": d.low} for d in dimensions}
          for n in NAMES}
     )  # fmt: skip
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 def config(server: LocalLLMServer, **changes: Any) -> sa.LLMConfig:

@@ -3,7 +3,6 @@ are chosen, which spec a run plays, a script replayed and stored, a panel rating
 script, the one-episode rating check and an ARE export checked by importing it back."""
 
 import inspect
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 
 import sotopia_are as sa
 from sotopia_are import studies
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.studies import (
     SCRIPT_TERMINATION,
     STUDY_FLAGS,
@@ -34,12 +33,6 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MODEL = "openai/test-model"
 NAMES = ["Mara Quinn", "Teo Alvarez"]
 names = st.lists(st.text("abcxyz", min_size=1, max_size=4), min_size=1, max_size=5, unique=True)
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 def bakery() -> tuple[sa.EpisodeSpec, str]:

@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import sotopia_are as sa
 from sotopia_are.games import GameJudge, outcome_of
 from sotopia_are.llm import RetryPolicy
 from sotopia_are.record import VerdictExistsError
-from sotopia_are.storage import EpisodeRecorder, EpisodeStore, connect
+from sotopia_are.storage import EpisodeRecorder, EpisodeStore
 from sotopia_are.studies import StudyInputError, benchmark, plan_batch
 from sotopia_are.testing import LocalLLMServer, Reply, ReplyLike, play_rule
 
@@ -36,12 +36,6 @@ def game(name: str, **changes: Any) -> sa.GameSpec:
 
 def is_judge(body: Mapping[str, Any]) -> bool:
     return "impartial expert judge" in body["messages"][0]["content"]
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 import sotopia_are as sa
 from sotopia_are.llm import ConfigurationError
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.studies import benchmark, rate_stored
 from sotopia_are.testing import LocalLLMServer, schema_rule
 
@@ -25,12 +25,6 @@ def spec(episode_id: str = "bakery-1") -> sa.EpisodeSpec:
         agent_goals=["sell the bread", "buy it cheap"],
         max_turns=2,
     )
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 @pytest.fixture

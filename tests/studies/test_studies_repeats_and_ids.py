@@ -2,15 +2,13 @@
 library verbs, litellm's real HTTP path to the stand-in (``play_rule``, whose answers
 vary with a request's seed) and a real embedded Redis."""
 
-from collections.abc import Iterator
-
 import pytest
 
 import sotopia_are as sa
 from sotopia_are.llm import Sampling, request_seed
 from sotopia_are.record import EpisodeRecord
 from sotopia_are.social import fresh_episode_id
-from sotopia_are.storage import EpisodeExistsError, EpisodeStore, connect, stable_episode_id
+from sotopia_are.storage import EpisodeExistsError, EpisodeStore, stable_episode_id
 from sotopia_are.studies import benchmark, plan_batch
 from sotopia_are.testing import LocalLLMServer, play_rule
 
@@ -28,12 +26,6 @@ def spec(**given: object) -> sa.EpisodeSpec:
         max_turns=4,
         **given,  # type: ignore[arg-type]
     )
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 def config(server: LocalLLMServer) -> sa.LLMConfig:

@@ -2,14 +2,14 @@
 `BatchProgress`: the numbers a study reads while and after a batch runs."""
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 import sotopia_are as sa
 from sotopia_are.llm import InFlight, PermanentLLMError
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.studies import BatchProgress, rate_stored, stored_batch
 from sotopia_are.testing import LocalLLMServer, schema_rule
 
@@ -27,12 +27,6 @@ def spec(episode_id: str) -> sa.EpisodeSpec:
         agent_goals=["sell the bread", "buy it cheap"],
         max_turns=2,
     )
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 def _played(store: EpisodeStore, server: LocalLLMServer, count: int) -> list[str]:

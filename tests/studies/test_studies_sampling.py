@@ -2,7 +2,6 @@
 what each request carried (as the stand-in server received it), and what the stored
 record says was used — the judge at temperature 0 unless told otherwise."""
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,7 +10,7 @@ import sotopia_are as sa
 from sotopia_are.agents import ScriptedAgent
 from sotopia_are.llm import DEFAULT_JUDGE_SAMPLING, Sampling, request_seed
 from sotopia_are.messages import AgentAction
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.testing import LocalLLMServer, ReceivedRequest, schema_rule
 
 MODEL = "openai/test-model"
@@ -30,12 +29,6 @@ def spec(episode_id: str = "bakery-1") -> sa.EpisodeSpec:
         agent_goals=["sell the bread", "buy it cheap"],
         max_turns=2,
     )
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 def unseeded(params: dict[str, Any]) -> dict[str, Any]:

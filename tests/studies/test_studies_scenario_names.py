@@ -4,7 +4,6 @@ a file with an explicit ``episode_id`` is still that one episode. Through the li
 verbs, litellm's real HTTP path to the stand-in and a real embedded Redis."""
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from hypothesis import strategies as st
 import sotopia_are as sa
 from sotopia_are.social import script_spec
 from sotopia_are.social.spec import SAFE_ID_CHARACTERS, slug
-from sotopia_are.storage import EpisodeExistsError, EpisodeStore, connect
+from sotopia_are.storage import EpisodeExistsError, EpisodeStore
 from sotopia_are.studies import benchmark_specs, plan_batch, script_record
 from sotopia_are.testing import LocalLLMServer, play_rule
 
@@ -34,12 +33,6 @@ def spec(**given_fields: object) -> sa.EpisodeSpec:
         max_turns=2,
         **given_fields,  # type: ignore[arg-type]
     )
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 def test_an_example_file_runs_twice_on_one_store_as_two_episodes_of_its_scenario(

@@ -6,23 +6,16 @@ episodes failed. Now every episode completes and its verdict is accepted, throug
 litellm's real HTTP path and a real (embedded) Redis.
 """
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import sotopia_are as sa
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.testing import LocalLLMServer, random_schema_rule
 
 MODEL = "openai/test-model"
 GARDEN = Path(__file__).parents[2] / "examples" / "scenarios" / "garden_committee.json"
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])

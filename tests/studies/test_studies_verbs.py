@@ -1,7 +1,6 @@
 """The library verbs through litellm's real HTTP path and a real Redis: run plays, rates
 and stores one episode; rate adds a verdict from the record, without playing again."""
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -10,7 +9,7 @@ import sotopia_are as sa
 from sotopia_are.agents import ScriptedAgent
 from sotopia_are.messages import AgentAction
 from sotopia_are.social import AgentTurn
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.testing import LocalLLMServer, schema_rule
 
 MODEL = "openai/test-model"
@@ -27,12 +26,6 @@ def spec(episode_id: str = "bakery-1", turns: int = 4) -> sa.EpisodeSpec:
         agent_goals=["sell the bread", "buy it cheap"],
         max_turns=turns,
     )
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 def judge(server: LocalLLMServer, model: str = MODEL, **kwargs: Any) -> sa.LLMJudge:

@@ -4,14 +4,14 @@ batch, loses a job's episodes as ``incomplete`` outcomes that a resume plays aga
 
 import ast
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 from test_studies_batch_throughput import MODEL, config, plays, spec
 
 import sotopia_are as sa
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.studies import BatchResult
 from sotopia_are.studies.worker_protocol import (
     EpisodeOutcome,
@@ -24,12 +24,6 @@ from sotopia_are.studies.workers import lost_outcome, run_job
 from sotopia_are.testing import LocalLLMServer
 
 PACKAGE = Path(sa.__file__).parent
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 class InProcess:

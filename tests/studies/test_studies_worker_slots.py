@@ -11,14 +11,12 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
-
-import pytest
 
 import sotopia_are as sa
 from sotopia_are.social import EpisodeStatus
-from sotopia_are.storage import EpisodeStore, connect
+from sotopia_are.storage import EpisodeStore
 from sotopia_are.studies.worker_slots import SlotPool, WorkerSlots
 from sotopia_are.studies.workers import server_slots
 from sotopia_are.testing import LocalLLMServer, ReplyLike
@@ -50,12 +48,6 @@ def day_of(body: Mapping[str, Any]) -> int:
     found = DAY.search(text)
     assert found is not None
     return int(found.group(1))
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
 
 
 def test_a_worker_done_with_its_episodes_leaves_its_slot_to_the_other(

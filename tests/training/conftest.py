@@ -1,15 +1,5 @@
-"""Fixtures of the training tests: a store on the embedded Redis, and the rl extra."""
-
-from collections.abc import Iterator
+"""Fixtures of the training tests: the rl extra (the store is the suite's `store`)."""
 
 import pytest
 
-from sotopia_are.storage import EpisodeStore, connect
-
 pytest.importorskip("pettingzoo", reason="the rl extra is not installed: pip install -e '.[rl]'")
-
-
-@pytest.fixture
-def store(storage_data_dir: str) -> Iterator[EpisodeStore]:
-    with connect() as opened:
-        yield opened
