@@ -63,6 +63,7 @@ from sotopia_are.messages.parser import unreadable_speech
 from .reply_keys import ReplyKeys
 
 __all__ = [
+    "ACTION_FORM_TOKENS",
     "ACTION_MAX_TOKENS",
     "ARGUMENT_MAX_CHARS",
     "action_output_type",
@@ -74,11 +75,11 @@ ACTION_MAX_TOKENS = 400
 """The answer budget of one action unless the agent's sampling or the session's config give
 one: a turn's utterance with its JSON fits, a model that rambles is cut off."""
 
-_ACTION_FORM_TOKENS = 60
+ACTION_FORM_TOKENS = 60
 """What an action's JSON takes beside its argument: the keys, the longest action type,
 two recipients' names, and the line breaks and indentation a model writes around them."""
 
-ARGUMENT_MAX_CHARS = text_max_chars(ACTION_MAX_TOKENS - _ACTION_FORM_TOKENS)
+ARGUMENT_MAX_CHARS = text_max_chars(ACTION_MAX_TOKENS - ACTION_FORM_TOKENS)
 """The ``maxLength`` of an action's or a game move's argument in the schema sent (1,020
 characters): an answer at its longest still fits :data:`ACTION_MAX_TOKENS`. In the schema
 only: a longer argument from a server that does not enforce it is accepted."""
@@ -197,6 +198,9 @@ class _ActionReply(AgentAction):
     # The schema allows no other keys, so that an instance never carries one that the
     # normaliser would read as a real key ("To", "to_"); validation still drops them.
     model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
+
+    # Left aside when a smaller max_tokens cuts the argument's bound (llm.structured).
+    answer_form_tokens: ClassVar[int] = ACTION_FORM_TOKENS
 
     participants: ClassVar[tuple[str, ...]] = ()
 

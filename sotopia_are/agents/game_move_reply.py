@@ -60,7 +60,7 @@ from sotopia_are.messages import GameMove, match_participant
 from sotopia_are.messages.parser import unreadable_speech
 from sotopia_are.social.protocol import MoveOption
 
-from .action_reply import ARGUMENT_MAX_CHARS
+from .action_reply import ACTION_FORM_TOKENS, ARGUMENT_MAX_CHARS
 from .reply_keys import ReplyKeys
 
 __all__ = ["move_output_type", "move_schema", "normalize_move_reply", "playable_moves"]
@@ -254,6 +254,9 @@ class _MoveReply(GameMove):
     options: ClassVar[dict[str, MoveOption]] = {}
     participants: ClassVar[tuple[str, ...]] = ()
     legal_schema: ClassVar[dict[str, Any]] = {}
+    # Left aside when a smaller max_tokens cuts the argument's bound (llm.structured); an
+    # amount's few digits are within it.
+    answer_form_tokens: ClassVar[int] = ACTION_FORM_TOKENS
 
     @classmethod
     def normalize_reply(cls, data: Any) -> tuple[Any, list[str]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
 from pydantic import Field, JsonValue, ValidationInfo, create_model, field_validator
 
@@ -28,6 +29,7 @@ from sotopia_are.social.spec import EpisodeSpec
 from .scripted_agent import OnExhausted, ScriptedAgent
 
 __all__ = [
+    "SCRIPT_FORM_TOKENS",
     "SCRIPT_MAX_TOKENS",
     "SCRIPT_TEMPLATE",
     "ScriptWritingAgent",
@@ -43,15 +45,23 @@ SCRIPT_MAX_TOKENS = 4096
 """The answer budget of a whole written script unless ``params`` or the session's config
 give one."""
 
-_SCRIPT_FORM_TOKENS = 20
+SCRIPT_FORM_TOKENS = 20
 """What a script's JSON takes beside its text: ``{"interactions": ""}`` and white space."""
 
 _BOUNDED_SCRIPT = Field(
     description=ScriptInteraction.model_fields["interactions"].description,
     # In the schema only (see text_max_chars): a script decoded under it closes its JSON
     # within SCRIPT_MAX_TOKENS; a longer one from a server that does not enforce it is read.
-    json_schema_extra={"maxLength": text_max_chars(SCRIPT_MAX_TOKENS - _SCRIPT_FORM_TOKENS)},
+    json_schema_extra={"maxLength": text_max_chars(SCRIPT_MAX_TOKENS - SCRIPT_FORM_TOKENS)},
 )
+
+
+class _ScriptReply(ScriptInteraction):
+    """A written script as a model answers it."""
+
+    # Left aside when a smaller max_tokens cuts the script's bound (llm.structured).
+    answer_form_tokens: ClassVar[int] = SCRIPT_FORM_TOKENS
+
 
 _DEFAULT_MAX_TURNS = 20  # Sotopia's episode length
 
@@ -76,7 +86,7 @@ def script_output_type(agent_names: tuple[str, ...], max_turns: int) -> type[Scr
 
     return create_model(
         "ScriptInteraction",
-        __base__=ScriptInteraction,
+        __base__=_ScriptReply,
         interactions=(str, _BOUNDED_SCRIPT),
         __validators__={"check_script": field_validator("interactions")(check_script)},
     )

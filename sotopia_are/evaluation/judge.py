@@ -33,7 +33,7 @@ from sotopia_are.llm.errors import RequestRejectedError
 from sotopia_are.messages import ScriptBackground
 
 from .result import AgentRating, DimensionScore, Evaluation, JudgeFailure
-from .rubric import SOTOPIA_EVAL, TOKENS_PER_RATING, Rubric
+from .rubric import ANSWER_FRAME_TOKENS, SOTOPIA_EVAL, TOKENS_PER_RATING, Rubric
 
 __all__ = ["JUDGE_TEMPLATE", "TOKENS_PER_RATING", "LLMJudge"]
 
@@ -114,7 +114,7 @@ class LLMJudge:
         """The answer budget for rating ``participants`` (unless :attr:`sampling` or the
         session's config give one): room for a reasoning and a score per participant and
         dimension."""
-        return 200 + TOKENS_PER_RATING * participants * len(self.rubric.dimensions)
+        return ANSWER_FRAME_TOKENS + TOKENS_PER_RATING * participants * len(self.rubric.dimensions)
 
     def variables(self, background: ScriptBackground, transcript: str) -> dict[str, Any]:
         """The template variables for an episode with ``background`` and ``transcript``."""

@@ -36,6 +36,7 @@ from sotopia_are.simulation.data_handler.reader import loads_json
 from .judge_reply import normalize_judge_reply
 
 __all__ = [
+    "ANSWER_FRAME_TOKENS",
     "GOAL_ONLY",
     "REASONING_MAX_CHARS",
     "SOTOPIA_EVAL",
@@ -45,6 +46,10 @@ __all__ = [
     "RubricError",
     "builtin_rubrics",
 ]
+
+ANSWER_FRAME_TOKENS = 200
+"""The answer budget of a judge's answer beside its ratings: the participants' names, the
+braces and white space around them."""
 
 TOKENS_PER_RATING = 160
 """The answer budget of one participant's reasoning and score on one dimension."""
@@ -178,6 +183,8 @@ class _JudgeAnswer(BaseModel):
 
     agent_names: ClassVar[tuple[str, ...]] = ()
     dimension_names: ClassVar[tuple[str, ...]] = ()
+    # Left aside when a smaller max_tokens cuts the reasonings' bounds (llm.structured).
+    answer_form_tokens: ClassVar[int] = ANSWER_FRAME_TOKENS
 
     @classmethod
     def normalize_reply(cls, data: Any) -> tuple[Any, list[str]]:
@@ -209,6 +216,8 @@ def _output_model(rubric: Rubric, agent_names: tuple[str, ...]) -> type[BaseMode
     )
     model.agent_names = agent_names
     model.dimension_names = tuple(rubric.dimension_names)
+    ratings_count = len(agent_names) * len(rubric.dimensions)
+    model.answer_form_tokens = ANSWER_FRAME_TOKENS + _RATING_FORM_TOKENS * ratings_count
     return model
 
 

@@ -56,6 +56,7 @@ from sotopia_are.llm.sampling import (
 from sotopia_are.llm.session import Generation, LLMSession, generate
 from sotopia_are.llm.structured import (
     CHARS_PER_TOKEN,
+    FORM_TOKENS,
     OUTPUT_MODES,
     NormalizesReplies,
     OutputMode,
@@ -80,6 +81,7 @@ __all__ = [
     "DEFAULT_LOCAL_CONCURRENCY",
     "DEFAULT_MAX_WAIT_S",
     "EXTRA_PREFIX",
+    "FORM_TOKENS",
     "JUDGE_SAMPLING_ENV",
     "KNOWN_SETTINGS",
     "OUTPUT_MODES",

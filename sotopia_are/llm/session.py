@@ -40,6 +40,7 @@ from sotopia_are.llm.structured import (
     parse_reply,
     resolve_output_mode,
     response_format_for,
+    response_format_within,
     schema_text,
 )
 from sotopia_are.llm.templates import PromptLibrary
@@ -242,7 +243,10 @@ class LLMSession:
         answers, then :class:`GenerationError`. Without it the value is the raw text.
         ``params`` add to ``config.params``; ``api_base``/``api_key`` override the config.
         Every request states ``max_tokens``: from ``params``, else ``config.params``, else
-        the caller's ``max_tokens``, else ``config.max_tokens``.
+        the caller's ``max_tokens``, else ``config.max_tokens``. The caller's is also the
+        budget the texts of its ``output_type`` are bounded for in the schema
+        (``maxLength``); a smaller one sent cuts those bounds in proportion
+        (:func:`~sotopia_are.llm.structured.response_format_within`).
         Every call, failed or not, is appended to :attr:`calls`; raised
         :class:`LLMError`\\ s carry it as ``.call``.
         """
@@ -265,10 +269,16 @@ class LLMSession:
             **config["params"],
             **(_PARAMS.validate_python(params) if params else {}),
         }
+        # The caller's max_tokens is the budget its output type's texts are bounded for; a
+        # smaller one (a user's sampling) cuts the bounds of the schema sent.
+        sent = request_params["max_tokens"]
+        within = (
+            (sent, max_tokens) if max_tokens and type(sent) is int and sent < max_tokens else None
+        )
         while True:
             try:
                 return await self._generate_in_mode(
-                    model, template, variables, output_type, mode, endpoint, request_params
+                    model, template, variables, output_type, mode, endpoint, request_params, within
                 )
             except (PermanentLLMError, ReplayMissError) as error:
                 weaker = weaker_mode(
@@ -306,14 +316,21 @@ class LLMSession:
         mode: OutputMode | None,
         endpoint: Endpoint,
         params: Mapping[str, JsonValue],
+        within: tuple[int, int] | None = None,
     ) -> Generation[Any]:
-        """One :meth:`generate` call with structured output requested in ``mode``."""
+        """One :meth:`generate` call with structured output requested in ``mode``; its
+        schema's texts bounded to fit ``within`` (``max_tokens`` sent, the budget they were
+        bounded for; None: as the output type bounds them)."""
         started = time.perf_counter()
         messages = self.prompts.render(template, variables)
         request_params = dict(params)
         if output_type is not None:
             assert mode is not None
-            response_format = response_format_for(mode, output_type)
+            response_format = (
+                response_format_for(mode, output_type)
+                if within is None
+                else response_format_within(mode, output_type, *within)
+            )
             if response_format is not None:
                 request_params["response_format"] = response_format
             if mode != "json_schema":

@@ -31,6 +31,7 @@ from sotopia_are.llm.valid_parts import of_valid_dataclass
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "FORM_TOKENS",
     "OUTPUT_MODES",
     "NormalizesReplies",
     "OutputMode",
@@ -43,6 +44,7 @@ __all__ = [
     "rejects_response_format",
     "resolve_output_mode",
     "response_format_for",
+    "response_format_within",
     "schema_text",
     "text_max_chars",
     "weaker_output_mode",
@@ -69,6 +71,12 @@ CHARS_PER_TOKEN = 3
 
 English prose runs to 3-4 characters a token with current models' tokenizers; the low
 end keeps an answer of texts at their ``maxLength`` within its budget."""
+
+
+FORM_TOKENS = "answer_form_tokens"
+"""The class attribute (an int) in which an output type whose texts are bounded for a
+token budget says how many tokens its answer takes beside those texts (keys, numbers,
+white space): what :func:`response_format_within` leaves aside when it cuts the bounds."""
 
 
 def text_max_chars(tokens: int) -> int:
@@ -224,6 +232,43 @@ def response_format_for(mode: OutputMode, output_type: type[BaseModel]) -> dict[
     if mode == "json_object":
         return {"type": "json_object"}
     return None
+
+
+@functools.lru_cache(maxsize=512)
+def response_format_within(
+    mode: OutputMode, output_type: type[BaseModel], max_tokens: int, budget: int
+) -> dict[str, Any] | None:
+    """:func:`response_format_for`'s, for a request sending ``max_tokens`` below the
+    ``budget`` its output type's texts were bounded for (``maxLength``, see
+    :func:`text_max_chars`): a user's smaller ``max_tokens``. Every ``maxLength`` of the
+    schema is cut in the same proportion, so that an answer decoded under it still closes
+    its JSON in time (one cut short is no answer at all): the texts share what is left of
+    ``max_tokens`` beside the rest of the answer, its :data:`FORM_TOKENS` attribute
+    (taken as 0 when the type has none). The same object for every such request; never
+    change it."""
+    whole = response_format_for(mode, output_type)
+    if whole is None or mode != "json_schema" or max_tokens >= budget:
+        return whole
+    form = getattr(output_type, FORM_TOKENS, 0)
+    share = max(0, max_tokens - form) / (budget - form) if budget > form else 0.0
+    named = whole["json_schema"]
+    schema = _lengths_cut(named["schema"], share)
+    return {**whole, "json_schema": {**named, "schema": schema}}
+
+
+def _lengths_cut(schema: Any, share: float) -> Any:
+    """``schema`` copied with every ``maxLength`` (an integer) cut to ``share`` of itself,
+    at least 1."""
+    if isinstance(schema, dict):
+        return {
+            key: max(1, int(value * share))
+            if key == "maxLength" and type(value) is int
+            else _lengths_cut(value, share)
+            for key, value in schema.items()
+        }
+    if isinstance(schema, list):
+        return [_lengths_cut(value, share) for value in schema]
+    return schema
 
 
 def extract_json(text: str) -> Any:

@@ -9,8 +9,19 @@ import pytest
 from agents_support import MODEL, make_turn
 
 from sotopia_are.agents import LLMAgent, llm_agents_for
-from sotopia_are.agents.action_reply import ACTION_MAX_TOKENS, ARGUMENT_MAX_CHARS
-from sotopia_are.llm import CHARS_PER_TOKEN, GenerationError, LLMSession, Recorder, Replayer
+from sotopia_are.agents.action_reply import (
+    ACTION_FORM_TOKENS,
+    ACTION_MAX_TOKENS,
+    ARGUMENT_MAX_CHARS,
+)
+from sotopia_are.llm import (
+    CHARS_PER_TOKEN,
+    GenerationError,
+    LLMSession,
+    Recorder,
+    Replayer,
+    Sampling,
+)
 from sotopia_are.messages import AgentAction, ScriptBackground
 from sotopia_are.social import EpisodeSpec, run_episode, run_episodes
 from sotopia_are.social.protocol import SocialAgent
@@ -76,6 +87,29 @@ async def test_the_schema_sent_bounds_the_argument_so_an_answer_fits_max_tokens(
     [argument] = free_texts(body["response_format"]["json_schema"]["schema"])
     assert argument["maxLength"] == ARGUMENT_MAX_CHARS
     assert ARGUMENT_MAX_CHARS / CHARS_PER_TOKEN + 60 <= body["max_tokens"] == ACTION_MAX_TOKENS
+
+
+@pytest.mark.parametrize("max_tokens", [61, 100, ACTION_MAX_TOKENS - 1, ACTION_MAX_TOKENS, 4000])
+async def test_the_agent_s_own_max_tokens_below_the_budget_cuts_the_argument_s_bound(
+    llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], max_tokens: int
+) -> None:
+    """A study's ``max_tokens=100`` for short turns: the bound shrinks with it, so a server
+    decoding under the schema closes the JSON within the 100 tokens instead of running
+    out in the middle of the utterance (no answer at all). A larger one leaves it."""
+    llm_server.enqueue('{"action_type": "speak", "argument": "Nice bike, how much?"}')
+    agent = LLMAgent("Bob Stone", MODEL, make_session(), sampling=Sampling(max_tokens=max_tokens))
+    await agent.act(make_turn("Bob Stone", background("Bob Stone")))
+    body = llm_server.chat_requests[0].body
+    assert body["max_tokens"] == max_tokens
+    [argument] = free_texts(body["response_format"]["json_schema"]["schema"])
+    if max_tokens >= ACTION_MAX_TOKENS:
+        assert argument["maxLength"] == ARGUMENT_MAX_CHARS
+    else:
+        # The argument's tokens at its longest and the rest of the answer fit; the
+        # argument takes all that the rest leaves, to the character (at 3 a token).
+        room = max_tokens - ACTION_FORM_TOKENS
+        assert argument["maxLength"] / CHARS_PER_TOKEN + ACTION_FORM_TOKENS <= max_tokens
+        assert argument["maxLength"] >= room * CHARS_PER_TOKEN - 1 > 0
 
 
 async def test_an_argument_longer_than_the_schema_bound_is_accepted(

@@ -17,6 +17,7 @@ from sotopia_are.evaluation import (
     RuleBasedTerminatedEvaluator,
     build_response,
 )
+from sotopia_are.evaluation.rubric import ANSWER_FRAME_TOKENS
 from sotopia_are.llm import (
     CHARS_PER_TOKEN,
     LLMSession,
@@ -468,6 +469,35 @@ async def test_the_schema_sent_bounds_every_reasoning_so_an_answer_fits_max_toke
     # At 3 characters a token, 2 x 7 ratings at their longest fit the answer's budget.
     longest = 2 * len(DIMENSIONS) * (REASONING_MAX_CHARS / CHARS_PER_TOKEN + 40)
     assert longest <= body["max_tokens"] == judge.max_tokens(2)
+
+
+@pytest.mark.parametrize("share", [0.4, 0.5, 0.9])
+async def test_a_smaller_max_tokens_of_the_judge_cuts_every_reasoning_bound_to_fit(
+    llm_server: LocalLLMServer,
+    make_session: Callable[..., LLMSession],
+    bakery: ScriptBackground,
+    share: float,
+) -> None:
+    """A user's ``max_tokens`` below the judge's budget: the reasonings' bounds shrink so
+    that an answer decoded under the schema, every rating at its longest, still closes
+    its JSON within what was asked."""
+    scores = {name: dict.fromkeys(DIMENSIONS, 0) for name in bakery.agent_names}
+    llm_server.enqueue(judge_answer(scores))
+    budget = LLMJudge(MODEL, session=make_session()).max_tokens(2)
+    asked = int(budget * share)
+    judge = LLMJudge(
+        MODEL, session=make_session(output_mode="json_schema"), sampling=Sampling(max_tokens=asked)
+    )
+    assert (await judge.evaluate(bakery, TRANSCRIPT)).ok
+    body = llm_server.chat_requests[0].body
+    assert body["max_tokens"] == asked
+    texts = string_schemas(body["response_format"]["json_schema"]["schema"])
+    assert len(texts) == len(DIMENSIONS)
+    [bound] = {text["maxLength"] for text in texts}
+    assert 0 < bound < REASONING_MAX_CHARS
+    ratings = 2 * len(DIMENSIONS)
+    longest = ANSWER_FRAME_TOKENS + ratings * (bound / CHARS_PER_TOKEN + 40)
+    assert asked - ratings <= longest <= asked  # all that is left, less a token a rating
 
 
 async def test_a_reasoning_longer_than_the_schema_bound_is_accepted(
