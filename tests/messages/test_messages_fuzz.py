@@ -98,7 +98,7 @@ def noisy_scripts(draw: st.DrawFn) -> tuple[list[str], list[Action], str, bool]:
         turns.append((prefix + line).split("\n") + blank)
     corrupted = draw(st.booleans())
     if corrupted:
-        corrupt(draw, turns, names)
+        corrupt(draw, turns, names, [action.action_type for _, action in actions])
     endings = [draw(st.sampled_from(ENDINGS)) for _ in turns]
     body = "".join(e.join(lines) + e for lines, e in zip(turns, endings, strict=True))
     preamble = "\n".join(context) + "\n" if draw(st.booleans()) and not headerless else ""
@@ -108,8 +108,8 @@ def noisy_scripts(draw: st.DrawFn) -> tuple[list[str], list[Action], str, bool]:
     return names, actions, text, corrupted
 
 
-def corrupt(draw: st.DrawFn, turns: list[list[str]], names: list[str]) -> None:
-    """Damage one turn the way people damage scripts."""
+def corrupt(draw: st.DrawFn, turns: list[list[str]], names: list[str], kinds: list[str]) -> None:
+    """Damage one turn the way people damage scripts (``kinds``: each turn's action type)."""
     at = draw(st.integers(0, len(turns) - 1))
     lines = turns[at]
     kind = draw(st.sampled_from(["quote", "name", "junk", "unclosed", "after"]))
@@ -135,7 +135,9 @@ def corrupt(draw: st.DrawFn, turns: list[list[str]], names: list[str]) -> None:
         lines.insert(draw(st.sampled_from([0, len(lines)])), draw(st.sampled_from(JUNK)))
     elif kind == "unclosed":
         lines.append(f'{draw(st.sampled_from(names))} said: "and then')
-    elif lines[0].endswith('"') and not any(lines[1:]):  # text after one-line speech
+    elif kinds[at] == "speak" and lines[0].endswith('"') and not any(lines[1:]):
+        # Text after one-line speech. After an action whose argument ends in a quote mark
+        # it would be more of the argument: another action, not a damaged one.
         lines[0] += " and smiled"
 
 
