@@ -245,7 +245,7 @@ class LLMSession:
         Every request states ``max_tokens``: from ``params``, else ``config.params``, else
         the caller's ``max_tokens``, else ``config.max_tokens``. The caller's is also the
         budget the texts of its ``output_type`` are bounded for in the schema
-        (``maxLength``); a smaller one sent cuts those bounds in proportion
+        (``maxLength``); a smaller one sent cuts those bounds to fit it
         (:func:`~sotopia_are.llm.structured.response_format_within`).
         Every call, failed or not, is appended to :attr:`calls`; raised
         :class:`LLMError`\\ s carry it as ``.call``.

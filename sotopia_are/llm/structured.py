@@ -241,7 +241,7 @@ def response_format_within(
     """:func:`response_format_for`'s, for a request sending ``max_tokens`` below the
     ``budget`` its output type's texts were bounded for (``maxLength``, see
     :func:`text_max_chars`): a user's smaller ``max_tokens``. Every ``maxLength`` of the
-    schema is cut in the same proportion, so that an answer decoded under it still closes
+    schema is cut, all in one proportion, so that an answer decoded under it still closes
     its JSON in time (one cut short is no answer at all): the texts share what is left of
     ``max_tokens`` beside the rest of the answer, its :data:`FORM_TOKENS` attribute
     (taken as 0 when the type has none). The same object for every such request; never
