@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -36,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput
+from store_scale import environment
 
 TAG = "equivalence"
 UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -51,15 +51,6 @@ def normalised(text: bytes) -> bytes:
         return b"uuid-%d" % numbers.setdefault(match.group(0), len(numbers))
 
     return TIMING.sub(rb'"\1":0', UUID.sub(number, text))
-
-
-def environment(code: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(code.resolve())
-    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    for name in ("SOTOPIA_ARE_API_KEY", "REDIS_OM_URL", "SOTOPIA_ARE_TRANSPORT"):
-        env.pop(name, None)
-    return env
 
 
 def run(code: Path, work: Path, url: str, repeat: int, turns: int) -> dict[str, bytes]:

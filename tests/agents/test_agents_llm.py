@@ -3,10 +3,10 @@
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from agents_support import MODEL, make_turn
+from schema_support import free_texts
 
 from sotopia_are.agents import LLMAgent, llm_agents_for
 from sotopia_are.agents.action_reply import (
@@ -63,16 +63,6 @@ async def test_a_structured_reply_becomes_the_action(
     [call] = agent.call_records()
     assert call.ok and call.template == "agent_action.j2" and call.output_type == "AgentAction"
     assert call.parsed == {"action_type": "speak", "argument": "Nice bike, how much?", "to": None}
-
-
-def free_texts(schema: Any) -> list[dict[str, Any]]:
-    """Every ``{"type": "string"}`` schema in ``schema`` that is not an enum."""
-    if isinstance(schema, list):
-        return [text for value in schema for text in free_texts(value)]
-    if not isinstance(schema, dict):
-        return []
-    own = [schema] if schema.get("type") == "string" and "enum" not in schema else []
-    return own + [text for value in schema.values() for text in free_texts(value)]
 
 
 async def test_the_schema_sent_bounds_the_argument_so_an_answer_fits_max_tokens(

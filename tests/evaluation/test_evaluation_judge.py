@@ -3,10 +3,10 @@
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _evaluation_support import DATA, follow_ups, judge_answer
+from schema_support import free_texts
 
 from sotopia_are.evaluation import (
     GOAL_ONLY,
@@ -438,20 +438,6 @@ async def test_an_episode_is_judged_in_its_own_scope_and_samples_replay_in_order
     assert replayed.ratings == recorded.ratings
 
 
-def string_schemas(schema: Any) -> list[dict[str, Any]]:
-    """Every ``{"type": "string"}`` schema in ``schema`` that is not an enum (free text)."""
-    found: list[dict[str, Any]] = []
-    if isinstance(schema, dict):
-        if schema.get("type") == "string" and "enum" not in schema:
-            found.append(schema)
-        for value in schema.values():
-            found += string_schemas(value)
-    elif isinstance(schema, list):
-        for value in schema:
-            found += string_schemas(value)
-    return found
-
-
 async def test_the_schema_sent_bounds_every_reasoning_so_an_answer_fits_max_tokens(
     llm_server: LocalLLMServer, make_session: Callable[..., LLMSession], bakery: ScriptBackground
 ) -> None:
@@ -460,7 +446,7 @@ async def test_the_schema_sent_bounds_every_reasoning_so_an_answer_fits_max_toke
     judge = LLMJudge(MODEL, session=make_session(output_mode="json_schema"))
     assert (await judge.evaluate(bakery, TRANSCRIPT)).ok
     body = llm_server.chat_requests[0].body
-    texts = string_schemas(body["response_format"]["json_schema"]["schema"])
+    texts = free_texts(body["response_format"]["json_schema"]["schema"])
     # Every free text is bounded, so a server decoding under the schema (llama.cpp's
     # grammar) must close it: the reasoning of each dimension's rating (its definition is
     # shared by the participants).
@@ -491,7 +477,7 @@ async def test_a_smaller_max_tokens_of_the_judge_cuts_every_reasoning_bound_to_f
     assert (await judge.evaluate(bakery, TRANSCRIPT)).ok
     body = llm_server.chat_requests[0].body
     assert body["max_tokens"] == asked
-    texts = string_schemas(body["response_format"]["json_schema"]["schema"])
+    texts = free_texts(body["response_format"]["json_schema"]["schema"])
     assert len(texts) == len(DIMENSIONS)
     [bound] = {text["maxLength"] for text in texts}
     assert 0 < bound < REASONING_MAX_CHARS

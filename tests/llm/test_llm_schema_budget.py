@@ -9,9 +9,15 @@ from typing import Any, ClassVar
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
+from schema_support import free_texts
 
+from sotopia_are.agents.action_reply import action_output_type
+from sotopia_are.agents.game_move_reply import move_output_type
+from sotopia_are.agents.script_writing import script_output_type
+from sotopia_are.evaluation import Rubric
 from sotopia_are.llm import CHARS_PER_TOKEN, FORM_TOKENS, text_max_chars
 from sotopia_are.llm.structured import response_format_for, response_format_within
+from sotopia_are.social.protocol import MoveOption
 
 BUDGET = 500
 
@@ -33,12 +39,7 @@ class Plain(BaseModel):
 
 
 def bounds(schema: Any) -> list[int]:
-    if isinstance(schema, dict):
-        own = [schema["maxLength"]] if isinstance(schema.get("maxLength"), int) else []
-        return own + [bound for value in schema.values() for bound in bounds(value)]
-    if isinstance(schema, list):
-        return [bound for value in schema for bound in bounds(value)]
-    return []
+    return [text["maxLength"] for text in free_texts(schema)]
 
 
 def schema_of(response_format: dict[str, Any] | None) -> dict[str, Any]:
@@ -47,8 +48,15 @@ def schema_of(response_format: dict[str, Any] | None) -> dict[str, Any]:
     return schema
 
 
-def test_the_form_tokens_attribute_is_the_one_output_types_declare() -> None:
-    assert getattr(Note, FORM_TOKENS) == 100
+def test_the_output_types_of_bounded_calls_state_their_form_where_the_cut_reads_it() -> None:
+    """An action, a game move, a script and a judge's answer say how many tokens they take
+    beside their texts under :data:`FORM_TOKENS`, as their budgets were fitted to."""
+    speak = MoveOption(name="say", kind="speak")
+    assert getattr(action_output_type("A", ("A", "B"), ("speak",)), FORM_TOKENS) == 60
+    assert getattr(move_output_type((speak,), ("A", "B")), FORM_TOKENS) == 60
+    assert getattr(script_output_type(("A", "B"), 4), FORM_TOKENS) == 20
+    judged = Rubric.load("sotopia_eval").output_model(["A", "B"])
+    assert getattr(judged, FORM_TOKENS) == 200 + 40 * 2 * 7
 
 
 @given(sent=st.integers(min_value=1, max_value=3 * BUDGET))
